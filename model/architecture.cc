@@ -1,0 +1,399 @@
+#include "model/architecture.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace capplan::model {
+namespace {
+
+absl::Status Invalid(absl::string_view field, int64_t value,
+                     absl::string_view rule) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("ModelArchitecture.", field, " = ", value, "; ", rule));
+}
+
+// Appends the tensors of one decoder layer. `override_component` (MTP layers)
+// replaces the component of every tensor when set.
+void AppendLayer(const ModelArchitecture& a, const LayerSpec& spec, int layer,
+                 std::optional<Component> override_component,
+                 std::vector<TensorGroup>& out) {
+  const size_t first = out.size();
+  const int64_t h = a.hidden_size;
+  const int64_t hd = a.EffectiveHeadDim();
+  const int64_t heads = a.num_attention_heads;
+  const int64_t kv = a.num_kv_heads;
+  auto add = [&](Component c, absl::string_view name, int64_t rows,
+                 int64_t cols, int64_t copies, Sharding s, bool quantizable) {
+    out.push_back(TensorGroup{c, layer, name, rows, cols, copies, s,
+                              quantizable});
+  };
+  using C = Component;
+  using S = Sharding;
+
+  switch (spec.attention) {
+    case AttentionKind::kFull:
+    case AttentionKind::kSlidingWindow: {
+      const int64_t q_out = heads * hd * (a.gated_attention_output ? 2 : 1);
+      add(C::kAttention, "q_proj", q_out, h, 1, S::kColumn, true);
+      add(C::kAttention, "k_proj", kv * hd, h, 1, S::kKvHeads, true);
+      add(C::kAttention, "v_proj", kv * hd, h, 1, S::kKvHeads, true);
+      add(C::kAttention, "o_proj", h, heads * hd, 1, S::kRow, true);
+      if (a.attention_bias) {
+        add(C::kAttention, "q_bias", q_out, 1, 1, S::kColumn, false);
+        add(C::kAttention, "kv_bias", 2 * kv * hd, 1, 1, S::kKvHeads, false);
+      }
+      if (a.attention_output_bias) {
+        add(C::kAttention, "o_bias", h, 1, 1, S::kReplicated, false);
+      }
+      if (a.attention_sinks) {
+        add(C::kAttention, "sinks", heads, 1, 1, S::kColumn, false);
+      }
+      if (a.qk_norm) {
+        add(C::kNorms, "qk_norm", 2 * hd, 1, 1, S::kReplicated, false);
+      }
+      break;
+    }
+    case AttentionKind::kMla: {
+      const MlaSpec m = a.mla.value_or(MlaSpec{});
+      const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+      if (m.q_lora_rank > 0) {
+        add(C::kAttention, "q_a_proj", m.q_lora_rank, h, 1, S::kReplicated,
+            true);
+        add(C::kNorms, "q_a_layernorm", m.q_lora_rank, 1, 1, S::kReplicated,
+            false);
+        add(C::kAttention, "q_b_proj", heads * qk, m.q_lora_rank, 1,
+            S::kColumn, true);
+      } else {
+        add(C::kAttention, "q_proj", heads * qk, h, 1, S::kColumn, true);
+      }
+      add(C::kAttention, "kv_a_proj_with_mqa",
+          m.kv_lora_rank + m.qk_rope_head_dim, h, 1, S::kReplicated, true);
+      add(C::kNorms, "kv_a_layernorm", m.kv_lora_rank, 1, 1, S::kReplicated,
+          false);
+      add(C::kAttention, "kv_b_proj",
+          heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, 1,
+          S::kColumn, true);
+      add(C::kAttention, "o_proj", h, heads * m.v_head_dim, 1, S::kRow, true);
+      break;
+    }
+    case AttentionKind::kLinear: {
+      const LinearAttentionSpec l =
+          a.linear_attention.value_or(LinearAttentionSpec{});
+      const int64_t qk = l.num_key_heads * l.key_head_dim;
+      const int64_t v = l.num_value_heads * l.value_head_dim;
+      add(C::kLinearAttention, "in_proj_qkvz", 2 * qk + 2 * v, h, 1,
+          S::kColumn, true);
+      add(C::kLinearAttention, "in_proj_ba", 2 * l.num_value_heads, h, 1,
+          S::kColumn, true);
+      add(C::kLinearAttention, "conv1d", 2 * qk + v, l.conv_kernel_size, 1,
+          S::kColumn, false);
+      add(C::kLinearAttention, "dt_bias_a_log", 2 * l.num_value_heads, 1, 1,
+          S::kColumn, false);
+      add(C::kNorms, "gated_norm", l.value_head_dim, 1, 1, S::kReplicated,
+          false);
+      add(C::kLinearAttention, "out_proj", h, v, 1, S::kRow, true);
+      break;
+    }
+    case AttentionKind::kMamba: {
+      const MambaSpec m = a.mamba.value_or(MambaSpec{});
+      const int64_t inner = m.num_heads * m.head_dim;
+      const int64_t bc = 2 * m.num_groups * m.state_size;
+      add(C::kLinearAttention, "in_proj", 2 * inner + bc + m.num_heads, h, 1,
+          S::kColumn, true);
+      add(C::kLinearAttention, "conv1d", inner + bc, m.conv_kernel_size + 1, 1,
+          S::kColumn, false);  // kernel + bias
+      add(C::kLinearAttention, "dt_bias_a_log_d", 3 * m.num_heads, 1, 1,
+          S::kColumn, false);
+      add(C::kNorms, "gated_norm", inner, 1, 1, S::kColumn, false);
+      add(C::kLinearAttention, "out_proj", h, inner, 1, S::kRow, true);
+      break;
+    }
+  }
+
+  if (spec.mlp == MlpKind::kDense) {
+    const int64_t i = a.intermediate_size;
+    add(C::kDenseMlp, "gate_up_proj", 2 * i, h, 1, S::kColumn, true);
+    add(C::kDenseMlp, "down_proj", h, i, 1, S::kRow, true);
+    if (a.mlp_bias) {
+      add(C::kDenseMlp, "gate_up_bias", 2 * i, 1, 1, S::kColumn, false);
+      add(C::kDenseMlp, "down_bias", h, 1, 1, S::kReplicated, false);
+    }
+  } else {
+    const MoeSpec m = a.moe.value_or(MoeSpec{});
+    const int64_t e = m.num_routed_experts;
+    const int64_t i = m.expert_intermediate_size;
+    add(C::kRouter, "router", e, h, 1, S::kReplicated, false);
+    if (m.router_bias) {
+      add(C::kRouter, "router_bias", e, 1, 1, S::kReplicated, false);
+    }
+    add(C::kRoutedExperts, "experts.gate_up_proj", 2 * i, h, e,
+        S::kExpertColumn, true);
+    add(C::kRoutedExperts, "experts.down_proj", h, i, e, S::kExpertRow, true);
+    if (m.expert_bias) {
+      add(C::kRoutedExperts, "experts.gate_up_bias", 2 * i, 1, e,
+          S::kExpertColumn, false);
+      add(C::kRoutedExperts, "experts.down_bias", h, 1, e, S::kExpertColumn,
+          false);
+    }
+    const int64_t si = m.shared_expert_intermediate_size > 0
+                           ? m.shared_expert_intermediate_size
+                           : m.num_shared_experts * i;
+    if (si > 0) {
+      add(C::kSharedExperts, "shared_experts.gate_up_proj", 2 * si, h, 1,
+          S::kColumn, true);
+      add(C::kSharedExperts, "shared_experts.down_proj", h, si, 1, S::kRow,
+          true);
+      if (m.shared_expert_gate) {
+        add(C::kSharedExperts, "shared_expert_gate", 1, h, 1, S::kReplicated,
+            false);
+      }
+    }
+  }
+  add(C::kNorms, "layer_norms", 2 * h, 1, 1, S::kReplicated, false);
+
+  if (override_component.has_value()) {
+    for (size_t k = first; k < out.size(); ++k) {
+      out[k].component = *override_component;
+    }
+  }
+}
+
+}  // namespace
+
+double BytesPerElement(NumberType type) {
+  switch (type) {
+    case NumberType::kFp32:
+      return 4.0;
+    case NumberType::kBf16:
+    case NumberType::kFp16:
+      return 2.0;
+    case NumberType::kFp8:
+      return 1.0;
+  }
+  return 2.0;
+}
+
+int64_t ModelArchitecture::EffectiveHeadDim() const {
+  if (head_dim > 0) return head_dim;
+  if (num_attention_heads <= 0) return 0;
+  return hidden_size / num_attention_heads;
+}
+
+absl::string_view ComponentName(Component component) {
+  switch (component) {
+    case Component::kAttention:
+      return "attention";
+    case Component::kDenseMlp:
+      return "dense_mlp";
+    case Component::kRoutedExperts:
+      return "routed_experts";
+    case Component::kSharedExperts:
+      return "shared_experts";
+    case Component::kRouter:
+      return "router";
+    case Component::kEmbeddings:
+      return "embeddings";
+    case Component::kLmHead:
+      return "lm_head";
+    case Component::kNorms:
+      return "norms";
+    case Component::kDraft:
+      return "draft";
+    case Component::kLinearAttention:
+      return "linear_attention";
+  }
+  return "unknown";
+}
+
+absl::Status ValidateArchitecture(const ModelArchitecture& a) {
+  if (a.hidden_size <= 0) return Invalid("hidden_size", a.hidden_size, "must be positive");
+  if (a.vocab_size <= 0) return Invalid("vocab_size", a.vocab_size, "must be positive");
+  if (a.layers.empty()) return Invalid("layers.size()", 0, "must be positive");
+  if (a.num_attention_heads <= 0) {
+    return Invalid("num_attention_heads", a.num_attention_heads, "must be positive");
+  }
+  if (a.num_kv_heads <= 0) return Invalid("num_kv_heads", a.num_kv_heads, "must be positive");
+  if (a.num_attention_heads % a.num_kv_heads != 0) {
+    return Invalid("num_kv_heads", a.num_kv_heads,
+                   absl::StrCat("must divide num_attention_heads = ",
+                                a.num_attention_heads));
+  }
+  if (a.head_dim < 0) return Invalid("head_dim", a.head_dim, "must not be negative");
+  if (a.EffectiveHeadDim() <= 0) {
+    return Invalid("head_dim", a.head_dim,
+                   "must be positive (or hidden_size / num_attention_heads)");
+  }
+  if (a.num_mtp_layers < 0) {
+    return Invalid("num_mtp_layers", a.num_mtp_layers, "must not be negative");
+  }
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    const LayerSpec& l = a.layers[i];
+    const std::string at = absl::StrCat("layers[", i, "]");
+    switch (l.attention) {
+      case AttentionKind::kFull:
+        break;
+      case AttentionKind::kSlidingWindow:
+        if (a.sliding_window_tokens <= 0) {
+          return Invalid("sliding_window_tokens", a.sliding_window_tokens,
+                         absl::StrCat("must be positive: ", at, " is sliding-window"));
+        }
+        break;
+      case AttentionKind::kMla:
+        if (!a.mla.has_value() || a.mla->kv_lora_rank <= 0 ||
+            a.mla->v_head_dim <= 0 || a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim <= 0) {
+          return Invalid("mla.kv_lora_rank", a.mla ? a.mla->kv_lora_rank : 0,
+                         absl::StrCat("MLA sizes must be positive: ", at, " is MLA"));
+        }
+        break;
+      case AttentionKind::kLinear: {
+        const auto& la = a.linear_attention;
+        if (!la.has_value() || la->num_key_heads <= 0 || la->num_value_heads <= 0 ||
+            la->key_head_dim <= 0 || la->value_head_dim <= 0 || la->conv_kernel_size <= 0) {
+          return Invalid("linear_attention.num_value_heads",
+                         la ? la->num_value_heads : 0,
+                         absl::StrCat("linear-attention sizes must be positive: ", at,
+                                      " is linear attention"));
+        }
+        break;
+      }
+      case AttentionKind::kMamba: {
+        const auto& m = a.mamba;
+        if (!m.has_value() || m->num_heads <= 0 || m->head_dim <= 0 ||
+            m->state_size <= 0 || m->num_groups <= 0 || m->conv_kernel_size <= 0) {
+          return Invalid("mamba.num_heads", m ? m->num_heads : 0,
+                         absl::StrCat("Mamba sizes must be positive: ", at, " is Mamba"));
+        }
+        break;
+      }
+    }
+    if (l.mlp == MlpKind::kDense && a.intermediate_size <= 0) {
+      return Invalid("intermediate_size", a.intermediate_size,
+                     absl::StrCat("must be positive: ", at, " has a dense MLP"));
+    }
+    if (l.mlp == MlpKind::kMoe) {
+      if (!a.moe.has_value() || a.moe->num_routed_experts <= 0) {
+        return Invalid("moe.num_routed_experts", a.moe ? a.moe->num_routed_experts : 0,
+                       absl::StrCat("must be positive: ", at, " is MoE"));
+      }
+      if (a.moe->experts_per_token <= 0 ||
+          a.moe->experts_per_token > a.moe->num_routed_experts) {
+        return Invalid("moe.experts_per_token", a.moe->experts_per_token,
+                       absl::StrCat("must be in [1, num_routed_experts = ",
+                                    a.moe->num_routed_experts, "]"));
+      }
+      if (a.moe->expert_intermediate_size <= 0) {
+        return Invalid("moe.expert_intermediate_size", a.moe->expert_intermediate_size,
+                       "must be positive");
+      }
+      if (a.moe->num_shared_experts < 0) {
+        return Invalid("moe.num_shared_experts", a.moe->num_shared_experts,
+                       "must not be negative");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
+  std::vector<TensorGroup> out;
+  out.reserve(16 * (a.layers.size() + a.num_mtp_layers) + 4);
+  out.push_back(TensorGroup{Component::kEmbeddings, -1, "embed_tokens",
+                            a.vocab_size, a.hidden_size, 1, Sharding::kVocab,
+                            false});
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    AppendLayer(a, a.layers[i], static_cast<int>(i), std::nullopt, out);
+  }
+  out.push_back(TensorGroup{Component::kNorms, -1, "final_norm", a.hidden_size,
+                            1, 1, Sharding::kReplicated, false});
+  if (!a.tie_word_embeddings) {
+    out.push_back(TensorGroup{Component::kLmHead, -1, "lm_head", a.vocab_size,
+                              a.hidden_size, 1, Sharding::kVocab, false});
+  }
+  // MTP module (DeepSeek-V3, Qwen3-Next, GLM): a projection of
+  // [embedding; hidden] back to hidden, its norms, and one decoder layer of the
+  // model's own kind. Embedding and LM head are shared with the main model.
+  if (a.num_mtp_layers > 0 && !a.layers.empty()) {
+    LayerSpec spec;
+    spec.attention = a.mla.has_value() ? AttentionKind::kMla : AttentionKind::kFull;
+    spec.mlp = a.moe.has_value() ? MlpKind::kMoe : MlpKind::kDense;
+    for (int64_t k = 0; k < a.num_mtp_layers; ++k) {
+      const int layer = static_cast<int>(a.layers.size() + k);
+      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.eh_proj",
+                                a.hidden_size, 2 * a.hidden_size, 1,
+                                Sharding::kReplicated, true});
+      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.norms",
+                                3 * a.hidden_size, 1, 1, Sharding::kReplicated,
+                                false});
+      AppendLayer(a, spec, layer, Component::kDraft, out);
+    }
+  }
+  return out;
+}
+
+ParameterCounts ComputeParameterCounts(const ModelArchitecture& a) {
+  ParameterCounts counts;
+  int64_t routed = 0;
+  int64_t routed_active = 0;
+  const int64_t e = a.moe.has_value() ? a.moe->num_routed_experts : 0;
+  const int64_t k = a.moe.has_value() ? a.moe->experts_per_token : 0;
+  for (const TensorGroup& t : EnumerateTensors(a)) {
+    const int64_t p = t.Parameters();
+    counts.by_component[static_cast<int>(t.component)] += p;
+    if (t.component == Component::kDraft) continue;
+    counts.total += p;
+    if (t.component == Component::kRoutedExperts && e > 0) {
+      routed += p;
+      routed_active += p / e * k;
+    }
+  }
+  counts.draft = counts.Of(Component::kDraft);
+  counts.embeddings = counts.Of(Component::kEmbeddings);
+  counts.active_per_token = counts.total - routed + routed_active;
+  return counts;
+}
+
+double KvBytesPerToken(const ModelArchitecture& a, double kv_element_bytes) {
+  double elements = 0.0;
+  for (const LayerSpec& l : a.layers) {
+    switch (l.attention) {
+      case AttentionKind::kFull:
+      case AttentionKind::kSlidingWindow:
+        elements += 2.0 * a.num_kv_heads * a.EffectiveHeadDim();
+        break;
+      case AttentionKind::kMla:
+        if (a.mla.has_value()) {
+          elements += a.mla->kv_lora_rank + a.mla->qk_rope_head_dim;
+        }
+        break;
+      case AttentionKind::kLinear:
+      case AttentionKind::kMamba:
+        break;
+    }
+  }
+  return elements * kv_element_bytes;
+}
+
+double StateBytesPerRequest(const ModelArchitecture& a,
+                            double conv_state_bytes, double ssm_state_bytes) {
+  double bytes = 0.0;
+  for (const LayerSpec& l : a.layers) {
+    if (l.attention == AttentionKind::kLinear && a.linear_attention.has_value()) {
+      const LinearAttentionSpec& s = *a.linear_attention;
+      const double channels = 2.0 * s.num_key_heads * s.key_head_dim +
+                              1.0 * s.num_value_heads * s.value_head_dim;
+      bytes += channels * (s.conv_kernel_size - 1) * conv_state_bytes;
+      bytes += 1.0 * s.num_value_heads * s.key_head_dim * s.value_head_dim *
+               ssm_state_bytes;
+    } else if (l.attention == AttentionKind::kMamba && a.mamba.has_value()) {
+      const MambaSpec& m = *a.mamba;
+      const double inner = 1.0 * m.num_heads * m.head_dim;
+      const double channels = inner + 2.0 * m.num_groups * m.state_size;
+      bytes += channels * (m.conv_kernel_size - 1) * conv_state_bytes;
+      bytes += inner * m.state_size * ssm_state_bytes;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace capplan::model
