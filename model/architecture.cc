@@ -133,7 +133,7 @@ void AppendLayer(const ModelArchitecture& a, const LayerSpec& spec, int layer,
     if (m.expert_bias) {
       add(C::kRoutedExperts, "experts.gate_up_bias", 2 * i, 1, e,
           S::kExpertColumn, false);
-      add(C::kRoutedExperts, "experts.down_bias", h, 1, e, S::kExpertColumn,
+      add(C::kRoutedExperts, "experts.down_bias", h, 1, e, S::kExpertRow,
           false);
     }
     const int64_t si = m.shared_expert_intermediate_size > 0

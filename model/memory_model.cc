@@ -1,0 +1,620 @@
+#include "model/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
+
+namespace capplan::model {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t m) { return m <= 1 ? a : CeilDiv(a, m) * m; }
+
+absl::Status Invalid(absl::string_view field, absl::string_view value,
+                     absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, "; ", rule));
+}
+
+bool IsAttentionComponent(Component c) {
+  return c == Component::kAttention || c == Component::kLinearAttention;
+}
+
+int64_t AttentionTp(const ParallelismSpec& p) {
+  if (p.dp_attention && p.dp > 1) return std::max<int64_t>(1, p.tp / p.dp);
+  return std::max<int64_t>(1, p.tp);
+}
+
+int64_t KvHeadsPerRank(const ModelArchitecture& a, int64_t attn_tp) {
+  if (a.num_kv_heads >= attn_tp) return a.num_kv_heads / attn_tp;
+  return 1;  // replicated: each rank keeps one whole KV head
+}
+
+int64_t MoeTp(const ParallelismSpec& p) {
+  const int64_t ep = std::max<int64_t>(1, p.ep);
+  return std::max<int64_t>(1, p.tp / ep);
+}
+
+const MoePaddingRule* FindPadding(const EngineBehaviour& e, WeightFormat f) {
+  for (const MoePaddingRule& r : e.moe_padding) {
+    if (r.format == f) return &r;
+  }
+  return nullptr;
+}
+
+// Bytes of one tensor group on one GPU.
+double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
+                         const ParallelismSpec& p, const EngineBehaviour& e,
+                         const TensorGroup& t) {
+  const int64_t tp = std::max<int64_t>(1, p.tp);
+  const int64_t ctp = IsAttentionComponent(t.component) ? AttentionTp(p) : tp;
+  int64_t rows = t.out_features;
+  int64_t cols = t.in_features;
+  double copies = static_cast<double>(t.copies);
+  switch (t.sharding) {
+    case Sharding::kReplicated:
+      break;
+    case Sharding::kColumn:
+      rows = CeilDiv(rows, ctp);
+      break;
+    case Sharding::kKvHeads:
+      rows = rows / std::max<int64_t>(1, a.num_kv_heads) *
+             KvHeadsPerRank(a, AttentionTp(p));
+      break;
+    case Sharding::kRow:
+      if (cols > 1) cols = CeilDiv(cols, ctp);
+      break;
+    case Sharding::kVocab:
+      rows = CeilDiv(RoundUp(rows, e.vocab_padding_multiple), tp);
+      break;
+    case Sharding::kExpertColumn:
+    case Sharding::kExpertRow: {
+      const int64_t ep = std::max<int64_t>(1, p.ep);
+      const int64_t moe_tp = MoeTp(p);
+      copies = static_cast<double>(CeilDiv(t.copies, ep));
+      const MoeSpec m = a.moe.value_or(MoeSpec{});
+      int64_t inter = CeilDiv(m.expert_intermediate_size, moe_tp);
+      int64_t hidden = a.hidden_size;
+      const MoePaddingRule* pad =
+          IsQuantized(q, t) ? FindPadding(e, q.format) : nullptr;
+      if (pad != nullptr) {
+        inter = RoundUp(inter, pad->intermediate_multiple);
+        hidden = RoundUp(hidden, pad->hidden_multiple);
+      }
+      if (t.sharding == Sharding::kExpertColumn) {
+        rows = rows == a.hidden_size ? hidden : 2 * inter;
+        if (cols > 1) cols = hidden;
+      } else {
+        rows = hidden;
+        if (cols > 1) cols = inter;
+      }
+      break;
+    }
+  }
+  return WeightBytes(q, a.native_dtype, t, rows, cols, copies);
+}
+
+bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
+                   bool last_stage, int num_layers) {
+  if (t.layer < 0) {
+    if (t.component == Component::kEmbeddings) return first_stage;
+    return last_stage;  // final norm, LM head
+  }
+  if (t.layer >= num_layers) return last_stage;  // MTP / draft layers
+  return t.layer >= first && t.layer < last;
+}
+
+double PerLayerKvBytes(const ModelArchitecture& a, AttentionKind kind,
+                       int64_t kv_rank, double bytes) {
+  switch (kind) {
+    case AttentionKind::kFull:
+    case AttentionKind::kSlidingWindow:
+      return 2.0 * kv_rank * a.EffectiveHeadDim() * bytes;
+    case AttentionKind::kMla:
+      return a.mla ? (a.mla->kv_lora_rank + a.mla->qk_rope_head_dim) * bytes : 0.0;
+    default:
+      return 0.0;
+  }
+}
+
+double PerLayerStateBytes(const ModelArchitecture& a, AttentionKind kind,
+                          int64_t attn_tp, const EngineBehaviour& e) {
+  if (kind == AttentionKind::kLinear && a.linear_attention) {
+    const LinearAttentionSpec& s = *a.linear_attention;
+    const double channels = (2.0 * s.num_key_heads * s.key_head_dim +
+                             1.0 * s.num_value_heads * s.value_head_dim) / attn_tp;
+    return channels * (s.conv_kernel_size - 1) * e.conv_state_bytes +
+           1.0 * s.num_value_heads / attn_tp * s.key_head_dim * s.value_head_dim *
+               e.ssm_state_bytes;
+  }
+  if (kind == AttentionKind::kMamba && a.mamba) {
+    const MambaSpec& m = *a.mamba;
+    const double inner = 1.0 * m.num_heads * m.head_dim / attn_tp;
+    const double channels = inner + 2.0 * m.num_groups * m.state_size;
+    return channels * (m.conv_kernel_size - 1) * e.conv_state_bytes +
+           inner * m.state_size * e.ssm_state_bytes;
+  }
+  return 0.0;
+}
+
+// Attention layers a stage holds, with draft layers appended when speculative
+// decoding runs an MTP / EAGLE head that keeps its own KV.
+std::vector<AttentionKind> StageAttentionLayers(const MemoryPlanInput& in,
+                                                int first, int last,
+                                                bool last_stage) {
+  std::vector<AttentionKind> kinds;
+  for (int i = first; i < last; ++i) kinds.push_back(in.arch.layers[i].attention);
+  if (last_stage) {
+    const AttentionKind draft_kind =
+        in.arch.mla ? AttentionKind::kMla : AttentionKind::kFull;
+    int64_t draft_layers = 0;
+    if (in.settings.speculative_method == SpeculativeMethod::kMtp) {
+      draft_layers = std::max<int64_t>(1, in.arch.num_mtp_layers);
+    } else if (in.settings.speculative_method == SpeculativeMethod::kEagle) {
+      draft_layers = 1;
+    }
+    for (int64_t k = 0; k < draft_layers; ++k) kinds.push_back(draft_kind);
+  }
+  return kinds;
+}
+
+// Largest per-token activation width (elements) of one forward pass on a
+// rank: two hidden-sized buffers (residual, normed input) plus the widest of
+// the attention projections and the MLP intermediate (gate+up, activation).
+double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
+  const int64_t attn_tp = AttentionTp(p);
+  const int64_t tp = std::max<int64_t>(1, p.tp);
+  const int64_t hd = a.EffectiveHeadDim();
+  double attn = 0.0;
+  double mlp = 0.0;
+  for (const LayerSpec& l : a.layers) {
+    double w = 0.0;
+    switch (l.attention) {
+      case AttentionKind::kFull:
+      case AttentionKind::kSlidingWindow:
+        w = 1.0 * a.num_attention_heads / attn_tp * hd *
+                (a.gated_attention_output ? 3 : 2) +
+            2.0 * KvHeadsPerRank(a, attn_tp) * hd;
+        break;
+      case AttentionKind::kMla:
+        if (a.mla) {
+          w = 1.0 * a.num_attention_heads / attn_tp *
+              (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim + a.mla->v_head_dim) +
+              a.mla->kv_lora_rank + a.mla->qk_rope_head_dim;
+        }
+        break;
+      case AttentionKind::kLinear:
+        if (a.linear_attention) {
+          const auto& s = *a.linear_attention;
+          w = (4.0 * s.num_key_heads * s.key_head_dim +
+               3.0 * s.num_value_heads * s.value_head_dim) / attn_tp;
+        }
+        break;
+      case AttentionKind::kMamba:
+        if (a.mamba) w = 3.0 * a.mamba->num_heads * a.mamba->head_dim / attn_tp;
+        break;
+    }
+    attn = std::max(attn, w);
+    if (l.mlp == MlpKind::kDense) {
+      mlp = std::max(mlp, 3.0 * a.intermediate_size / tp);
+    } else if (a.moe) {
+      const double k = static_cast<double>(a.moe->experts_per_token);
+      mlp = std::max(mlp, k * (3.0 * a.moe->expert_intermediate_size / MoeTp(p) +
+                               a.hidden_size));
+    }
+  }
+  return 2.0 * a.hidden_size + std::max(attn, mlp);
+}
+
+bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
+  if (e.high_memory_threshold_bytes <= 0.0 ||
+      hw.memory_bytes < e.high_memory_threshold_bytes) {
+    return false;
+  }
+  const std::string name = absl::AsciiStrToLower(hw.name);
+  for (const std::string& x : e.high_memory_excluded_names) {
+    if (absl::StrContains(name, absl::AsciiStrToLower(x))) return false;
+  }
+  return true;
+}
+
+struct StagePlan {
+  MemoryPlan plan;
+  double tokens_capacity = 0.0;  // for choosing the binding stage
+};
+
+}  // namespace
+
+const char* BindingConstraintName(BindingConstraint c) {
+  switch (c) {
+    case BindingConstraint::kNone:
+      return "none";
+    case BindingConstraint::kWeights:
+      return "weights";
+    case BindingConstraint::kKvPool:
+      return "kv_pool";
+    case BindingConstraint::kStateSlots:
+      return "state_slots";
+    case BindingConstraint::kMaxNumSeqs:
+      return "max_num_seqs";
+  }
+  return "none";
+}
+
+std::pair<int, int> PipelineStageLayers(int num_layers, int pp, int stage) {
+  pp = std::max(1, pp);
+  const int base = num_layers / pp;
+  const int extra = num_layers % pp;  // the last `extra` stages take one more
+  int first = 0;
+  for (int s = 0; s < stage; ++s) first += base + (s >= pp - extra ? 1 : 0);
+  const int count = base + (stage >= pp - extra ? 1 : 0);
+  return {first, first + count};
+}
+
+absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateArchitecture(in.arch); !s.ok()) return s;
+  if (absl::Status s = ValidateQuantization(in.quantization); !s.ok()) return s;
+  const ModelArchitecture& a = in.arch;
+  const ParallelismSpec& p = in.parallelism;
+  if (p.tp < 1) return Invalid("parallelism.tp", absl::StrCat(p.tp), "must be at least 1");
+  if (p.pp < 1) return Invalid("parallelism.pp", absl::StrCat(p.pp), "must be at least 1");
+  if (p.ep < 1) return Invalid("parallelism.ep", absl::StrCat(p.ep), "must be at least 1");
+  if (p.dp < 1) return Invalid("parallelism.dp", absl::StrCat(p.dp), "must be at least 1");
+  const int64_t attn_tp = AttentionTp(p);
+  if (p.dp_attention && p.tp % p.dp != 0) {
+    return Invalid("parallelism.dp", absl::StrCat(p.dp),
+                   absl::StrCat("must divide tp = ", p.tp, " with dp_attention"));
+  }
+  if (a.num_attention_heads % attn_tp != 0) {
+    return Invalid("parallelism.tp", absl::StrCat(p.tp),
+                   absl::StrCat("must divide num_attention_heads = ", a.num_attention_heads));
+  }
+  if (a.num_kv_heads % attn_tp != 0 && attn_tp % a.num_kv_heads != 0) {
+    return Invalid("parallelism.tp", absl::StrCat(p.tp),
+                   absl::StrCat("must divide or be a multiple of num_kv_heads = ",
+                                a.num_kv_heads));
+  }
+  if (a.linear_attention && (a.linear_attention->num_key_heads % attn_tp != 0 ||
+                             a.linear_attention->num_value_heads % attn_tp != 0)) {
+    return Invalid("parallelism.tp", absl::StrCat(p.tp),
+                   absl::StrCat("must divide the linear-attention heads (",
+                                a.linear_attention->num_key_heads, " key, ",
+                                a.linear_attention->num_value_heads, " value)"));
+  }
+  if (p.pp > static_cast<int64_t>(a.layers.size())) {
+    return Invalid("parallelism.pp", absl::StrCat(p.pp),
+                   absl::StrCat("must not exceed the number of layers = ", a.layers.size()));
+  }
+  if (p.ep > 1) {
+    if (!a.moe) {
+      return Invalid("parallelism.ep", absl::StrCat(p.ep), "needs a mixture-of-experts model");
+    }
+    if (a.moe->num_routed_experts % p.ep != 0) {
+      return Invalid("parallelism.ep", absl::StrCat(p.ep),
+                     absl::StrCat("must divide num_routed_experts = ",
+                                  a.moe->num_routed_experts));
+    }
+    if (p.ep > p.tp * p.dp || (p.tp % p.ep != 0 && p.ep % p.tp != 0)) {
+      return Invalid("parallelism.ep", absl::StrCat(p.ep),
+                     absl::StrCat("must divide tp = ", p.tp, " or be a multiple of it, up to tp × dp = ",
+                                  p.tp * p.dp));
+    }
+  }
+  const EngineSettings& s = in.settings;
+  if (s.memory_fraction < 0.0 || s.memory_fraction > 1.0 || std::isnan(s.memory_fraction)) {
+    return Invalid(in.engine.engine == EngineKind::kSglang ? "engine.mem_fraction_static"
+                                                           : "engine.gpu_memory_utilization",
+                   absl::StrCat(s.memory_fraction), "must be in (0, 1]");
+  }
+  if (s.max_model_len < 0) {
+    return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len), "must not be negative");
+  }
+  if (s.max_model_len > 0 && a.native_context_tokens > 0) {
+    const double factor = std::max(1.0, a.rope_scaling_factor);
+    if (factor <= 1.0 && s.max_model_len > a.native_context_tokens) {
+      return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
+                     absl::StrCat("must not exceed the native context = ",
+                                  a.native_context_tokens, " without rope scaling"));
+    }
+    if (s.max_model_len > a.native_context_tokens * factor) {
+      return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
+                     absl::StrCat("must not exceed native context × rope scaling = ",
+                                  static_cast<int64_t>(a.native_context_tokens * factor)));
+    }
+  }
+  if (s.max_num_batched_tokens < 0 || s.max_num_seqs < 0 || s.block_size < 0 ||
+      s.num_speculative_tokens < 0 || s.max_cudagraph_batch_size < 0) {
+    return absl::InvalidArgumentError("engine: batching limits and block size must not be negative");
+  }
+  if (in.hardware.memory_bytes <= 0.0) {
+    return Invalid("hardware.usable_memory_bytes", absl::StrCat(in.hardware.memory_bytes),
+                   "must be positive");
+  }
+  return absl::OkStatus();
+}
+
+std::array<double, kNumComponents> WeightsPerGpuByComponent(
+    const ModelArchitecture& a, const Quantization& q, const ParallelismSpec& p,
+    const EngineBehaviour& e, int stage) {
+  std::array<double, kNumComponents> out{};
+  const int n = static_cast<int>(a.layers.size());
+  const int pp = static_cast<int>(std::max<int64_t>(1, p.pp));
+  const auto [first, last] = PipelineStageLayers(n, pp, stage);
+  for (const TensorGroup& t : EnumerateTensors(a)) {
+    if (!TensorOnStage(t, first, last, stage == 0, stage == pp - 1, n)) continue;
+    out[static_cast<int>(t.component)] += TensorBytesPerGpu(a, q, p, e, t);
+  }
+  return out;
+}
+
+double KvBytesPerTokenPerGpu(const ModelArchitecture& a, const ParallelismSpec& p,
+                             double kv_element_bytes, int first, int last) {
+  const int64_t kv_rank = KvHeadsPerRank(a, AttentionTp(p));
+  double bytes = 0.0;
+  for (int i = first; i < last; ++i) {
+    bytes += PerLayerKvBytes(a, a.layers[i].attention, kv_rank, kv_element_bytes);
+  }
+  return bytes;
+}
+
+absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
+  const ModelArchitecture& a = in.arch;
+  const EngineBehaviour& e = in.engine;
+  const EngineSettings& s = in.settings;
+  const ParallelismSpec& p = in.parallelism;
+  const bool sglang = e.budget_rule == BudgetRule::kSglangStatic;
+
+  // ---- resolve knobs
+  MemoryPlan base;
+  base.memory_fraction = s.memory_fraction;
+  if (base.memory_fraction <= 0.0) {
+    base.memory_fraction = e.default_memory_fraction;
+    for (const auto& [min_tp, fraction] : e.memory_fraction_by_min_tp) {
+      if (p.tp >= min_tp) {
+        base.memory_fraction = fraction;
+        break;
+      }
+    }
+  }
+  base.max_model_len = s.max_model_len > 0 ? s.max_model_len : a.native_context_tokens;
+  if (base.max_model_len <= 0) {
+    return Invalid("engine.max_model_len", "0",
+                   "must be set when the model has no native context length");
+  }
+  const bool high_mem = HighMemoryDefaults(e, in.hardware);
+  base.max_num_seqs = s.max_num_seqs > 0
+                          ? s.max_num_seqs
+                          : (high_mem && e.high_memory_max_num_seqs > 0 ? e.high_memory_max_num_seqs
+                                                                        : e.default_max_num_seqs);
+  const bool chunked =
+      s.enable_chunked_prefill.value_or(
+          e.chunked_prefill_default ||
+          (e.chunked_prefill_auto_above_max_model_len > 0 &&
+           base.max_model_len > e.chunked_prefill_auto_above_max_model_len));
+  if (s.max_num_batched_tokens > 0) {
+    base.max_num_batched_tokens = s.max_num_batched_tokens;
+  } else if (chunked) {
+    base.max_num_batched_tokens = high_mem && e.high_memory_max_num_batched_tokens > 0
+                                      ? e.high_memory_max_num_batched_tokens
+                                      : e.default_max_num_batched_tokens;
+  } else {
+    base.max_num_batched_tokens = std::max(base.max_model_len, e.unchunked_min_batched_tokens);
+  }
+  base.profiled_tokens = base.max_num_batched_tokens;
+  base.block_size = s.block_size > 0 ? s.block_size : e.default_block_size;
+  if (base.block_size <= 0) base.block_size = 1;
+  const double kv_bytes = BytesPerElement(s.kv_cache_dtype.value_or(
+      a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype));
+  const double act_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
+  const double total = in.hardware.memory_bytes;
+  const int64_t attn_tp = AttentionTp(p);
+  const int64_t kv_rank = KvHeadsPerRank(a, attn_tp);
+
+  // Speculative decoding loads the MTP layers; other drafts are not modelled.
+  ModelArchitecture arch_loaded = a;
+  if (s.speculative_method != SpeculativeMethod::kMtp) arch_loaded.num_mtp_layers = 0;
+  if (s.speculative_method == SpeculativeMethod::kMtp && a.num_mtp_layers == 0) {
+    arch_loaded.num_mtp_layers = 1;
+    base.notes.push_back("speculative MTP on a model without MTP layers: one draft layer assumed");
+  }
+  if (s.speculative_method == SpeculativeMethod::kEagle ||
+      s.speculative_method == SpeculativeMethod::kDraftModel) {
+    base.notes.push_back("draft model weights are not modelled; only the draft layer's KV is");
+  }
+
+  // ---- activation, non-torch, CUDA graphs (the same on every stage)
+  const double token_phase = e.activation_token_scale * base.profiled_tokens *
+                             ActivationWidth(a, p) * act_bytes;
+  const double sampler_phase = e.sampler_logit_copies * base.max_num_seqs *
+                               static_cast<double>(a.vocab_size) * 4.0;
+  const double activation = std::max(token_phase, sampler_phase);
+  const double non_torch = e.non_torch_base_bytes +
+                           e.non_torch_per_extra_rank_bytes *
+                               static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1));
+  int64_t captures = 0;
+  if (!s.enforce_eager) {
+    const int64_t cap = s.max_cudagraph_batch_size > 0
+                            ? s.max_cudagraph_batch_size
+                            : std::min(e.cudagraph_max_capture_size, base.max_num_seqs);
+    captures = std::min<int64_t>(cap, 3) + (cap >= 8 ? cap / 8 : 0);
+  }
+
+  const int n = static_cast<int>(a.layers.size());
+  const int pp = static_cast<int>(p.pp);
+  std::optional<StagePlan> best;
+  for (int stage = 0; stage < pp; ++stage) {
+    StagePlan sp;
+    MemoryPlan& plan = sp.plan;
+    plan = base;
+    plan.pipeline_stage = stage;
+    const auto [first, last] = PipelineStageLayers(n, pp, stage);
+    const bool last_stage = stage == pp - 1;
+    plan.weights_by_component_bytes =
+        WeightsPerGpuByComponent(arch_loaded, in.quantization, p, e, stage);
+    double weights = 0.0;
+    for (double w : plan.weights_by_component_bytes) weights += w;
+
+    const std::vector<AttentionKind> kinds = StageAttentionLayers(in, first, last, last_stage);
+    int64_t n_full = 0, n_swa = 0, n_state = 0;
+    double full_bytes = 0.0, swa_bytes = 0.0, state_bytes = 0.0;
+    for (AttentionKind k : kinds) {
+      const double kvb = PerLayerKvBytes(a, k, kv_rank, kv_bytes);
+      if (k == AttentionKind::kSlidingWindow) {
+        ++n_swa;
+        swa_bytes += kvb;
+      } else if (k == AttentionKind::kFull || k == AttentionKind::kMla) {
+        ++n_full;
+        full_bytes += kvb;
+      } else {
+        ++n_state;
+        state_bytes += PerLayerStateBytes(a, k, attn_tp, e);
+      }
+    }
+    plan.kv_bytes_per_token = full_bytes + swa_bytes;
+    plan.state_bytes_per_request = state_bytes;
+    const double cuda_graph = e.cuda_graph_bytes_per_capture_layer * captures *
+                              static_cast<double>(last - first);
+
+    GpuAccount& acc = plan.per_gpu;
+    acc.weights_bytes = weights;
+    acc.activation_peak_bytes = activation;
+    acc.non_torch_bytes = non_torch;
+    acc.cuda_graph_bytes = cuda_graph;
+    acc.capacity_bytes = total;
+
+    double available = 0.0;
+    double budget = 0.0;
+    if (sglang) {
+      const double free_before_load = total - non_torch;
+      budget = plan.memory_fraction * free_before_load;
+      available = budget - weights;
+    } else {
+      budget = total * plan.memory_fraction;
+      available = budget - weights - activation - non_torch -
+                  (e.cuda_graph_in_kv_budget ? cuda_graph : 0.0);
+    }
+
+    const int64_t bs = plan.block_size;
+    const int64_t blocks_per_request_full = CeilDiv(plan.max_model_len, bs);
+    double needed_for_one = 0.0;  // bytes one max_model_len request needs
+    if (available > 0.0) {
+      if (sglang) {
+        double kv_budget = available;
+        if (n_state > 0 && state_bytes > 0.0) {
+          const double state_budget =
+              available * e.mamba_full_memory_ratio / (1.0 + e.mamba_full_memory_ratio);
+          plan.state_slots = static_cast<int64_t>(std::floor(state_budget / state_bytes));
+          acc.state_pool_bytes = plan.state_slots * state_bytes;
+          kv_budget = available - acc.state_pool_bytes;
+        }
+        if (n_swa > 0) {
+          plan.notes.push_back("SGLang: sliding-window layers counted as full attention");
+        }
+        const double cell = plan.kv_bytes_per_token;
+        int64_t tokens = cell > 0.0 ? static_cast<int64_t>(std::floor(kv_budget / cell)) : 0;
+        tokens = tokens / bs * bs;
+        plan.kv_pool_tokens = tokens;
+        plan.kv_blocks = tokens / bs;
+        acc.kv_pool_bytes = tokens * cell;
+        plan.max_concurrency_at_max_model_len =
+            static_cast<double>(tokens) / static_cast<double>(plan.max_model_len);
+        if (n_state > 0) {
+          plan.max_concurrency_at_max_model_len = std::min<double>(
+              plan.max_concurrency_at_max_model_len, static_cast<double>(plan.state_slots));
+        }
+        needed_for_one = cell * plan.max_model_len + state_bytes;
+      } else if (e.hybrid_kv_cache_groups && (n_swa > 0 || n_state > 0) &&
+                 (n_full + n_swa) > 0) {
+        // vLLM V1 hybrid allocator: layers of each kind form groups of equal
+        // size sharing one block pool; a block holds `group` layers' pages.
+        std::vector<int64_t> counts;
+        for (int64_t c : {n_full, n_swa, n_state}) {
+          if (c > 0) counts.push_back(c);
+        }
+        const int64_t group = *std::min_element(counts.begin(), counts.end());
+        const int64_t g_full = CeilDiv(n_full, group);
+        const int64_t g_swa = CeilDiv(n_swa, group);
+        const int64_t g_state = CeilDiv(n_state, group);
+        const double attn_layer_bytes =
+            (n_full + n_swa) > 0 ? (full_bytes + swa_bytes) / (n_full + n_swa) : 0.0;
+        const double state_layer_bytes = n_state > 0 ? state_bytes / n_state : 0.0;
+        int64_t block = bs;
+        if (state_layer_bytes > 0.0 && attn_layer_bytes > 0.0) {
+          // Attention pages grow to hold a state page (one page size per pool).
+          while (block * attn_layer_bytes < state_layer_bytes) block += bs;
+          plan.block_size = block;
+        }
+        const double page = std::max(block * attn_layer_bytes, state_layer_bytes) * group;
+        const int64_t blocks = static_cast<int64_t>(std::floor(available / page));
+        const int64_t groups = g_full + g_swa + g_state;
+        plan.kv_blocks = blocks;
+        plan.kv_pool_tokens = blocks / groups * block;
+        acc.kv_pool_bytes = blocks * page;
+        const int64_t full_blocks = CeilDiv(plan.max_model_len, block);
+        const int64_t swa_blocks = std::min(
+            CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1,
+            full_blocks);
+        const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
+        plan.max_concurrency_at_max_model_len =
+            static_cast<double>(blocks) / static_cast<double>(per_request);
+        if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
+        needed_for_one = per_request * page;
+        if (n_state > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
+      } else {
+        const double per_block = plan.kv_bytes_per_token * bs;
+        if (n_state > 0) {
+          plan.notes.push_back("this engine preset has no hybrid allocator: recurrent state not modelled");
+        }
+        const int64_t blocks =
+            per_block > 0.0 ? static_cast<int64_t>(std::floor(available / per_block)) : 0;
+        plan.kv_blocks = blocks;
+        plan.kv_pool_tokens = blocks * bs;
+        acc.kv_pool_bytes = blocks * per_block;
+        plan.max_concurrency_at_max_model_len =
+            static_cast<double>(blocks) / static_cast<double>(blocks_per_request_full);
+        needed_for_one = per_block * blocks_per_request_full;
+      }
+    }
+
+    acc.used_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes +
+                     acc.cuda_graph_bytes + acc.kv_pool_bytes + acc.state_pool_bytes;
+    if (available <= 0.0) {
+      plan.fits = false;
+      plan.binding_constraint = BindingConstraint::kWeights;
+      plan.shortfall_bytes = -available;
+    } else if (plan.max_concurrency_at_max_model_len < 1.0) {
+      plan.fits = false;
+      plan.binding_constraint =
+          (n_state > 0 && plan.state_slots < 1) ? BindingConstraint::kStateSlots
+                                                : BindingConstraint::kKvPool;
+      plan.shortfall_bytes = std::max(0.0, needed_for_one - (acc.kv_pool_bytes + acc.state_pool_bytes));
+    } else {
+      plan.fits = true;
+      plan.binding_constraint =
+          plan.max_concurrency_at_max_model_len < static_cast<double>(plan.max_num_seqs)
+              ? BindingConstraint::kKvPool
+              : BindingConstraint::kMaxNumSeqs;
+    }
+    if (acc.used_bytes > total && plan.fits) {
+      plan.notes.push_back("the account exceeds the card's memory outside the engine's budget");
+    }
+    sp.tokens_capacity = plan.max_concurrency_at_max_model_len;
+    if (!best || (available <= 0.0 && best->plan.fits) ||
+        (sp.plan.fits == best->plan.fits && sp.tokens_capacity < best->tokens_capacity)) {
+      best = std::move(sp);
+    }
+  }
+  MemoryPlan result = std::move(best->plan);
+  if (p.pp > 1) {
+    result.notes.push_back(absl::StrCat("pipeline stage ", result.pipeline_stage,
+                                        " binds (engines take the smallest pool over workers)"));
+  }
+  return result;
+}
+
+}  // namespace capplan::model

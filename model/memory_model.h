@@ -1,0 +1,214 @@
+#ifndef CAPPLAN_MODEL_MEMORY_MODEL_H_
+#define CAPPLAN_MODEL_MEMORY_MODEL_H_
+
+// The per-GPU memory account of an inference deployment, computed the way the
+// engines size their KV pool at start-up (DESIGN §3):
+//
+//   weights      each tensor × its format's bits, sharded as the engine shards
+//                it (TP / EP / vocabulary-parallel / replicated, layers by PP);
+//   KV per token full attention 2·kv_heads_per_rank·head_dim·bytes per layer;
+//                MLA (kv_lora_rank + rope_dim)·bytes per layer on every rank;
+//                sliding-window layers per token like full ones, but a request
+//                holds at most window (+ batch) tokens of them; linear / Mamba
+//                layers a constant state per request;
+//   budget       vLLM: total × gpu_memory_utilization − weights − activation
+//                peak − non-torch (older vLLM: − everything the profile run
+//                left allocated); SGLang: mem_fraction_static × memory free
+//                before loading − weights, split between KV and state pools.
+//
+// Engine behaviour per version (defaults, the budget rule, the fitted
+// activation / non-torch / CUDA-graph coefficients) comes in as an
+// EngineBehaviour filled from a preset in data/engines; nothing here is
+// specific to one engine release.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/architecture.h"
+#include "model/weight_format.h"
+
+namespace capplan::model {
+
+struct HardwareSpec {
+  std::string name;           // as the driver names it; matched by presets' rules
+  double memory_bytes = 0.0;  // total the driver reports (usable), per GPU
+  bool unified_memory = false;
+};
+
+struct ParallelismSpec {
+  int64_t tp = 1;
+  int64_t pp = 1;
+  // Expert-parallel size: routed experts are split whole over `ep` ranks and
+  // each expert sliced over tp / ep ranks. 1 = experts sliced by TP only.
+  int64_t ep = 1;
+  int64_t dp = 1;
+  bool dp_attention = false;  // attention data-parallel over dp (SGLang)
+};
+
+enum class EngineKind { kVllm, kSglang };
+
+enum class BudgetRule {
+  // vLLM before memory_profiling (≤ 0.6.2): KV = total × gmu − (total − free
+  // after the profile run): weights, activation peak, CUDA context and
+  // everything else allocated count against the budget.
+  kVllmTotalMinusPeak,
+  // vLLM ≥ 0.6.3 (V0) and V1: KV = total × gmu − weights − torch activation
+  // peak − non-torch increase (NCCL, cuBLAS workspaces; not the CUDA context).
+  kVllmProfiled,
+  // SGLang: KV (+ state) = free-before-load × mem_fraction_static − weights.
+  kSglangStatic,
+};
+
+// Kernel alignment of MoE expert weights for a format (e.g. vLLM's Marlin
+// MXFP4 kernel pads the expert width to 128 and hidden to 256).
+struct MoePaddingRule {
+  WeightFormat format = WeightFormat::kNative;
+  int64_t hidden_multiple = 1;
+  int64_t intermediate_multiple = 1;
+};
+
+// How one engine release sizes memory. Filled from a data/engines preset.
+struct EngineBehaviour {
+  std::string preset_id;
+  EngineKind engine = EngineKind::kVllm;
+  BudgetRule budget_rule = BudgetRule::kVllmProfiled;
+
+  // --- defaults
+  double default_memory_fraction = 0.9;  // gpu_memory_utilization / mem_fraction_static
+  // SGLang picks mem_fraction_static by TP: the first pair whose min_tp <= tp
+  // (pairs sorted by min_tp descending) wins over default_memory_fraction.
+  std::vector<std::pair<int64_t, double>> memory_fraction_by_min_tp;
+  int64_t default_block_size = 16;
+  int64_t default_max_num_batched_tokens = 2048;
+  int64_t default_max_num_seqs = 256;
+  // vLLM V1 raises both defaults on large cards (≥ threshold bytes), except on
+  // cards whose name contains one of the excluded substrings.
+  double high_memory_threshold_bytes = 0.0;  // 0 = no such rule
+  int64_t high_memory_max_num_batched_tokens = 0;
+  int64_t high_memory_max_num_seqs = 0;
+  std::vector<std::string> high_memory_excluded_names;
+  bool chunked_prefill_default = true;
+  // V0: chunked prefill switches itself on above this max_model_len (0 = never).
+  int64_t chunked_prefill_auto_above_max_model_len = 0;
+  // V0 without chunked prefill profiles max(max_model_len, this) tokens.
+  int64_t unchunked_min_batched_tokens = 2048;
+  int64_t cudagraph_max_capture_size = 512;
+  int64_t vocab_padding_multiple = 64;
+  // V1's hybrid allocator: sliding-window layers keep window (+ batch) tokens.
+  bool hybrid_kv_cache_groups = false;
+  double conv_state_bytes = 2.0;
+  double ssm_state_bytes = 4.0;
+  double mamba_full_memory_ratio = 0.9;  // SGLang split of state vs KV memory
+  std::vector<MoePaddingRule> moe_padding;
+
+  // --- fitted coefficients (data/engines, produced by scripts/fit_engine_memory)
+  // Activation bytes per batched token = scale × activation width × bytes.
+  double activation_token_scale = 1.0;
+  // Sampler warm-up: copies of the fp32 [max_num_seqs, vocab] logits alive at
+  // the peak.
+  double sampler_logit_copies = 0.0;
+  double non_torch_base_bytes = 0.0;
+  double non_torch_per_extra_rank_bytes = 0.0;
+  double cuda_graph_bytes_per_capture_layer = 0.0;
+  bool cuda_graph_in_kv_budget = false;
+};
+
+enum class SpeculativeMethod { kNone, kMtp, kEagle, kDraftModel, kNgram };
+
+// The deployment's engine knobs; 0 / nullopt = the engine's default.
+struct EngineSettings {
+  double memory_fraction = 0.0;
+  int64_t max_model_len = 0;
+  int64_t max_num_batched_tokens = 0;
+  int64_t max_num_seqs = 0;
+  int64_t block_size = 0;
+  bool enforce_eager = false;
+  int64_t max_cudagraph_batch_size = 0;
+  std::optional<NumberType> kv_cache_dtype;  // nullopt = auto (model dtype)
+  std::optional<bool> enable_chunked_prefill;
+  SpeculativeMethod speculative_method = SpeculativeMethod::kNone;
+  int64_t num_speculative_tokens = 0;
+};
+
+struct MemoryPlanInput {
+  ModelArchitecture arch;
+  Quantization quantization;
+  HardwareSpec hardware;
+  ParallelismSpec parallelism;
+  EngineBehaviour engine;
+  EngineSettings settings;
+};
+
+struct GpuAccount {
+  double weights_bytes = 0.0;
+  double activation_peak_bytes = 0.0;
+  double non_torch_bytes = 0.0;
+  double cuda_graph_bytes = 0.0;
+  double kv_pool_bytes = 0.0;
+  double state_pool_bytes = 0.0;
+  double used_bytes = 0.0;
+  double capacity_bytes = 0.0;
+};
+
+enum class BindingConstraint {
+  kNone,
+  kWeights,      // weights (+ fixed overheads) exceed the budget
+  kKvPool,       // the pool cannot hold one request of max_model_len
+  kStateSlots,   // no room for a single request's recurrent state
+  kMaxNumSeqs,   // fits; concurrency limited by the engine's sequence limit
+};
+const char* BindingConstraintName(BindingConstraint c);
+
+struct MemoryPlan {
+  GpuAccount per_gpu;  // the binding (smallest-pool) GPU
+  std::array<double, kNumComponents> weights_by_component_bytes{};
+  double kv_bytes_per_token = 0.0;  // per GPU, all its attention layers
+  double state_bytes_per_request = 0.0;  // per GPU
+  int64_t kv_pool_tokens = 0;   // as the engine reports it
+  int64_t kv_blocks = 0;
+  int64_t state_slots = 0;      // hybrid models: requests whose state fits
+  double max_concurrency_at_max_model_len = 0.0;
+  bool fits = false;
+  BindingConstraint binding_constraint = BindingConstraint::kNone;
+  double shortfall_bytes = 0.0;
+  // The knobs as resolved from settings and the engine defaults.
+  double memory_fraction = 0.0;
+  int64_t max_model_len = 0;
+  int64_t max_num_batched_tokens = 0;
+  int64_t profiled_tokens = 0;
+  int64_t max_num_seqs = 0;
+  int64_t block_size = 0;
+  int pipeline_stage = 0;  // which PP stage the account describes
+  std::vector<std::string> notes;
+};
+
+// Checks the parallelism against the architecture: "parallelism.tp = 3; must
+// divide num_attention_heads = 64", EP dividing the experts, fractions in
+// (0, 1], max_model_len within the native context (or rope scaling).
+absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& input);
+
+// Weights one GPU of pipeline stage `stage` holds, by component, bytes.
+std::array<double, kNumComponents> WeightsPerGpuByComponent(
+    const ModelArchitecture& arch, const Quantization& quantization,
+    const ParallelismSpec& parallelism, const EngineBehaviour& engine,
+    int stage);
+
+// Layers [first, last) of pipeline stage `stage` (engines split evenly; the
+// remainder goes to the last stages).
+std::pair<int, int> PipelineStageLayers(int num_layers, int pp, int stage);
+
+// KV cache bytes per token on one GPU for layers [first, last).
+double KvBytesPerTokenPerGpu(const ModelArchitecture& arch,
+                             const ParallelismSpec& parallelism,
+                             double kv_element_bytes, int first, int last);
+
+absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
+
+}  // namespace capplan::model
+
+#endif  // CAPPLAN_MODEL_MEMORY_MODEL_H_
