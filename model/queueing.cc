@@ -1,0 +1,853 @@
+#include "model/queueing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "model/perf_checks.h"
+
+namespace capplan::model {
+
+using perf_internal::CheckNonNegative;
+using perf_internal::CheckPositive;
+using perf_internal::Invalid;
+
+namespace {
+// Poisson sums are taken over mean ± kPoissonSpanSigmas·sqrt(mean) + slack.
+constexpr double kPoissonSpanSigmas = 12.0;
+constexpr double kPoissonSpanSlack = 20.0;
+constexpr double kQuantileRelativeTolerance = 1e-9;
+constexpr int kQuantileMaxIterations = 200;
+}  // namespace
+
+const char* SlotBoundName(SlotBound bound) {
+  switch (bound) {
+    case SlotBound::kRunningRequestLimit:
+      return "RUNNING_REQUEST_LIMIT";
+    case SlotBound::kOperatorGate:
+      return "OPERATOR_GATE";
+    case SlotBound::kKvPool:
+      return "KV_POOL";
+    case SlotBound::kStateSlots:
+      return "STATE_SLOTS";
+  }
+  return "UNKNOWN";
+}
+
+const char* BindingLimitName(BindingLimit limit) {
+  switch (limit) {
+    case BindingLimit::kLoadRange:
+      return "LOAD_RANGE";
+    case BindingLimit::kTtftP95:
+      return "TTFT_P95";
+    case BindingLimit::kTpot:
+      return "TPOT";
+    case BindingLimit::kE2eP95:
+      return "E2E_P95";
+    case BindingLimit::kSlotWait:
+      return "SLOT_WAIT";
+    case BindingLimit::kStability:
+      return "STABILITY";
+  }
+  return "UNKNOWN";
+}
+
+absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
+                                   const Workload& w) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(w));
+  std::optional<Slots> best;
+  auto consider = [&best](double value, SlotBound bound) {
+    const int v = static_cast<int>(std::min<double>(value, kMaxSlots + 1.0));
+    if (!best.has_value() || v < best->slots) best = Slots{v, bound};
+  };
+  if (limits.max_running_requests.has_value()) {
+    if (*limits.max_running_requests < 1) {
+      return Invalid("SlotLimits.max_running_requests",
+                     *limits.max_running_requests, "must be >= 1");
+    }
+    consider(*limits.max_running_requests, SlotBound::kRunningRequestLimit);
+  }
+  if (limits.operator_concurrency_gate.has_value()) {
+    if (*limits.operator_concurrency_gate < 1) {
+      return Invalid("SlotLimits.operator_concurrency_gate",
+                     *limits.operator_concurrency_gate, "must be >= 1");
+    }
+    consider(*limits.operator_concurrency_gate, SlotBound::kOperatorGate);
+  }
+  if (limits.kv_pool_tokens.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
+    const double per_request =
+        limits.kv_tokens_per_request.value_or(
+            w.input_tokens +
+            w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
+    const double fit = std::floor(*limits.kv_pool_tokens / per_request);
+    if (fit < 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SlotLimits.kv_pool_tokens = ", *limits.kv_pool_tokens,
+          "; cannot hold one request of ", per_request, " tokens"));
+    }
+    consider(fit, SlotBound::kKvPool);
+  } else if (limits.kv_tokens_per_request.has_value()) {
+    return absl::InvalidArgumentError(
+        "SlotLimits.kv_tokens_per_request is set but kv_pool_tokens is absent");
+  }
+  if (limits.state_slots.has_value()) {
+    if (*limits.state_slots < 1) {
+      return Invalid("SlotLimits.state_slots", *limits.state_slots,
+                     "must be >= 1");
+    }
+    consider(*limits.state_slots, SlotBound::kStateSlots);
+  }
+  if (!best.has_value()) {
+    return absl::InvalidArgumentError(
+        "SlotLimits: every limit is absent; give at least one of "
+        "max_running_requests, operator_concurrency_gate, kv_pool_tokens, "
+        "state_slots");
+  }
+  if (best->slots > kMaxSlots) {
+    return Invalid("Slots.slots", best->slots,
+                   absl::StrCat("must be <= ", kMaxSlots,
+                                " (set max_running_requests)"));
+  }
+  return *best;
+}
+
+absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
+    const PerformanceModel& m, const Workload& w, const Slots& slots) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePerformanceModel(m));
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(w));
+  if (slots.slots < 1 || slots.slots > kMaxSlots) {
+    return Invalid("Slots.slots", slots.slots,
+                   absl::StrCat("must be in [1, ", kMaxSlots, "]"));
+  }
+  LoadDependentServer s;
+  s.slots_ = slots;
+  s.workload_ = w;
+  s.phases_by_n_.reserve(slots.slots);
+  s.rate_by_n_.reserve(slots.slots);
+  for (int n = 1; n <= slots.slots; ++n) {
+    const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
+        m.inputs, m.scheduler, m.speculative, w, n);
+    const RequestPhaseTimes t = ToPhaseTimes(f, m.coefficients, w.output_tokens);
+    if (!std::isfinite(t.life_seconds) || !(t.life_seconds > 0) ||
+        !(t.prefill_seconds > 0) || !(t.mean_step_seconds > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "StepTimeCoefficients: request life = ", t.life_seconds,
+          " s with ", n,
+          " in service; coefficients must give positive step times for "
+          "this workload (alpha or a beta of a non-zero feature > 0)"));
+    }
+    s.phases_by_n_.push_back(t);
+    s.rate_by_n_.push_back(n / t.life_seconds);
+  }
+  const RequestPhaseTimes& full = s.phases_by_n_.back();
+  const double decode_seconds = full.life_seconds - full.prefill_seconds;
+  const double var =
+      std::pow(decode_seconds * w.output_tokens_cv, 2) +
+      std::pow(full.prefill_seconds * w.input_tokens_cv, 2);
+  s.service_cv_ = std::sqrt(var) / full.life_seconds;
+  const double cv2 = s.service_cv_ * s.service_cv_;
+  // Length nodes.
+  const std::vector<double> in_nodes =
+      LogNormalNodes(w.input_tokens, w.input_tokens_cv, kLengthNodes);
+  s.output_nodes_ =
+      LogNormalNodes(w.output_tokens, w.output_tokens_cv, kLengthNodes);
+  if (s.output_nodes_.size() < in_nodes.size()) {
+    s.output_nodes_.assign(in_nodes.size(), w.output_tokens);
+  }
+  const std::vector<double> base_in =
+      in_nodes.size() < s.output_nodes_.size()
+          ? std::vector<double>(s.output_nodes_.size(), w.input_tokens)
+          : in_nodes;
+  for (int n : {1, slots.slots}) {
+    std::vector<double>& ratio = n == 1 ? s.input_ratio_1_ : s.input_ratio_s_;
+    const double mean_prefill = s.Phase(n).prefill_seconds;
+    for (double input : base_in) {
+      Workload wj = w;
+      wj.input_tokens = std::max(1.0, input);
+      const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
+          m.inputs, m.scheduler, m.speculative, wj, n);
+      ratio.push_back(StepSeconds(m.coefficients, f.prefill) / mean_prefill);
+      const double prefill = StepSeconds(m.coefficients, f.prefill);
+      (n == 1 ? s.budget_share_1_ : s.budget_share_s_)
+          .push_back(prefill > 0 ? std::clamp(StepSeconds(m.coefficients,
+                                                          f.prefill_marginal) /
+                                                  prefill,
+                                              0.0, 1.0)
+                                 : 0.0);
+    }
+  }
+  s.phases_ = cv2 <= 1.0 / kMaxPhasesPerCompletion
+                  ? kMaxPhasesPerCompletion
+                  : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1,
+                               kMaxPhasesPerCompletion);
+  return s;
+}
+
+double LoadDependentServer::NodePrefillSeconds(int n, int j) const {
+  const int k = std::clamp(n, 1, slots_.slots);
+  const double f =
+      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double ratio = (1 - f) * input_ratio_1_[j] + f * input_ratio_s_[j];
+  return ratio * Phase(k).prefill_seconds;
+}
+
+double LoadDependentServer::NodePrefillOccupancySeconds(int n, int j) const {
+  const int k = std::clamp(n, 1, slots_.slots);
+  const double f =
+      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double share = (1 - f) * budget_share_1_[j] + f * budget_share_s_[j];
+  return share * NodePrefillSeconds(n, j);
+}
+
+PrefillQueue PrefillStageQueue(double arrival_rate_rps,
+                               const std::vector<double>& service_seconds,
+                               double arrival_cv2) {
+  PrefillQueue q;
+  if (service_seconds.empty() || !(arrival_rate_rps > 0)) return q;
+  double m1 = 0;
+  double m2 = 0;
+  for (double x : service_seconds) {
+    m1 += x;
+    m2 += x * x;
+  }
+  m1 /= service_seconds.size();
+  m2 /= service_seconds.size();
+  if (!(m1 > 0)) return q;
+  const double rho = std::min(arrival_rate_rps * m1, kMaxPrefillUtilization);
+  const double cs2 = std::max(0.0, m2 / (m1 * m1) - 1.0);
+  const double kingman = (std::clamp(arrival_cv2, 0.0, 1.0) + cs2) / (1.0 + cs2);
+  const double mean_wait =
+      std::max(1e-300, arrival_rate_rps * m2 / (2 * (1 - rho)) * kingman);
+  q.wait_probability = rho;
+  q.wait_rate = rho / mean_wait;
+  return q;
+}
+
+double LoadDependentServer::NodeLifeSeconds(int n, int j) const {
+  const RequestPhaseTimes& p = Phase(n);
+  return p.life_seconds +
+         (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
+}
+
+std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
+  if (cv <= 0 || nodes <= 1) return {mean};
+  const double s2 = std::log1p(cv * cv);
+  const double sigma = std::sqrt(s2);
+  std::vector<double> out;
+  double sum = 0;
+  for (int j = 0; j < nodes; ++j) {
+    const double p = (j + 0.5) / nodes;
+    // Φ⁻¹(p) by bisection on Φ(z) = erfc(−z/√2)/2.
+    double lo = -40;
+    double hi = 40;
+    for (int it = 0; it < 200 && hi - lo > 1e-13; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      if (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    out.push_back(std::exp(sigma * 0.5 * (lo + hi) - 0.5 * s2));
+    sum += out.back();
+  }
+  for (double& v : out) v *= mean * nodes / sum;
+  return out;
+}
+
+double LoadDependentServer::CompletionRate(int n) const {
+  const int k = std::clamp(n, 1, slots_.slots);
+  return rate_by_n_[k - 1];
+}
+
+const RequestPhaseTimes& LoadDependentServer::Phase(int n) const {
+  const int k = std::clamp(n, 1, slots_.slots);
+  return phases_by_n_[k - 1];
+}
+
+double LoadPoint::load() const {
+  if (concurrency.has_value()) return *concurrency;
+  return arrival_rate_rps.value_or(0.0);
+}
+
+// ------------------------------------------------------------ distributions
+
+namespace {
+
+double PoissonExpectation(double x, int kappa,
+                          const std::function<double(long)>& g) {
+  // E[g(floor(N / κ))], N ~ Poisson(x); g is a CDF in its argument (<= 1).
+  if (x <= 0) return g(0);
+  const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
+  const long lo = static_cast<long>(std::max(0.0, std::floor(x - span)));
+  const long hi = static_cast<long>(std::ceil(x + span));
+  const long mode = static_cast<long>(std::floor(x));
+  const double log_x = std::log(x);
+  const double pmf_mode =
+      std::exp(-x + mode * log_x - std::lgamma(static_cast<double>(mode) + 1));
+  double sum = 0;
+  double pmf = pmf_mode;
+  for (long i = mode; i <= hi; ++i) {
+    sum += pmf * g(i / kappa);
+    pmf *= x / (i + 1);
+  }
+  pmf = pmf_mode;
+  for (long i = mode - 1; i >= lo; --i) {
+    pmf *= (i + 1) / x;
+    sum += pmf * g(i / kappa);
+  }
+  // Mass below lo has g ≈ g(0) = 0 for M >= 1; mass above hi is < 1e-30.
+  return std::clamp(sum, 0.0, 1.0);
+}
+
+}  // namespace
+
+double ErlangCdf(int phases, double rate, double t) {
+  if (!(t > 0) || !(rate > 0)) return 0;
+  const double x = rate * t;
+  const int k = std::max(1, phases);
+  if (k == 1) return -std::expm1(-x);
+  // 1 − Σ_{i<k} e^{−x} x^i / i!, terms in log space.
+  const double log_x = std::log(x);
+  double below = 0;
+  for (int i = 0; i < k; ++i) {
+    below += std::exp(-x + i * log_x - std::lgamma(i + 1.0));
+  }
+  return std::clamp(1.0 - below, 0.0, 1.0);
+}
+
+double WaitCdf(const WaitLaw& law, double t) {
+  if (!(t > 0)) return 0;
+  if (law.geometric_ratio.has_value()) {
+    const double x = law.phase_rate * t;
+    const int kappa = std::max(1, law.phases_per_completion);
+    const double r = *law.geometric_ratio;
+    if (kappa == 1) return -std::expm1(-x * (1 - r));  // exact: Exp(θ(1−r))
+    const double log_r = std::log(r);
+    return PoissonExpectation(x, kappa, [log_r](long k) {
+      return k <= 0 ? 0.0 : -std::expm1(k * log_r);
+    });
+  }
+  double cdf = 0;
+  for (const WaitLaw::Erlang& e : law.erlangs) {
+    cdf += e.weight * ErlangCdf(e.phases, e.rate, t);
+  }
+  return std::clamp(cdf, 0.0, 1.0);
+}
+
+namespace {
+
+double WaitMean(const WaitLaw& law) {
+  if (law.geometric_ratio.has_value()) {
+    return law.phases_per_completion /
+           (law.phase_rate * (1.0 - *law.geometric_ratio));
+  }
+  double mean = 0;
+  for (const WaitLaw::Erlang& e : law.erlangs) {
+    mean += e.weight * e.phases / e.rate;
+  }
+  return mean;
+}
+
+}  // namespace
+
+namespace {
+
+// P(U + E <= x) for U ~ Uniform(0, w) and E ~ Exp(ν).
+double UniformPlusExpCdf(double x, double w, double nu) {
+  if (x <= 0) return 0;
+  if (w <= 0) return -std::expm1(-nu * x);
+  const double m = std::min(x, w);
+  return (m - (std::exp(-nu * (x - m)) - std::exp(-nu * x)) / nu) / w;
+}
+
+double UniformCdf(double x, double w) {
+  if (w <= 0) return x >= 0 ? 1.0 : 0.0;
+  return std::clamp(x / w, 0.0, 1.0);
+}
+
+}  // namespace
+
+double LatencyCdf(const LatencyLaw& law, double t) {
+  double cdf = 0;
+  const double pq = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
+  for (const LatencyLaw::Atom& a : law.atoms) {
+    const double x = t - a.offset_seconds;
+    double c = (1 - pq) * UniformCdf(x, a.uniform_width_seconds);
+    if (pq > 0) {
+      c += pq * UniformPlusExpCdf(x, a.uniform_width_seconds,
+                                  law.prefill_wait_rate);
+    }
+    cdf += a.weight * c;
+  }
+  for (const LatencyLaw::WaitBranch& b : law.waits) {
+    cdf += b.weight * WaitCdf(law.wait, t - b.offset_seconds);
+  }
+  return cdf;
+}
+
+double LatencyMean(const LatencyLaw& law) {
+  double mean = 0;
+  const double queue_mean = law.prefill_wait_rate > 0
+                                ? law.prefill_wait_probability /
+                                      law.prefill_wait_rate
+                                : 0.0;
+  for (const LatencyLaw::Atom& a : law.atoms) {
+    mean += a.weight *
+            (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
+  }
+  for (const LatencyLaw::WaitBranch& b : law.waits) {
+    mean += b.weight * (b.offset_seconds + WaitMean(law.wait));
+  }
+  return mean;
+}
+
+double LatencyQuantile(const LatencyLaw& law, double q) {
+  double total = 0;
+  double hi = 0;
+  for (const LatencyLaw::WaitBranch& b : law.waits) {
+    total += b.weight;
+    hi = std::max(hi, b.offset_seconds + 4 * WaitMean(law.wait));
+  }
+  const double queue_tail =
+      law.prefill_wait_rate > 0 ? 40.0 / law.prefill_wait_rate : 0.0;
+  for (const LatencyLaw::Atom& a : law.atoms) {
+    total += a.weight;
+    hi = std::max(hi, a.offset_seconds + a.uniform_width_seconds + queue_tail);
+  }
+  // Guard against weights summing to slightly under 1.
+  const double target = std::min(q, total) * (1 - 1e-12);
+  hi = std::max(hi, 1e-12);
+  for (int i = 0; i < kQuantileMaxIterations && LatencyCdf(law, hi) < target;
+       ++i) {
+    hi *= 2;
+  }
+  double lo = 0;
+  for (int i = 0; i < kQuantileMaxIterations; ++i) {
+    if (hi - lo <= kQuantileRelativeTolerance * hi) break;
+    const double mid = 0.5 * (lo + hi);
+    if (LatencyCdf(law, mid) >= target) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return hi;
+}
+
+namespace {
+
+LatencyPercentiles Summarise(const LatencyLaw& law) {
+  LatencyPercentiles p;
+  p.mean_seconds = LatencyMean(law);
+  p.p50_seconds = LatencyQuantile(law, 0.50);
+  p.p90_seconds = LatencyQuantile(law, 0.90);
+  p.p95_seconds = LatencyQuantile(law, 0.95);
+  p.p99_seconds = LatencyQuantile(law, 0.99);
+  return p;
+}
+
+absl::Status CheckIncreasing(absl::Span<const double> loads,
+                             absl::string_view field) {
+  if (loads.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is empty; give at least one load point"));
+  }
+  if (loads.size() > static_cast<size_t>(kMaxLoadPoints)) {
+    return Invalid(absl::StrCat(field, ".size"), loads.size(),
+                   absl::StrCat("must be <= ", kMaxLoadPoints));
+  }
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const std::string name = absl::StrCat(field, "[", i, "]");
+    CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(name, loads[i]));
+    if (i > 0 && !(loads[i] > loads[i - 1])) {
+      return Invalid(name, loads[i],
+                     absl::StrCat("must be > ", field, "[", i - 1,
+                                  "] = ", loads[i - 1],
+                                  " (strictly increasing)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Atoms for arrivals admitted at once into population n (n − 1 others in
+// service): one per length node, each split by the iteration the arrival
+// lands in — a prefill-carrying one (time share f = min(1, rate × prefill
+// seconds)) or a decode one — whose residual is Uniform(0, its length).
+void AddAtoms(const LoadDependentServer& server, int n, double weight,
+              double rate_rps, bool residual, LatencyLaw* ttft,
+              LatencyLaw* e2e) {
+  const int nodes = server.LengthNodes();
+  const bool busy = residual && n > 1;
+  const RequestPhaseTimes& p = server.Phase(std::max(1, n - 1));
+  const double f =
+      busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
+  for (int j = 0; j < nodes; ++j) {
+    const double w = weight / nodes;
+    const double pre = server.NodePrefillSeconds(n, j);
+    const double life = server.NodeLifeSeconds(n, j);
+    const double dec_width = busy ? p.decode_step_seconds : 0.0;
+    ttft->atoms.push_back({w * (1 - f), pre, dec_width});
+    e2e->atoms.push_back({w * (1 - f), life, dec_width});
+    if (f > 0) {
+      ttft->atoms.push_back({w * f, pre, p.prefill_step_seconds});
+      e2e->atoms.push_back({w * f, life, p.prefill_step_seconds});
+    }
+  }
+}
+
+// Branches for arrivals that wait, then enter population S.
+void AddWaitBranches(const LoadDependentServer& server, double weight,
+                     LatencyLaw* ttft, LatencyLaw* e2e) {
+  const int nodes = server.LengthNodes();
+  const int s = server.slots();
+  for (int j = 0; j < nodes; ++j) {
+    ttft->waits.push_back({weight / nodes, server.NodePrefillSeconds(s, j)});
+    e2e->waits.push_back({weight / nodes, server.NodeLifeSeconds(s, j)});
+  }
+}
+
+// The prefill stage's M/G/1 queueing, evaluated at the mean population.
+void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
+                       double mean_in_service, double arrival_cv2,
+                       LatencyLaw* ttft, LatencyLaw* e2e) {
+  const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1,
+                           server.slots());
+  std::vector<double> service;
+  for (int j = 0; j < server.LengthNodes(); ++j) {
+    service.push_back(server.NodePrefillOccupancySeconds(n, j));
+  }
+  const PrefillQueue q = PrefillStageQueue(rate_rps, service, arrival_cv2);
+  if (!(q.wait_rate > 0)) return;
+  const double mean_wait = q.wait_probability / q.wait_rate;
+  for (LatencyLaw* law : {ttft, e2e}) {
+    law->prefill_wait_probability = q.wait_probability;
+    law->prefill_wait_rate = q.wait_rate;
+    for (LatencyLaw::WaitBranch& b : law->waits) b.offset_seconds += mean_wait;
+  }
+}
+
+// Token-weighted TPOT over in-service populations with weights w(n).
+double TokenWeightedTpot(const LoadDependentServer& s,
+                         const std::vector<std::pair<int, double>>& w) {
+  double tokens = 0;
+  double time = 0;
+  for (const auto& [n, weight] : w) {
+    const RequestPhaseTimes& p = s.Phase(n);
+    if (weight <= 0 || p.mean_decode_batch <= 0) continue;
+    tokens += weight * p.mean_decode_batch;
+    time += weight * p.mean_decode_batch * p.tpot_seconds;
+  }
+  return tokens > 0 ? time / tokens : s.Phase(1).tpot_seconds;
+}
+
+}  // namespace
+
+namespace {
+
+// Marginal queue-length law p(j | n), j = 0..n, of the closed network
+// (one load-dependent station + a delay station of mean Z), from its product
+// form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
+// where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
+std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
+                                    double z, int n) {
+  std::vector<double> p(n + 1, 0.0);
+  if (z <= 0) {
+    p[n] = 1.0;
+    return p;
+  }
+  const double log_z = std::log(z);
+  std::vector<double> lp(n + 1);
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int j = 0; j <= n; ++j) {
+    lp[j] = (n - j) * log_z - std::lgamma(n - j + 1.0) - log_mu_prefix[j];
+    mx = std::max(mx, lp[j]);
+  }
+  double total = 0;
+  for (int j = 0; j <= n; ++j) {
+    p[j] = std::exp(lp[j] - mx);
+    total += p[j];
+  }
+  for (double& v : p) v /= total;
+  return p;
+}
+
+// Closed-loop arrival-process variability for the prefill stage: a cycle is
+// an exponential think time plus a time in service with the given cv.
+double ClosedArrivalCv2(double z, double r, double cv_r) {
+  const double cycle = z + r;
+  if (!(cycle > 0)) return 1.0;
+  return std::min(1.0, (z * z + cv_r * cv_r * r * r) / (cycle * cycle));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
+    const LoadDependentServer& server, absl::Span<const int> concurrencies,
+    double think_time_seconds) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(
+      CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
+  std::vector<double> loads(concurrencies.begin(), concurrencies.end());
+  CAPPLAN_PERF_RETURN_IF_ERROR(CheckIncreasing(loads, "ClosedLoop.concurrency"));
+  if (concurrencies.back() > kMaxClosedLoopConcurrency) {
+    return Invalid(
+        absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
+        concurrencies.back(),
+        absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
+  }
+  const int s = server.slots();
+  const double z = think_time_seconds;
+  const double o = server.workload().output_tokens;
+  const double mu_s = server.SaturationRate();
+  const double cv_r = server.ServiceTimeCv();
+  const int n_max = concurrencies.back();
+  std::vector<double> log_mu_prefix(n_max + 1, 0.0);
+  for (int j = 1; j <= n_max; ++j) {
+    log_mu_prefix[j] = log_mu_prefix[j - 1] + std::log(server.CompletionRate(j));
+  }
+  std::vector<LoadPoint> out;
+  out.reserve(concurrencies.size());
+  for (int n : concurrencies) {
+    // MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
+    // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)).
+    const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
+    const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
+    double r = 0;
+    for (int j = 1; j <= n; ++j) {
+      r += j / server.CompletionRate(j) * arrival[j - 1];
+    }
+    const double x = n / (z + r);
+    LoadPoint pt;
+    pt.concurrency = n;
+    pt.requests_per_second = x;
+    pt.output_tokens_per_second = x * o;
+    pt.utilization = x / mu_s;
+    double in_service = 0;
+    double queue = 0;
+    std::vector<std::pair<int, double>> tpot_w;
+    for (int j = 1; j <= n; ++j) {
+      in_service += std::min(j, s) * cur[j];
+      queue += std::max(0, j - s) * cur[j];
+      tpot_w.emplace_back(std::min(j, s), cur[j]);
+    }
+    pt.mean_batch_size = in_service;
+    pt.mean_queue_length = queue;
+    pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+    LatencyLaw ttft;
+    LatencyLaw e2e;
+    double wait_w = 0;
+    for (int j = 0; j < n; ++j) {
+      const double w = arrival[j];
+      if (j < s) {
+        AddAtoms(server, j + 1, w, x, z > 0, &ttft, &e2e);
+        continue;
+      }
+      if (w <= 0) continue;
+      wait_w += w;
+      // Waits for m = j − S + 1 completions at rate μ(S).
+      const int m = j - s + 1;
+      const double frac = std::min(1.0, m / (s + 1.0));
+      const double cv2 =
+          (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
+      const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
+                                         1, kMaxErlangPhases)
+                            : kMaxErlangPhases;
+      ttft.wait.erlangs.push_back({w, k, k * mu_s / m});
+    }
+    pt.slot_wait_probability = wait_w;
+    if (wait_w > 0) {
+      for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
+      e2e.wait = ttft.wait;
+      AddWaitBranches(server, wait_w, &ttft, &e2e);
+    }
+    ApplyPrefillQueue(server, x, in_service, ClosedArrivalCv2(z, r, cv_r),
+                      &ttft, &e2e);
+    pt.ttft = Summarise(ttft);
+    pt.e2e = Summarise(e2e);
+    out.push_back(std::move(pt));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
+    const LoadDependentServer& server, absl::Span<const double> rates_rps) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+  const int s = server.slots();
+  const double o = server.workload().output_tokens;
+  const double mu_s = server.SaturationRate();
+  const int kappa = server.PhasesPerCompletion();
+  const double cv = server.ServiceTimeCv();
+  const double allen_cunneen = 2.0 / (1.0 + cv * cv);
+  std::vector<LoadPoint> out;
+  out.reserve(rates_rps.size());
+  for (double lambda : rates_rps) {
+    LoadPoint pt;
+    pt.arrival_rate_rps = lambda;
+    const double rho = lambda / mu_s;
+    pt.utilization = rho;
+    if (!(rho < 1.0)) {
+      pt.stable = false;
+      pt.requests_per_second = mu_s;
+      pt.output_tokens_per_second = mu_s * o;
+      pt.mean_batch_size = s;
+      pt.slot_wait_probability = 1.0;
+      out.push_back(std::move(pt));
+      continue;
+    }
+    // log π_n (unnormalised) for n = 0..S; tail n > S geometric in ρ.
+    std::vector<double> lp(s + 1, 0.0);
+    const double log_lambda = std::log(lambda);
+    for (int n = 1; n <= s; ++n) {
+      lp[n] = lp[n - 1] + log_lambda - std::log(server.CompletionRate(n));
+    }
+    const double log_tail = lp[s] - std::log1p(-rho);  // Σ_{n >= S}
+    double shift = log_tail;
+    for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
+    double total = std::exp(log_tail - shift);
+    for (int n = 0; n < s; ++n) total += std::exp(lp[n] - shift);
+    std::vector<double> pi(s);
+    for (int n = 0; n < s; ++n) pi[n] = std::exp(lp[n] - shift) / total;
+    const double p_wait = std::exp(log_tail - shift) / total;  // P(n >= S)
+    const double pi_s = p_wait * (1 - rho);
+    pt.requests_per_second = lambda;
+    pt.output_tokens_per_second = lambda * o;
+    double in_service = s * p_wait;
+    std::vector<std::pair<int, double>> tpot_w;
+    LatencyLaw ttft;
+    LatencyLaw e2e;
+    for (int n = 0; n < s; ++n) {
+      in_service += n * pi[n];
+      if (n >= 1) tpot_w.emplace_back(n, pi[n]);
+      AddAtoms(server, n + 1, pi[n], lambda, true, &ttft, &e2e);
+    }
+    tpot_w.emplace_back(s, p_wait);
+    pt.mean_batch_size = in_service;
+    pt.mean_queue_length = pi_s * rho / ((1 - rho) * (1 - rho));
+    pt.slot_wait_probability = p_wait;
+    pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+    if (p_wait > kTailMassTolerance) {
+      for (LatencyLaw* law : {&ttft, &e2e}) {
+        law->wait.phase_rate = kappa * mu_s * allen_cunneen;
+        law->wait.phases_per_completion = kappa;
+        law->wait.geometric_ratio = rho;
+      }
+      AddWaitBranches(server, p_wait, &ttft, &e2e);
+    } else {
+      AddAtoms(server, s, p_wait, lambda, true, &ttft, &e2e);
+    }
+    ApplyPrefillQueue(server, lambda, in_service, 1.0, &ttft, &e2e);
+    pt.ttft = Summarise(ttft);
+    pt.e2e = Summarise(e2e);
+    out.push_back(std::move(pt));
+  }
+  return out;
+}
+
+// ----------------------------------------------------------------- analysis
+
+absl::StatusOr<std::optional<Knee>> FindKnee(
+    const std::vector<LoadPoint>& points, const KneeOptions& options) {
+  if (points.empty()) {
+    return absl::InvalidArgumentError("FindKnee.points is empty");
+  }
+  if (!std::isfinite(options.flat_ratio) || !(options.flat_ratio > 1)) {
+    return Invalid("KneeOptions.flat_ratio", options.flat_ratio,
+                   "must be finite and > 1");
+  }
+  if (!points[0].ttft.has_value()) {
+    return absl::InvalidArgumentError(
+        "FindKnee.points[0] has no TTFT (unstable first point); no flat "
+        "region to measure from");
+  }
+  const double base = points[0].ttft->p95_seconds;
+  const double limit = options.flat_ratio * base;
+  for (size_t i = 1; i < points.size(); ++i) {
+    const bool steep =
+        !points[i].ttft.has_value() || points[i].ttft->p95_seconds > limit;
+    if (!steep) continue;
+    Knee k;
+    k.last_flat_index = static_cast<int>(i) - 1;
+    k.first_steep_index = static_cast<int>(i);
+    const LoadPoint& a = points[i - 1];
+    const LoadPoint& b = points[i];
+    if (!b.ttft.has_value()) {
+      k.load = b.load();
+    } else {
+      const double ya = a.ttft->p95_seconds;
+      const double yb = b.ttft->p95_seconds;
+      const double f = yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0)
+                               : 1.0;
+      k.load = a.load() + f * (b.load() - a.load());
+    }
+    return std::optional<Knee>(k);
+  }
+  return std::optional<Knee>();
+}
+
+absl::Status ValidateSlo(const Slo& slo) {
+  if (slo.ttft_p95_seconds.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
+  }
+  if (slo.tpot_seconds.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
+  }
+  if (slo.e2e_p95_seconds.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
+    const std::vector<LoadPoint>& points, const Slo& slo,
+    const SafetyOptions& options) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSlo(slo));
+  CAPPLAN_PERF_RETURN_IF_ERROR(perf_internal::CheckInRange(
+      "SafetyOptions.max_slot_wait_probability",
+      options.max_slot_wait_probability, 0.0, 1.0));
+  if (points.empty()) {
+    return absl::InvalidArgumentError("FindSafeOperatingPoint.points is empty");
+  }
+  auto failure = [&](const LoadPoint& p) -> std::optional<BindingLimit> {
+    if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
+    if (slo.ttft_p95_seconds.has_value() &&
+        p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
+      return BindingLimit::kTtftP95;
+    }
+    if (slo.tpot_seconds.has_value() && p.tpot_seconds.has_value() &&
+        *p.tpot_seconds > *slo.tpot_seconds) {
+      return BindingLimit::kTpot;
+    }
+    if (slo.e2e_p95_seconds.has_value() && p.e2e.has_value() &&
+        p.e2e->p95_seconds > *slo.e2e_p95_seconds) {
+      return BindingLimit::kE2eP95;
+    }
+    if (p.slot_wait_probability > options.max_slot_wait_probability) {
+      return BindingLimit::kSlotWait;
+    }
+    return std::nullopt;
+  };
+  SafeOperatingPoint out;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::optional<BindingLimit> f = failure(points[i]);
+    if (f.has_value()) {
+      out.binding = *f;
+      return out;
+    }
+    out.index = static_cast<int>(i);
+  }
+  out.binding = BindingLimit::kLoadRange;
+  return out;
+}
+
+}  // namespace capplan::model

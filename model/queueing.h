@@ -1,0 +1,302 @@
+// Queueing model of one replica (DESIGN §4 "Queueing").
+//
+// The GPU is a load-dependent server. With n requests in service (n <= S
+// slots) a request's life is its prefill plus (o − 1) decode steps at batch n
+// plus the stalls from the others' prefills (step_time.h,
+// ComputeRequestPhaseFeatures); the station completes μ(n) = n / R(n)
+// requests per second; above S requests wait for a slot.
+//
+//   S = min(running-request limit or operator gate, KV pool ÷ tokens per
+//           request, state slots)
+//
+// Closed loop (N users, think time Z — what benchmarks run): exact
+// mean-value analysis (Reiser–Lavenberg) for one load-dependent station plus
+// a delay station, with the marginal queue-length probabilities, so TTFT
+// percentiles come from the arrival theorem.
+//
+// Open loop (Poisson arrivals at λ): the birth–death chain with λ and
+// μ(min(n, S)); stationary π_n in closed form (product of ratios below S, a
+// geometric tail above); stable iff λ < μ(S). An arrival finding n >= S waits
+// for n − S + 1 completions.
+//
+// Waiting time for m completions: a sum of m inter-completion gaps, each
+// modelled as κ exponential phases of rate κ·μ(S) (an Erlang-κ gap, κ from
+// the request service-time variability: κ ≈ 1 / cv², 1 <= κ <= 16), so the
+// wait is a mixture of Erlang(m·κ) laws; with κ = 1 this is the exact
+// birth–death answer. In the open loop the phase rate is further scaled by
+// 2 / (1 + cv²), the Allen–Cunneen M/G/S correction (an M/D/S queue waits
+// about half as long as M/M/S). Percentiles come from the mixture's CDF
+// (computed exactly through Poisson sums), never a normal approximation.
+#ifndef CAPPLAN_MODEL_QUEUEING_H_
+#define CAPPLAN_MODEL_QUEUEING_H_
+
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "model/step_time.h"
+
+namespace capplan::model {
+
+inline constexpr int kMaxSlots = 65536;
+inline constexpr int kMaxLoadPoints = 4096;
+inline constexpr int kMaxClosedLoopConcurrency = 16384;
+// Phases per inter-completion gap (see above).
+inline constexpr int kMaxPhasesPerCompletion = 16;
+// Closed loop: Erlang phases of the time to m completions, whose squared cv
+// is (1/m)·[(1 − m/(S+1))⁺ + cv²·min(1, m/(S+1))] — the m-th order statistic
+// of S residual lives (exponential-like when m << S, regular when m ≈ S).
+inline constexpr int kMaxErlangPhases = 64;
+// Open loop: probability mass beyond which the stationary tail is ignored.
+inline constexpr double kTailMassTolerance = 1e-12;
+
+enum class SlotBound {
+  kRunningRequestLimit,  // engine max_num_seqs / max_running_requests
+  kOperatorGate,         // a concurrency gate in front of the engine
+  kKvPool,               // KV pool tokens ÷ tokens per request
+  kStateSlots,           // linear-attention / Mamba state slots
+};
+const char* SlotBoundName(SlotBound bound);
+
+// Each limit is optional; at least one must be present.
+struct SlotLimits {
+  std::optional<int> max_running_requests;
+  std::optional<int> operator_concurrency_gate;
+  std::optional<double> kv_pool_tokens;
+  // KV tokens one request holds. Default: input + output·(1 + cv_o²), the
+  // mean over requests *in service* (long answers stay longer, so the
+  // requests holding the pool are length-biased); input + output when the
+  // output length does not vary.
+  std::optional<double> kv_tokens_per_request;
+  std::optional<int> state_slots;
+};
+
+struct Slots {
+  int slots = 0;
+  SlotBound bound = SlotBound::kRunningRequestLimit;
+};
+
+// S and the limit that sets it (ties go to the first in SlotBound order).
+// FAILED_PRECONDITION when the KV pool cannot hold one request.
+absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w);
+
+// μ(n) and the phase times for n = 1..S.
+class LoadDependentServer {
+ public:
+  static absl::StatusOr<LoadDependentServer> Create(const PerformanceModel& m,
+                                                    const Workload& w,
+                                                    const Slots& slots);
+
+  int slots() const { return slots_.slots; }
+  SlotBound slot_bound() const { return slots_.bound; }
+  const Workload& workload() const { return workload_; }
+  // μ(min(n, S)) for n >= 1, requests per second.
+  double CompletionRate(int n) const;
+  // Phase times with min(n, S) requests in service (n >= 1).
+  const RequestPhaseTimes& Phase(int n) const;
+  // μ(S): the largest sustainable request rate.
+  double SaturationRate() const { return CompletionRate(slots_.slots); }
+  // Coefficient of variation of one request's time in service at S.
+  double ServiceTimeCv() const { return service_cv_; }
+  // κ of the Erlang inter-completion gap.
+  int PhasesPerCompletion() const { return phases_; }
+  // Request-length spread: equal-probability nodes of the log-normal length
+  // laws (one node at the mean when cv = 0). Prefill seconds of input node j
+  // and life seconds of output node j with min(n, S) in service.
+  int LengthNodes() const { return static_cast<int>(input_ratio_1_.size()); }
+  double NodePrefillSeconds(int n, int j) const;
+  double NodeLifeSeconds(int n, int j) const;
+  // Time node j's prefill holds the prefill path: what its chunks add to
+  // their iterations beyond the others' decoding (prefill is compute-bound,
+  // so prefills packed into one iteration still take turns). The prefill
+  // stage is modelled as an M/G/1 queue with these service times.
+  double NodePrefillOccupancySeconds(int n, int j) const;
+
+ private:
+  Slots slots_;
+  Workload workload_;
+  std::vector<RequestPhaseTimes> phases_by_n_;  // index n − 1
+  std::vector<double> rate_by_n_;
+  double service_cv_ = 0;
+  int phases_ = 1;
+  // Prefill time of input node j relative to the mean input, at n = 1 and S.
+  std::vector<double> input_ratio_1_;
+  std::vector<double> input_ratio_s_;
+  std::vector<double> budget_share_1_;
+  std::vector<double> budget_share_s_;
+  std::vector<double> output_nodes_;  // output tokens of node j
+};
+
+// Number of equal-probability nodes used for a length law with cv > 0.
+inline constexpr int kLengthNodes = 8;
+
+// Equal-probability nodes of a log-normal law with the given mean and cv
+// (quantiles at (j + ½)/J, rescaled to keep the mean); {mean} when cv = 0.
+std::vector<double> LogNormalNodes(double mean, double cv, int nodes);
+
+struct LatencyPercentiles {
+  double mean_seconds = 0;
+  double p50_seconds = 0;
+  double p90_seconds = 0;
+  double p95_seconds = 0;
+  double p99_seconds = 0;
+};
+
+// One point of a load curve. Exactly one of concurrency / arrival_rate_rps.
+struct LoadPoint {
+  std::optional<int> concurrency;
+  std::optional<double> arrival_rate_rps;
+  // Open loop: λ < μ(S). Closed loop: always true.
+  bool stable = true;
+  // Throughput ÷ μ(S); the offered ρ = λ / μ(S) for open-loop points.
+  double utilization = 0;
+  double requests_per_second = 0;
+  double output_tokens_per_second = 0;
+  double mean_batch_size = 0;  // requests in service
+  // Requests waiting for a slot; absent when unstable.
+  std::optional<double> mean_queue_length;
+  // Share of arrivals that find every slot taken.
+  double slot_wait_probability = 0;
+  // Absent when unstable.
+  std::optional<LatencyPercentiles> ttft;
+  std::optional<LatencyPercentiles> e2e;
+  std::optional<double> tpot_seconds;
+  double load() const;  // concurrency or arrival rate
+};
+
+// Closed loop at each concurrency (strictly increasing, 1..16384, at most
+// 4096 points) with mean think time Z >= 0 seconds.
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
+    const LoadDependentServer& server, absl::Span<const int> concurrencies,
+    double think_time_seconds);
+
+// Open loop at each arrival rate (strictly increasing, > 0, at most 4096).
+// Points with λ >= μ(S) come back stable = false, without latency figures.
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
+    const LoadDependentServer& server, absl::Span<const double> rates_rps);
+
+// ---------------------------------------------------------------- analysis
+
+struct KneeOptions {
+  // TTFT p95 above flat_ratio × the lowest load's TTFT p95 has left the
+  // flat region.
+  double flat_ratio = 2.0;
+};
+
+struct Knee {
+  int last_flat_index = 0;
+  int first_steep_index = 0;
+  // Load where TTFT p95 crosses flat_ratio × base, interpolated linearly
+  // between the two points (the steep point's load when it is unstable).
+  double load = 0;
+};
+
+// nullopt: TTFT stays flat over the whole curve. INVALID_ARGUMENT for an
+// empty curve, flat_ratio <= 1, or a first point without TTFT.
+absl::StatusOr<std::optional<Knee>> FindKnee(
+    const std::vector<LoadPoint>& points, const KneeOptions& options = {});
+
+struct Slo {
+  std::optional<double> ttft_p95_seconds;
+  std::optional<double> tpot_seconds;
+  std::optional<double> e2e_p95_seconds;
+};
+absl::Status ValidateSlo(const Slo& slo);
+
+enum class BindingLimit {
+  kLoadRange,  // every point passes: the requested range ends first
+  kTtftP95,
+  kTpot,
+  kE2eP95,
+  kSlotWait,   // requests would wait for a slot
+  kStability,  // λ >= μ(S)
+};
+const char* BindingLimitName(BindingLimit limit);
+
+struct SafetyOptions {
+  // "Nothing waits for a slot": at most this share of arrivals may find all
+  // slots busy (0 in a closed loop means N <= S when Z = 0).
+  double max_slot_wait_probability = 0.01;
+};
+
+struct SafeOperatingPoint {
+  // Last point of the initial run of points meeting every condition; absent
+  // when the first point already fails.
+  std::optional<int> index;
+  // Why the next point (or the first) fails.
+  BindingLimit binding = BindingLimit::kLoadRange;
+};
+
+absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
+    const std::vector<LoadPoint>& points, const Slo& slo,
+    const SafetyOptions& options = {});
+
+// ----------------------------------------------------- distribution helpers
+// Exposed for tests.
+
+// Prefill stage as a G/G/1 queue: arrival rate λ with squared cv c_a² (1 for
+// Poisson) and service times S_j with equal weights. Returns {P(wait) = ρ,
+// rate of the conditional exponential wait} with the Pollaczek–Khinchine
+// mean λ·E[S²] / (2(1 − ρ)) scaled by Kingman's (c_a² + c_s²)/(1 + c_s²);
+// ρ = λ·E[S] capped at kMaxPrefillUtilization.
+struct PrefillQueue {
+  double wait_probability = 0;
+  double wait_rate = 0;
+};
+PrefillQueue PrefillStageQueue(double arrival_rate_rps,
+                               const std::vector<double>& service_seconds,
+                               double arrival_cv2);
+inline constexpr double kMaxPrefillUtilization = 0.995;
+
+// Law of the waiting time W for a slot, in one of two forms:
+//  * geometric (open loop): M completions with P(M = m) = (1 − r)·r^(m − 1),
+//    each an Erlang(κ) gap of phase rate κ·θ, so W | M ~ Erlang(M·κ, κ·θ);
+//    the CDF is E[1 − r^floor(N/κ)] with N ~ Poisson(κ·θ·t), summed exactly;
+//  * explicit (closed loop): a mixture of Erlang laws, one per M.
+struct WaitLaw {
+  std::optional<double> geometric_ratio;
+  double phase_rate = 0;  // κ·θ (per second), > 0
+  int phases_per_completion = 1;
+  struct Erlang {
+    double weight = 0;
+    int phases = 1;
+    double rate = 0;  // per phase, per second
+  };
+  std::vector<Erlang> erlangs;
+};
+// P(Erlang(k, rate) <= t) = P(Poisson(rate·t) >= k).
+double ErlangCdf(int phases, double rate, double t);
+// P(W <= t).
+double WaitCdf(const WaitLaw& law, double t);
+
+// A TTFT (or e2e) law: a mixture of "offset + Uniform(0, width)" atoms for
+// arrivals that find a free slot, and "offset + W" branches (one shared wait
+// law W) for those that wait.
+struct LatencyLaw {
+  struct Atom {
+    double weight = 0;
+    double offset_seconds = 0;
+    double uniform_width_seconds = 0;
+  };
+  struct WaitBranch {
+    double weight = 0;
+    double offset_seconds = 0;
+  };
+  std::vector<Atom> atoms;
+  std::vector<WaitBranch> waits;
+  WaitLaw wait;
+  // Prefill-stage queueing added to every atom: with probability
+  // prefill_wait_probability an Exp(prefill_wait_rate) delay (the M/G/1
+  // waiting law with its Pollaczek–Khinchine mean).
+  double prefill_wait_probability = 0;
+  double prefill_wait_rate = 0;
+};
+double LatencyCdf(const LatencyLaw& law, double t);
+// Smallest t with CDF(t) >= q (bisection to a relative 1e-9).
+double LatencyQuantile(const LatencyLaw& law, double q);
+double LatencyMean(const LatencyLaw& law);
+
+}  // namespace capplan::model
+
+#endif  // CAPPLAN_MODEL_QUEUEING_H_

@@ -1,0 +1,188 @@
+#include "model/simulator.h"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "model/queueing.h"
+#include "tests/model/perf_scenarios.h"
+
+namespace capplan::model {
+namespace {
+
+using testing::DenseInputs;
+using testing::MoeInputs;
+using testing::RandomScenario;
+using testing::Scenario;
+using testing::TypicalCoefficients;
+
+SimulationConfig BaseConfig() {
+  SimulationConfig c;
+  c.model.inputs = DenseInputs();
+  c.model.coefficients = TypicalCoefficients();
+  c.model.scheduler.max_batched_tokens = 4096;
+  c.workload.input_tokens = 1000;
+  c.workload.output_tokens = 200;
+  c.limits.max_running_requests = 16;
+  c.limits.kv_pool_tokens = 1e6;
+  c.concurrency = 4;
+  c.measured_requests = 400;
+  c.warmup_requests = 50;
+  return c;
+}
+
+TEST(Simulator, SameSeedGivesIdenticalResults) {
+  SimulationConfig c = BaseConfig();
+  c.workload.output_tokens_cv = 0.5;
+  c.think_time_seconds = 1.0;
+  c.seed = 42;
+  absl::StatusOr<SimulationResult> a = Simulate(c);
+  absl::StatusOr<SimulationResult> b = Simulate(c);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->ttft.p95_seconds, b->ttft.p95_seconds);
+  EXPECT_EQ(a->requests_per_second, b->requests_per_second);
+  EXPECT_EQ(a->iterations, b->iterations);
+  c.seed = 43;
+  absl::StatusOr<SimulationResult> d = Simulate(c);
+  ASSERT_TRUE(d.ok());
+  EXPECT_NE(a->ttft.p95_seconds, d->ttft.p95_seconds);
+}
+
+TEST(Simulator, SingleUserMatchesHandComputedSteps) {
+  // One user, fixed lengths, one prefill step: TTFT = T(0, I) and each of the
+  // o − 1 decode steps is T(1, 0) at the growing context.
+  SimulationConfig c = BaseConfig();
+  c.concurrency = 1;
+  c.measured_requests = 5;
+  c.warmup_requests = 0;
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  StepShape prefill;
+  prefill.prefill_tokens = 1000;
+  prefill.prefill_sequences = 1;
+  prefill.prefill_context_tokens = 500;
+  const double t_prefill = StepSeconds(
+      c.model.coefficients, ComputeStepFeatures(c.model.inputs, prefill));
+  double t_decode = 0;
+  for (int g = 1; g < 200; ++g) {
+    StepShape d;
+    d.decode_sequences = 1;
+    d.decode_context_tokens = 1000 + g;
+    t_decode += StepSeconds(c.model.coefficients,
+                            ComputeStepFeatures(c.model.inputs, d));
+  }
+  EXPECT_NEAR(r->ttft.p50_seconds, t_prefill, 1e-9);
+  EXPECT_NEAR(r->e2e.p50_seconds, t_prefill + t_decode, 1e-9);
+  EXPECT_NEAR(r->tpot_mean_seconds, t_decode / 199, 1e-9);
+  EXPECT_NEAR(r->requests_per_second, 1.0 / (t_prefill + t_decode), 1e-6);
+}
+
+TEST(Simulator, KvPoolLimitsConcurrencyAndQueues) {
+  SimulationConfig c = BaseConfig();
+  c.concurrency = 12;
+  c.limits.kv_pool_tokens = 4 * 1200.0;  // four requests fit
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_LE(r->mean_batch_size, 4.0 + 1e-9);
+  EXPECT_GT(r->mean_batch_size, 3.5);
+  EXPECT_NEAR(r->mean_queue_length, 8.0, 0.6);
+}
+
+TEST(Simulator, OpenLoopOverloadReportsSaturation) {
+  SimulationConfig c = BaseConfig();
+  c.concurrency.reset();
+  c.arrival_rate_rps = 1000.0;
+  c.measured_requests = 200000;
+  c.warmup_requests = 0;
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->saturated);
+}
+
+TEST(Simulator, RejectsBothLoadsAndNone) {
+  SimulationConfig c = BaseConfig();
+  c.arrival_rate_rps = 1.0;
+  EXPECT_EQ(Simulate(c).status().code(), absl::StatusCode::kInvalidArgument);
+  c.concurrency.reset();
+  c.arrival_rate_rps.reset();
+  EXPECT_EQ(Simulate(c).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Simulator, RejectsNegativeThinkTimeNamingTheField) {
+  SimulationConfig c = BaseConfig();
+  c.think_time_seconds = -1;
+  absl::Status s = Simulate(c).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("SimulationConfig.think_time_seconds = -1"),
+            std::string::npos)
+      << s;
+}
+
+// The analytical model against its oracle on randomised scenarios.
+TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
+  constexpr int kScenarios = 60;
+  constexpr double kTolerance = 0.15;
+  int agree = 0;
+  int runs = 0;
+  std::printf(
+      "%3s %-6s %4s %5s %5s %5s %4s %6s | %9s %9s %6s | %8s %8s %6s | %6s %6s %6s %6s\n", "id",
+      "loop", "S", "in", "out", "load", "kap", "rho", "ttft95_an", "ttft95_sim",
+      "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "nq_an", "nq_sim");
+  for (int i = 0; i < kScenarios; ++i) {
+    Scenario sc = RandomScenario(1000 + i);
+    absl::StatusOr<Slots> slots = ComputeSlots(sc.limits, sc.workload);
+    ASSERT_TRUE(slots.ok()) << slots.status();
+    absl::StatusOr<LoadDependentServer> server =
+        LoadDependentServer::Create(sc.model, sc.workload, *slots);
+    ASSERT_TRUE(server.ok()) << server.status();
+    absl::StatusOr<std::vector<LoadPoint>> curve;
+    if (sc.concurrency) {
+      curve = ClosedLoopCurve(*server, {*sc.concurrency}, sc.think_time_seconds);
+    } else {
+      sc.arrival_rate_rps = sc.target_rho * server->SaturationRate();
+      curve = OpenLoopCurve(*server, {*sc.arrival_rate_rps});
+    }
+    ASSERT_TRUE(curve.ok()) << curve.status();
+    const LoadPoint& p = curve->front();
+    ASSERT_TRUE(p.stable);
+    SimulationConfig sim;
+    sim.model = sc.model;
+    sim.workload = sc.workload;
+    sim.limits = sc.limits;
+    sim.concurrency = sc.concurrency;
+    sim.think_time_seconds = sc.think_time_seconds;
+    sim.arrival_rate_rps = sc.arrival_rate_rps;
+    sim.measured_requests = 12000;
+    sim.warmup_requests = 500;
+    sim.seed = 77 + i;
+    absl::StatusOr<SimulationResult> r = Simulate(sim);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const double e_ttft =
+        p.ttft->p95_seconds / r->ttft.p95_seconds - 1.0;
+    const double e_rps = p.requests_per_second / r->requests_per_second - 1.0;
+    const bool ok =
+        std::abs(e_ttft) <= kTolerance && std::abs(e_rps) <= kTolerance;
+    agree += ok;
+    ++runs;
+    std::printf(
+        "%3d %-6s %4d %5.0f %5.0f %5.2f %4d %6.3f | %9.4f %9.4f %+6.1f%% | "
+        "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.2f %6.2f %s\n",
+        i, sc.concurrency ? "closed" : "open", slots->slots,
+        sc.workload.input_tokens, sc.workload.output_tokens,
+        sc.concurrency ? static_cast<double>(*sc.concurrency)
+                       : *sc.arrival_rate_rps,
+        server->PhasesPerCompletion(), p.utilization, p.ttft->p95_seconds,
+        r->ttft.p95_seconds, 100 * e_ttft, p.requests_per_second,
+        r->requests_per_second, 100 * e_rps, p.mean_batch_size,
+        r->mean_batch_size, p.mean_queue_length.value_or(-1),
+        r->mean_queue_length, ok ? "" : "<-- disagree");
+  }
+  std::printf("agreement: %d / %d scenarios within %.0f%%\n", agree, runs,
+              100 * kTolerance);
+  EXPECT_GE(agree, static_cast<int>(std::ceil(0.9 * runs)));
+}
+
+}  // namespace
+}  // namespace capplan::model
