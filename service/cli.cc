@@ -1,0 +1,383 @@
+#include "service/cli.h"
+
+#include <memory>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "service/cli_args.h"
+#include "service/cli_format.h"
+#include "service/planner.h"
+#include "service/remote_planner.h"
+#include "service/status_util.h"
+
+namespace capplan::service {
+namespace {
+
+constexpr char kUsage[] = R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
+
+Catalogue:
+  capplan hardware list [--vendor NAME]      GPUs in the catalogue
+  capplan hardware get ID                     one GPU with its sources
+  capplan models list [--family NAME]        models, with computed parameter counts
+  capplan models get ID|HF_REPO_ID            one model
+  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang]
+  capplan baselines get ID                    one measured baseline
+
+Options:
+  --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
+  --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)
+  --json               print the response message as JSON (snake_case field names)
+  --timeout-seconds S  RPC deadline in --server mode (default 10)
+
+Exit codes: 0 success, 1 a FAIL verdict, 2 invalid input, unknown id or unreachable server.
+)";
+
+struct Context {
+  CliArgs args;
+  std::unique_ptr<PlannerApi> planner;
+  std::shared_ptr<const Catalog> local_catalog;  // offline mode only
+  std::ostream& out;
+  bool json;
+};
+
+absl::Status PrintJson(const google::protobuf::Message& message,
+                       std::ostream& out) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::string json, ToJson(message));
+  out << json << "\n";
+  return absl::OkStatus();
+}
+
+std::string EngineName(v1::EngineKind kind) {
+  switch (kind) {
+    case v1::ENGINE_KIND_VLLM: return "vllm";
+    case v1::ENGINE_KIND_SGLANG: return "sglang";
+    default: return "-";
+  }
+}
+
+absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
+  std::string lower = absl::AsciiStrToLower(text);
+  if (lower == "vllm") return v1::ENGINE_KIND_VLLM;
+  if (lower == "sglang") return v1::ENGINE_KIND_SGLANG;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--engine = %s; must be vllm or sglang", text));
+}
+
+absl::StatusOr<std::string> OneId(const Context& ctx, absl::string_view what) {
+  const auto& pos = ctx.args.positional();
+  if (pos.size() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("usage: capplan %s get ID", what));
+  }
+  return pos[2];
+}
+
+double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format) {
+  for (const v1::PeakCompute& peak : hardware.peak_compute()) {
+    if (peak.format() == format) return peak.dense_flops_per_second();
+  }
+  return 0;
+}
+
+std::string LinkName(const v1::Interconnect& link) {
+  switch (link.kind()) {
+    case v1::LINK_KIND_NVLINK:
+      return absl::StrFormat("NVLink %s GB/s",
+                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+    case v1::LINK_KIND_XGMI:
+      return absl::StrFormat("xGMI %s GB/s",
+                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+    case v1::LINK_KIND_PCIE:
+      return absl::StrFormat("PCIe %d%s", link.pcie_generation(),
+                             link.peer_to_peer() ? "" : " no-P2P");
+    case v1::LINK_KIND_NVLINK_C2C: return "NVLink-C2C";
+    case v1::LINK_KIND_NONE: return "none";
+    default: return "-";
+  }
+}
+
+absl::Status Hardware(Context& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListHardwareRequest request;
+    request.set_vendor(ctx.args.Get("vendor").value_or(""));
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListHardware(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "NAME", "MEMORY (GiB)", "USABLE (GiB)",
+                     "BANDWIDTH (TB/s)", "BF16 (TFLOP/s)", "FP8 (TFLOP/s)",
+                     "LINK"});
+    for (const v1::Hardware& h : response.hardware()) {
+      table.AddRow({h.id(), h.name(), FormatGiB(h.memory_bytes()),
+                    FormatGiB(h.usable_memory_bytes()),
+                    FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2),
+                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_BF16), 1e12, 0),
+                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_FP8), 1e12, 0),
+                    LinkName(h.intra_node())});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "hardware"));
+    v1::GetHardwareRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::Hardware h, ctx.planner->GetHardware(request));
+    if (ctx.json) return PrintJson(h, ctx.out);
+    TextTable table({"FIELD", "VALUE"});
+    table.AddRow({"id", h.id()});
+    table.AddRow({"name", absl::StrCat(h.vendor(), " ", h.name())});
+    table.AddRow({"architecture", h.architecture()});
+    table.AddRow({"memory", FormatGiB(h.memory_bytes()) + " GiB"});
+    table.AddRow({"usable memory", FormatGiB(h.usable_memory_bytes()) + " GiB"});
+    table.AddRow({"memory bandwidth",
+                  FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2) + " TB/s"});
+    for (const v1::PeakCompute& peak : h.peak_compute()) {
+      std::string format = v1::NumberFormat_Name(peak.format());
+      table.AddRow({absl::StrCat("dense ", format.substr(format.rfind('_') + 1)),
+                    FormatScaled(peak.dense_flops_per_second(), 1e12, 1) + " TFLOP/s"});
+    }
+    table.AddRow({"intra-node link", LinkName(h.intra_node())});
+    table.AddRow({"unified memory", h.unified_memory() ? "yes" : "no"});
+    table.Print(ctx.out);
+    ctx.out << "\nsources:\n";
+    for (const v1::Citation& c : h.sources()) {
+      ctx.out << "  " << absl::StrJoin(c.fields(), ", ") << ": " << c.document()
+              << (c.note().empty() ? "" : " (" + c.note() + ")") << "\n";
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan hardware list|get ID");
+}
+
+std::string FormatParams(uint64_t params) {
+  return params == 0 ? "-" : absl::StrFormat("%.2f", params / 1e9);
+}
+
+std::string FormatName(const v1::Model& m) {
+  if (!m.has_quantization()) {
+    std::string dtype = v1::NumberFormat_Name(m.native_dtype());
+    return absl::AsciiStrToLower(dtype.substr(dtype.rfind('_') + 1));
+  }
+  std::string format = v1::WeightFormat_Name(m.quantization().format());
+  return absl::AsciiStrToLower(format.substr(std::string("WEIGHT_FORMAT_").size()));
+}
+
+absl::Status Models(Context& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListModelsRequest request;
+    request.set_family(ctx.args.Get("family").value_or(""));
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListModels(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "HF REPO", "LAYERS", "PARAMS (B)", "ACTIVE (B)",
+                     "CONTEXT (tokens)", "WEIGHTS"});
+    for (const v1::ModelInfo& info : response.models()) {
+      const v1::Model& m = info.model();
+      table.AddRow({m.id(), m.hf_repo_id(), absl::StrCat(info.derived().num_layers()),
+                    FormatParams(info.derived().total_parameters()),
+                    FormatParams(info.derived().active_parameters_per_token()),
+                    FormatCount(static_cast<double>(m.native_context_tokens())),
+                    FormatName(m)});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "models"));
+    v1::GetModelRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::ModelInfo info, ctx.planner->GetModel(request));
+    if (ctx.json) return PrintJson(info, ctx.out);
+    const v1::Model& m = info.model();
+    const v1::ModelDerived& d = info.derived();
+    TextTable table({"FIELD", "VALUE"});
+    table.AddRow({"id", m.id()});
+    table.AddRow({"hf repo", m.hf_repo_id()});
+    table.AddRow({"family", m.family()});
+    table.AddRow({"layers", absl::StrCat(d.num_layers())});
+    table.AddRow({"hidden size", absl::StrCat(m.hidden_size())});
+    table.AddRow({"attention heads / kv heads",
+                  absl::StrCat(m.num_attention_heads(), " / ", m.num_kv_heads())});
+    if (m.has_moe()) {
+      table.AddRow({"experts (routed, per token, shared)",
+                    absl::StrCat(m.moe().num_routed_experts(), ", ",
+                                 m.moe().experts_per_token(), ", ",
+                                 m.moe().num_shared_experts())});
+    }
+    table.AddRow({"parameters (computed)", FormatParams(d.total_parameters()) + " B"});
+    table.AddRow({"active per token (computed)",
+                  FormatParams(d.active_parameters_per_token()) + " B"});
+    table.AddRow({"KV per token at 16 bit",
+                  d.kv_bytes_per_token_bf16() == 0
+                      ? "-"
+                      : FormatCount(static_cast<double>(d.kv_bytes_per_token_bf16())) + " bytes"});
+    if (d.state_bytes_per_request() > 0) {
+      table.AddRow({"state per request",
+                    FormatCount(static_cast<double>(d.state_bytes_per_request())) + " bytes"});
+    }
+    table.AddRow({"native context",
+                  FormatCount(static_cast<double>(m.native_context_tokens())) + " tokens"});
+    table.AddRow({"weights", FormatName(m)});
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan models list|get ID");
+}
+
+std::string Seconds(const v1::LatencyFigures& f) {
+  auto fmt = [](double s) { return absl::StrFormat("%.3f", s); };
+  if (f.has_p50_seconds()) return fmt(f.p50_seconds());
+  if (f.has_reported_seconds()) return fmt(f.reported_seconds());
+  if (f.has_mean_seconds()) return fmt(f.mean_seconds());
+  return "-";
+}
+
+void PrintBaseline(const v1::Baseline& b, std::ostream& out) {
+  const v1::DeploymentConfig& d = b.deployment();
+  out << b.id() << ": " << b.title() << "\n"
+      << "  source:    " << b.provenance().source_document()
+      << (b.provenance().section().empty() ? "" : ", " + b.provenance().section())
+      << "\n"
+      << "  model:     " << d.model_id() << "\n"
+      << "  hardware:  " << d.gpu_count() << " x "
+      << (d.hardware_id().empty() ? d.hardware_description() : d.hardware_id())
+      << "\n"
+      << "  engine:    " << EngineName(d.engine().kind())
+      << (d.engine().version().empty() ? "" : " " + d.engine().version())
+      << ", tp " << std::max<uint32_t>(1, d.parallelism().tp()) << "\n";
+  for (const v1::KvPool& pool : b.kv_pools()) {
+    out << "  KV pool:   " << FormatCount(static_cast<double>(pool.tokens()))
+        << " tokens (" << pool.name() << ")\n";
+  }
+  for (const v1::Sweep& sweep : b.sweeps()) {
+    out << "\n  sweep " << sweep.name() << ": " << sweep.description() << "\n";
+    TextTable table({"CONCURRENCY", "RATE (req/s)", "OUTPUT (tok/s)",
+                     "PER USER (tok/s)", "REQ/S", "TTFT p50 (s)",
+                     "TTFT p95 (s)", "E2E (s)", "LABEL"});
+    for (const v1::SweepRow& row : sweep.rows()) {
+      auto opt = [](bool has, double v, int decimals) {
+        return has ? absl::StrFormat("%.*f", decimals, v) : std::string("-");
+      };
+      table.AddRow({row.has_concurrency() ? absl::StrCat(row.concurrency()) : "-",
+                    opt(row.has_arrival_rate_rps(), row.arrival_rate_rps(), 2),
+                    opt(row.has_output_tokens_per_second(), row.output_tokens_per_second(), 1),
+                    opt(row.has_per_user_output_tokens_per_second(),
+                        row.per_user_output_tokens_per_second(), 2),
+                    opt(row.has_requests_per_second(), row.requests_per_second(), 2),
+                    Seconds(row.ttft()),
+                    row.ttft().has_p95_seconds() ? absl::StrFormat("%.3f", row.ttft().p95_seconds()) : "-",
+                    Seconds(row.e2e()), row.label()});
+    }
+    table.Print(out);
+  }
+  out << "\n  (--json prints every figure of the baseline)\n";
+}
+
+absl::Status Baselines(Context& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListBaselinesRequest request;
+    request.set_hardware_id(ctx.args.Get("hardware").value_or(""));
+    request.set_model_id(ctx.args.Get("model").value_or(""));
+    if (auto engine = ctx.args.Get("engine")) {
+      CAPPLAN_ASSIGN_OR_RETURN(v1::EngineKind kind, ParseEngine(*engine));
+      request.set_engine(kind);
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListBaselines(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "MODEL", "HARDWARE", "GPUS", "ENGINE", "SOURCE"});
+    for (const v1::Baseline& b : response.baselines()) {
+      const v1::DeploymentConfig& d = b.deployment();
+      table.AddRow({b.id(), d.model_id(),
+                    d.hardware_id().empty() ? "(unspecified)" : d.hardware_id(),
+                    absl::StrCat(d.gpu_count()), EngineName(d.engine().kind()),
+                    b.provenance().source_document()});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "baselines"));
+    v1::GetBaselineRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::Baseline b, ctx.planner->GetBaseline(request));
+    if (ctx.json) return PrintJson(b, ctx.out);
+    PrintBaseline(b, ctx.out);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan baselines list|get ID");
+}
+
+int ExitCodeFor(const absl::Status& status) {
+  return status.ok() ? kExitOk : kExitInvalid;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out,
+           std::ostream& err) {
+  absl::StatusOr<CliArgs> parsed = CliArgs::Parse(
+      args, {"json", "help"},
+      {"server", "data-dir", "timeout-seconds", "vendor", "family", "hardware",
+       "model", "engine"});
+  if (!parsed.ok()) {
+    err << "capplan: " << parsed.status().message() << "\n";
+    return kExitInvalid;
+  }
+  if (parsed->Has("help") || parsed->positional().empty()) {
+    (parsed->Has("help") ? out : err) << kUsage;
+    return parsed->Has("help") ? kExitOk : kExitInvalid;
+  }
+  Context ctx{*std::move(parsed), nullptr, nullptr, out, false};
+  ctx.json = ctx.args.Has("json");
+  absl::StatusOr<std::optional<int64_t>> timeout =
+      ctx.args.GetInt("timeout-seconds", 1);
+  if (!timeout.ok()) {
+    err << "capplan: " << timeout.status().message() << "\n";
+    return kExitInvalid;
+  }
+  if (auto server = ctx.args.Get("server")) {
+    if (ctx.args.Has("data-dir")) {
+      err << "capplan: --server and --data-dir exclude each other\n";
+      return kExitInvalid;
+    }
+    ctx.planner = std::make_unique<RemotePlanner>(
+        *server, absl::Seconds(timeout->value_or(10)));
+  } else {
+    std::string dir = ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR);
+    absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
+        Catalog::LoadFromDirectory(dir);
+    if (!catalog.ok()) {
+      err << "capplan: catalogue " << dir << " is invalid:\n"
+          << catalog.status().message() << "\n";
+      return kExitInvalid;
+    }
+    ctx.local_catalog = *catalog;
+    ctx.planner = std::make_unique<Planner>(*catalog);
+  }
+
+  const std::string& command = ctx.args.positional()[0];
+  absl::Status status;
+  if (command == "hardware") {
+    status = Hardware(ctx);
+  } else if (command == "models") {
+    status = Models(ctx);
+  } else if (command == "baselines") {
+    status = Baselines(ctx);
+  } else {
+    status = absl::InvalidArgumentError(
+        absl::StrCat("unknown command '", command, "' (see capplan --help)"));
+  }
+  if (!status.ok()) {
+    err << "capplan: " << absl::StatusCodeToString(status.code()) << ": "
+        << status.message() << "\n";
+  }
+  return ExitCodeFor(status);
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,56 @@
+#include "service/planner_grpc_service.h"
+
+#include "service/status_util.h"
+
+namespace capplan::service {
+namespace {
+
+// Calls one planner operation and maps its result onto the RPC.
+template <typename Request, typename Response, typename Method>
+grpc::Status Handle(PlannerApi* planner, Method method, const Request* request,
+                    Response* response) {
+  absl::StatusOr<Response> result = (planner->*method)(*request);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status PlannerGrpcService::ListHardware(
+    grpc::ServerContext*, const v1::ListHardwareRequest* request,
+    v1::ListHardwareResponse* response) {
+  return Handle(planner_, &PlannerApi::ListHardware, request, response);
+}
+
+grpc::Status PlannerGrpcService::GetHardware(
+    grpc::ServerContext*, const v1::GetHardwareRequest* request,
+    v1::Hardware* response) {
+  return Handle(planner_, &PlannerApi::GetHardware, request, response);
+}
+
+grpc::Status PlannerGrpcService::ListModels(grpc::ServerContext*,
+                                            const v1::ListModelsRequest* request,
+                                            v1::ListModelsResponse* response) {
+  return Handle(planner_, &PlannerApi::ListModels, request, response);
+}
+
+grpc::Status PlannerGrpcService::GetModel(grpc::ServerContext*,
+                                          const v1::GetModelRequest* request,
+                                          v1::ModelInfo* response) {
+  return Handle(planner_, &PlannerApi::GetModel, request, response);
+}
+
+grpc::Status PlannerGrpcService::ListBaselines(
+    grpc::ServerContext*, const v1::ListBaselinesRequest* request,
+    v1::ListBaselinesResponse* response) {
+  return Handle(planner_, &PlannerApi::ListBaselines, request, response);
+}
+
+grpc::Status PlannerGrpcService::GetBaseline(
+    grpc::ServerContext*, const v1::GetBaselineRequest* request,
+    v1::Baseline* response) {
+  return Handle(planner_, &PlannerApi::GetBaseline, request, response);
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,121 @@
+#include "service/cli.h"
+
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "service/server.h"
+#include "tests/service/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using ::capplan::testing::TempDir;
+using ::capplan::testing::WriteMiniCatalogue;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunCapplan(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteMiniCatalogue(dir_);
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.metrics_address = "";
+    options.data_dir = dir_.path().string();
+    auto server = PlannerServer::Create(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::vector<std::string> Offline(std::vector<std::string> args) {
+    args.push_back("--data-dir=" + dir_.path().string());
+    return args;
+  }
+  std::vector<std::string> Online(std::vector<std::string> args) {
+    args.push_back("--server");
+    args.push_back("127.0.0.1:" + std::to_string(server_->port()));
+    return args;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<PlannerServer> server_;
+};
+
+TEST_F(CliTest, OfflineAndServerAnswersAreIdentical) {
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{
+           {"hardware", "list"}, {"hardware", "get", "test-gpu-24gb"},
+           {"models", "list"}, {"models", "get", "Test/Test-Model-1B"},
+           {"baselines", "list"}, {"baselines", "get", "test-baseline"},
+           {"baselines", "list", "--json"}, {"models", "get", "nope"}}) {
+    Result offline = RunCapplan(Offline(command));
+    Result online = RunCapplan(Online(command));
+    EXPECT_EQ(offline.code, online.code) << command[0] << " " << command[1];
+    EXPECT_EQ(offline.out, online.out) << command[0] << " " << command[1];
+    EXPECT_EQ(offline.err, online.err) << command[0] << " " << command[1];
+  }
+}
+
+TEST_F(CliTest, JsonKeepsSnakeCaseFieldNames) {
+  Result r = RunCapplan(Offline({"baselines", "get", "test-baseline", "--json"}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"output_tokens_per_second\": 50"));
+  EXPECT_THAT(r.out, HasSubstr("\"hardware_id\": \"test-gpu-24gb\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("outputTokensPerSecond")));
+}
+
+TEST_F(CliTest, TablesCarryUnits) {
+  Result r = RunCapplan(Offline({"hardware", "list"}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("MEMORY (GiB)"));
+  EXPECT_THAT(r.out, HasSubstr("24.00"));
+  EXPECT_THAT(r.out, HasSubstr("BANDWIDTH (TB/s)"));
+}
+
+TEST_F(CliTest, UnknownIdExitsTwoWithReason) {
+  Result r = RunCapplan(Offline({"hardware", "get", "nope"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND: hardware 'nope' is not in the catalogue"));
+}
+
+TEST_F(CliTest, UnknownFlagIsRejected) {
+  Result r = RunCapplan(Offline({"hardware", "list", "--vendr", "x"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --vendr"));
+}
+
+TEST_F(CliTest, UnreachableServerExitsTwo) {
+  // Port 1 on loopback: nothing listens there.
+  Result r = RunCapplan({"hardware", "list", "--server", "127.0.0.1:1", "--timeout-seconds", "2"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("server 127.0.0.1:1 unreachable"));
+}
+
+TEST_F(CliTest, BadCatalogueNamesTheFile) {
+  dir_.Write("models/bad.txtpb", "# proto-message: Model\nid: \"bad\" hidden_size: x\n");
+  Result r = RunCapplan(Offline({"models", "list"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("models/bad.txtpb:2:24:"));
+}
+
+TEST(Cli, HelpPrintsUsageAndExitsZero) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCli({"--help"}, out, err), kExitOk);
+  EXPECT_THAT(out.str(), HasSubstr("usage: capplan"));
+}
+
+}  // namespace
+}  // namespace capplan::service
