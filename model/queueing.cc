@@ -515,7 +515,10 @@ void AddWaitBranches(const LoadDependentServer& server, double weight,
   }
 }
 
-// The prefill stage's M/G/1 queueing, evaluated at the mean population.
+// The prefill stage's queueing, evaluated at the mean population. Arrivals
+// to the prefill stage are taken as Poisson in both loops (c_a² = 1): over
+// the short time scale of a prefill the superposition of many users' cycles
+// looks Poisson.
 void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
                        double mean_in_service, double arrival_cv2,
                        LatencyLaw* ttft, LatencyLaw* e2e) {
@@ -527,11 +530,11 @@ void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
   }
   const PrefillQueue q = PrefillStageQueue(rate_rps, service, arrival_cv2);
   if (!(q.wait_rate > 0)) return;
-  const double mean_wait = q.wait_probability / q.wait_rate;
+  // Arrivals that waited for a slot are admitted one per completion, spaced
+  // out, so the prefill-stage queueing applies to the atoms only.
   for (LatencyLaw* law : {ttft, e2e}) {
     law->prefill_wait_probability = q.wait_probability;
     law->prefill_wait_rate = q.wait_rate;
-    for (LatencyLaw::WaitBranch& b : law->waits) b.offset_seconds += mean_wait;
   }
 }
 
@@ -580,12 +583,16 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
   return p;
 }
 
-// Closed-loop arrival-process variability for the prefill stage: a cycle is
-// an exponential think time plus a time in service with the given cv.
-double ClosedArrivalCv2(double z, double r, double cv_r) {
-  const double cycle = z + r;
-  if (!(cycle > 0)) return 1.0;
-  return std::min(1.0, (z * z + cv_r * cv_r * r * r) / (cycle * cycle));
+// The time to m completions at rate μ(S) as an Erlang law whose squared cv is
+// (1/m)·[(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))] (see kMaxErlangPhases).
+WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
+                               double weight) {
+  const double frac = std::min(1.0, m / (s + 1.0));
+  const double cv2 = (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
+  const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
+                                     1, kMaxErlangPhases)
+                        : kMaxErlangPhases;
+  return WaitLaw::Erlang{weight, k, k * mu_s / m};
 }
 
 }  // namespace
@@ -653,14 +660,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       if (w <= 0) continue;
       wait_w += w;
       // Waits for m = j − S + 1 completions at rate μ(S).
-      const int m = j - s + 1;
-      const double frac = std::min(1.0, m / (s + 1.0));
-      const double cv2 =
-          (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
-      const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
-                                         1, kMaxErlangPhases)
-                            : kMaxErlangPhases;
-      ttft.wait.erlangs.push_back({w, k, k * mu_s / m});
+      ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w));
     }
     pt.slot_wait_probability = wait_w;
     if (wait_w > 0) {
@@ -668,7 +668,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       e2e.wait = ttft.wait;
       AddWaitBranches(server, wait_w, &ttft, &e2e);
     }
-    ApplyPrefillQueue(server, x, in_service, ClosedArrivalCv2(z, r, cv_r),
+    ApplyPrefillQueue(server, x, in_service, 1.0,
                       &ttft, &e2e);
     pt.ttft = Summarise(ttft);
     pt.e2e = Summarise(e2e);

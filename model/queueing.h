@@ -286,7 +286,8 @@ struct LatencyLaw {
   std::vector<Atom> atoms;
   std::vector<WaitBranch> waits;
   WaitLaw wait;
-  // Prefill-stage queueing added to every atom: with probability
+  // Prefill-stage queueing added to every atom (not to the wait branches,
+  // which are admitted one per completion): with probability
   // prefill_wait_probability an Exp(prefill_wait_rate) delay (the M/G/1
   // waiting law with its Pollaczek–Khinchine mean).
   double prefill_wait_probability = 0;

@@ -57,6 +57,7 @@ struct Request {
   double generated = 0;
   double first_token = -1;
   double kv_reserved = 0;
+  bool waited = false;  // found no slot at its first admission attempt
 };
 
 double Percentile(std::vector<double>& v, double q) {
@@ -124,11 +125,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
       std::numeric_limits<double>::infinity());
   const int state_slots =
       c.limits.state_slots.value_or(std::numeric_limits<int>::max());
-  // KV tokens a request holds, scaled like the analytical model's override.
-  const double kv_scale =
-      c.limits.kv_tokens_per_request.has_value()
-          ? *c.limits.kv_tokens_per_request / (w.input_tokens + w.output_tokens)
-          : 1.0;
+  // Fixed reservation, as ComputeSlots counts it.
+  const double fixed_reservation = c.limits.kv_tokens_per_request.value_or(
+      w.input_tokens +
+      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+  const bool fixed = c.kv_admission == KvAdmission::kReserveFixed;
   const int k_draft = m.speculative ? m.speculative->draft_tokens : 0;
   const double accept = m.speculative ? m.speculative->acceptance_rate : 0;
   const double tokens_per_decoder = m.speculative ? k_draft + 1 : 1;
@@ -155,7 +156,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
                                                        w.input_tokens_cv)));
     double out = std::max(1.0, std::round(rng.LogNormal(w.output_tokens,
                                                         w.output_tokens_cv)));
-    const double need = (in + out) * kv_scale;
+    const double need = fixed ? 0.0 : in + out;
     if (need > kv_pool) {
       const double f = kv_pool / need;
       in = std::max(1.0, std::floor(in * f));
@@ -166,7 +167,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
     r.cached = std::floor(in * w.prefix_cache_hit_rate);
     r.prefill_left = std::max(1.0, in - r.cached);
     if (r.cached >= in) r.cached = in - 1;
-    r.kv_reserved = std::min(kv_pool, (in + out) * kv_scale);
+    r.kv_reserved = fixed ? fixed_reservation : std::min(kv_pool, in + out);
     return r;
   };
 
@@ -184,6 +185,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
   double batch_time = 0;
   double queue_time = 0;
   long measured_done = 0;
+  long waited_count = 0;
 
   while (measured_done < c.measured_requests) {
     // 1. Arrivals due.
@@ -209,6 +211,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
       running.push_back(std::move(waiting.front()));
       waiting.pop_front();
     }
+    for (Request& r : waiting) r.waited = true;
     if (running.empty()) {
       if (future.empty() || issued >= total_requests) break;  // nothing left
       t = std::max(t, future.top().first);
@@ -285,6 +288,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
         if (r.id >= measure_from_id) {
           ++measured_done;
           ttfts.push_back(r.first_token - r.arrival);
+          waited_count += r.waited;
           e2es.push_back(t - r.arrival);
           if (r.output > 1) {
             tpots.push_back((t - r.first_token) / (r.output - 1));
@@ -311,6 +315,8 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
   for (double x : tpots) sum_tpot += x;
   res.tpot_mean_seconds = tpots.empty() ? 0 : sum_tpot / tpots.size();
   res.completed_requests = static_cast<int>(measured_done);
+  res.slot_wait_fraction =
+      measured_done > 0 ? static_cast<double>(waited_count) / measured_done : 0;
   res.simulated_seconds = t;
   const double window = window_end - std::max(0.0, window_start);
   if (window > 0) {

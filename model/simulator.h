@@ -5,8 +5,8 @@
 // Each engine iteration:
 //   1. requests that have arrived join a FCFS waiting queue;
 //   2. the head of the queue is admitted while a slot is free (running-request
-//      limit / operator gate), free KV holds its input + output tokens and a
-//      state slot is free (head-of-line blocking: no overtaking);
+//      limit / operator gate), free KV holds its reservation (KvAdmission)
+//      and a state slot is free (head-of-line blocking: no overtaking);
 //   3. every admitted request past its prefill decodes one token (k + 1
 //      verified with speculative decoding, of which 1 + the run of accepted
 //      draft tokens are kept); the remaining token budget
@@ -20,6 +20,7 @@
 // time of mean Z (0 = at once). Open loop: Poisson arrivals at λ.
 // Lengths are drawn log-normal with the workload's mean and cv (fixed when
 // cv = 0), clipped so that one request fits the KV pool.
+// No preemption: a reservation is held until the request completes.
 #ifndef CAPPLAN_MODEL_SIMULATOR_H_
 #define CAPPLAN_MODEL_SIMULATOR_H_
 
@@ -36,10 +37,22 @@ inline constexpr int kMaxSimulatedRequests = 1000000;
 // Open loop: stop and report saturation when this many requests wait.
 inline constexpr int kSimulatorMaxWaiting = 100000;
 
+// How admission accounts for KV.
+enum class KvAdmission {
+  // Every request reserves the same kv_tokens_per_request (default as in
+  // ComputeSlots): a hard limit of floor(pool ÷ reservation) requests, like
+  // an engine sizing concurrency by "maximum concurrency at L tokens".
+  kReserveFixed,
+  // Every request reserves its own input + output tokens (an engine that
+  // knew each answer's length): the KV limit becomes soft when lengths vary.
+  kReserveActualLength,
+};
+
 struct SimulationConfig {
   PerformanceModel model;
   Workload workload;
   SlotLimits limits;
+  KvAdmission kv_admission = KvAdmission::kReserveFixed;
   // Exactly one of concurrency (closed loop) and arrival_rate_rps (open).
   std::optional<int> concurrency;
   double think_time_seconds = 0;
@@ -58,6 +71,8 @@ struct SimulationResult {
   double output_tokens_per_second = 0;
   double mean_batch_size = 0;     // time-average requests admitted
   double mean_queue_length = 0;   // time-average requests waiting
+  // Share of measured requests that found no free slot / KV on arrival.
+  double slot_wait_fraction = 0;
   int completed_requests = 0;     // measured requests completed
   int iterations = 0;
   double simulated_seconds = 0;

@@ -129,7 +129,7 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
   std::printf(
       "%3s %-6s %4s %5s %5s %5s %4s %6s | %9s %9s %6s | %8s %8s %6s | %6s %6s %6s %6s\n", "id",
       "loop", "S", "in", "out", "load", "kap", "rho", "ttft95_an", "ttft95_sim",
-      "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "nq_an", "nq_sim");
+      "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "pw_an", "pw_sim");
   for (int i = 0; i < kScenarios; ++i) {
     Scenario sc = RandomScenario(1000 + i);
     absl::StatusOr<Slots> slots = ComputeSlots(sc.limits, sc.workload);
@@ -168,7 +168,7 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
     ++runs;
     std::printf(
         "%3d %-6s %4d %5.0f %5.0f %5.2f %4d %6.3f | %9.4f %9.4f %+6.1f%% | "
-        "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.2f %6.2f %s\n",
+        "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.3f %6.3f %s\n",
         i, sc.concurrency ? "closed" : "open", slots->slots,
         sc.workload.input_tokens, sc.workload.output_tokens,
         sc.concurrency ? static_cast<double>(*sc.concurrency)
@@ -176,8 +176,7 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
         server->PhasesPerCompletion(), p.utilization, p.ttft->p95_seconds,
         r->ttft.p95_seconds, 100 * e_ttft, p.requests_per_second,
         r->requests_per_second, 100 * e_rps, p.mean_batch_size,
-        r->mean_batch_size, p.mean_queue_length.value_or(-1),
-        r->mean_queue_length, ok ? "" : "<-- disagree");
+        r->mean_batch_size, p.slot_wait_probability, r->slot_wait_fraction, ok ? "" : "<-- disagree");
   }
   std::printf("agreement: %d / %d scenarios within %.0f%%\n", agree, runs,
               100 * kTolerance);
