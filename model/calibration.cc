@@ -1,0 +1,257 @@
+#include "model/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "model/perf_checks.h"
+
+namespace capplan::model {
+
+using perf_internal::CheckNonNegative;
+using perf_internal::CheckPositive;
+using perf_internal::Invalid;
+
+const char* ObservationKindName(ObservationKind kind) {
+  switch (kind) {
+    case ObservationKind::kTpot:
+      return "TPOT";
+    case ObservationKind::kTtft:
+      return "TTFT";
+    case ObservationKind::kPrefillThroughput:
+      return "PREFILL_THROUGHPUT";
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
+  const std::string f = absl::StrCat("MeasuredPoint[", index, "]");
+  if (p.concurrency.has_value() == p.arrival_rate_rps.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        f, ": set exactly one of concurrency and arrival_rate_rps"));
+  }
+  if (p.concurrency.has_value() && *p.concurrency < 1) {
+    return Invalid(absl::StrCat(f, ".concurrency"), *p.concurrency,
+                   "must be >= 1");
+  }
+  if (p.arrival_rate_rps.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(
+        absl::StrCat(f, ".arrival_rate_rps"), *p.arrival_rate_rps));
+  }
+  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+      absl::StrCat(f, ".think_time_seconds"), p.think_time_seconds));
+  absl::Status w = ValidateWorkload(p.workload);
+  if (!w.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(f, ".", w.message()));
+  }
+  const std::pair<const char*, const std::optional<double>*> fields[] = {
+      {"output_tokens_per_second", &p.output_tokens_per_second},
+      {"requests_per_second", &p.requests_per_second},
+      {"per_user_output_tokens_per_second",
+       &p.per_user_output_tokens_per_second},
+      {"ttft_seconds", &p.ttft_seconds},
+      {"tpot_seconds", &p.tpot_seconds},
+      {"e2e_seconds", &p.e2e_seconds},
+      {"prefill_tokens_per_second", &p.prefill_tokens_per_second},
+  };
+  for (const auto& [name, value] : fields) {
+    if (value->has_value()) {
+      CAPPLAN_PERF_RETURN_IF_ERROR(
+          CheckPositive(absl::StrCat(f, ".", name), **value));
+    }
+  }
+  if (p.speculative.has_value()) {
+    absl::Status s = ValidateSpeculative(*p.speculative);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(f, ".", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Observation>> PointObservations(
+    const CalibrationContext& ctx, const MeasuredPoint& p, int index) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePoint(p, index));
+  std::vector<Observation> out;
+  const std::optional<SpeculativeDecoding>& spec =
+      p.speculative.has_value() ? p.speculative : ctx.speculative;
+  const double s = ctx.slots;
+  const double o = p.workload.output_tokens;
+  // In-service population.
+  std::optional<double> n;
+  if (p.concurrency.has_value() && p.think_time_seconds == 0) {
+    n = std::min<double>(*p.concurrency, s);
+  } else if (p.requests_per_second.has_value() && p.e2e_seconds.has_value()) {
+    n = std::clamp(*p.requests_per_second * *p.e2e_seconds, 1.0, s);
+  } else if (p.concurrency.has_value()) {
+    n = std::min<double>(*p.concurrency, s);
+  }
+  if (n.has_value()) {
+    const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
+        ctx.inputs, ctx.scheduler, spec, p.workload, *n);
+    // TPOT.
+    std::optional<double> tpot = p.tpot_seconds;
+    if (!tpot.has_value() && o > 1) {
+      if (p.e2e_seconds.has_value() && p.ttft_seconds.has_value()) {
+        tpot = (*p.e2e_seconds - *p.ttft_seconds) / (o - 1);
+      } else if (p.per_user_output_tokens_per_second.has_value()) {
+        tpot = (o / *p.per_user_output_tokens_per_second -
+                p.ttft_seconds.value_or(0.0)) /
+               (o - 1);
+      }
+    }
+    if (tpot.has_value() && *tpot > 0) {
+      Observation ob;
+      ob.source = p.source;
+      ob.kind = ObservationKind::kTpot;
+      ob.in_service = *n;
+      ob.observed_seconds = *tpot;
+      ob.features = f.per_decode_step / f.tokens_per_decode_step;
+      out.push_back(ob);
+    }
+    // TTFT, only where nobody waits for a slot.
+    if (p.ttft_seconds.has_value() && p.concurrency.has_value() &&
+        *p.concurrency <= ctx.slots) {
+      Observation ob;
+      ob.source = p.source;
+      ob.kind = ObservationKind::kTtft;
+      ob.in_service = *n;
+      ob.observed_seconds = *p.ttft_seconds;
+      ob.features = f.prefill;
+      out.push_back(ob);
+    }
+  }
+  if (p.prefill_tokens_per_second.has_value()) {
+    const double budget = ctx.scheduler.max_batched_tokens;
+    StepShape shape;
+    shape.prefill_tokens = budget;
+    shape.prefill_sequences = std::max(1.0, budget / p.workload.input_tokens);
+    shape.prefill_context_tokens =
+        0.5 * std::min(budget, p.workload.input_tokens);
+    Observation ob;
+    ob.source = p.source;
+    ob.kind = ObservationKind::kPrefillThroughput;
+    ob.observed_seconds = budget / *p.prefill_tokens_per_second;
+    ob.features = ComputeEngineStepFeatures(ctx.inputs, std::nullopt, shape);
+    out.push_back(ob);
+  }
+  return out;
+}
+
+absl::StatusOr<CalibrationResult> Calibrate(
+    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
+    const std::optional<CoefficientPrior>& prior) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepTimeInputs(ctx.inputs));
+  if (ctx.scheduler.max_batched_tokens < 1) {
+    return Invalid("CalibrationContext.scheduler.max_batched_tokens",
+                   ctx.scheduler.max_batched_tokens, "must be >= 1");
+  }
+  if (ctx.slots < 1 || ctx.slots > kMaxSlots) {
+    return Invalid("CalibrationContext.slots", ctx.slots,
+                   absl::StrCat("must be in [1, ", kMaxSlots, "]"));
+  }
+  if (ctx.speculative.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSpeculative(*ctx.speculative));
+  }
+  if (prior.has_value()) {
+    CAPPLAN_PERF_RETURN_IF_ERROR(ValidateCoefficients(prior->coefficients));
+    CAPPLAN_PERF_RETURN_IF_ERROR(
+        CheckPositive("CoefficientPrior.weight", prior->weight));
+  }
+  CalibrationResult result;
+  for (size_t i = 0; i < points.size(); ++i) {
+    absl::StatusOr<std::vector<Observation>> obs =
+        PointObservations(ctx, points[i], static_cast<int>(i));
+    if (!obs.ok()) return obs.status();
+    for (Observation& o : *obs) result.observations.push_back(std::move(o));
+  }
+  if (result.observations.empty()) {
+    if (!prior.has_value()) {
+      return absl::FailedPreconditionError(
+          "Calibrate: no usable measured points and no hardware-class prior; "
+          "nothing to take coefficients from");
+    }
+    result.coefficients = prior->coefficients;
+    result.used_prior = true;
+    return result;
+  }
+  // Relative rows: f_i / y_i · c ≈ 1.
+  const int rows = static_cast<int>(result.observations.size());
+  Eigen::MatrixXd rel(rows, kNumStepFeatures);
+  for (int i = 0; i < rows; ++i) {
+    rel.row(i) = result.observations[i].features.transpose() /
+                 result.observations[i].observed_seconds;
+  }
+  std::vector<int> active;
+  for (int j = 0; j < kNumStepFeatures; ++j) {
+    result.identified[j] = rel.col(j).cwiseAbs().maxCoeff() > 0;
+    if (result.identified[j]) active.push_back(j);
+  }
+  const StepFeatures prior_vec = prior.has_value()
+                                     ? prior->coefficients.AsVector()
+                                     : StepFeatures::Zero().eval();
+  const int cols = static_cast<int>(active.size());
+  const int prior_rows = prior.has_value() ? cols : 0;
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(rows + prior_rows, cols);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(rows + prior_rows);
+  for (int k = 0; k < cols; ++k) a.block(0, k, rows, 1) = rel.col(active[k]);
+  if (prior.has_value()) {
+    const double sw = std::sqrt(prior->weight);
+    for (int k = 0; k < cols; ++k) {
+      const double g = rel.col(active[k]).cwiseAbs().mean();
+      a(rows + k, k) = sw * g;
+      b(rows + k) = sw * g * prior_vec(active[k]);
+    }
+  }
+  RobustFitOptions options;
+  options.unweighted_trailing_rows = prior_rows;
+  options.require_full_rank = !prior.has_value();
+  absl::StatusOr<RobustFitResult> fit =
+      RobustNonNegativeLeastSquares(a, b, options);
+  if (!fit.ok()) {
+    return absl::Status(
+        fit.status().code(),
+        absl::StrCat("Calibrate (", rows, " observations from ",
+                     points.size(), " points): ", fit.status().message()));
+  }
+  StepFeatures coef = prior_vec;
+  for (int k = 0; k < cols; ++k) coef(active[k]) = fit->coefficients(k);
+  result.coefficients = StepTimeCoefficients::FromVector(coef);
+  result.used_prior = prior.has_value();
+  result.rank = fit->rank;
+  result.relative_error_band = fit->relative_error_band;
+  result.relative_rms_residual = fit->relative_rms_residual;
+  for (int i = 0; i < rows; ++i) {
+    Observation& o = result.observations[i];
+    o.fitted_seconds = StepSeconds(result.coefficients, o.features);
+    o.huber_weight = fit->weights(i);
+  }
+  return result;
+}
+
+absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
+                                       const MeasuredPoint& p,
+                                       const StepTimeCoefficients& c) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePoint(p, 0));
+  PerformanceModel m;
+  m.inputs = ctx.inputs;
+  m.coefficients = c;
+  m.scheduler = ctx.scheduler;
+  m.speculative = p.speculative.has_value() ? p.speculative : ctx.speculative;
+  absl::StatusOr<LoadDependentServer> server = LoadDependentServer::Create(
+      m, p.workload, Slots{ctx.slots, SlotBound::kRunningRequestLimit});
+  if (!server.ok()) return server.status();
+  absl::StatusOr<std::vector<LoadPoint>> curve =
+      p.concurrency.has_value()
+          ? ClosedLoopCurve(*server, {*p.concurrency}, p.think_time_seconds)
+          : OpenLoopCurve(*server, {*p.arrival_rate_rps});
+  if (!curve.ok()) return curve.status();
+  return curve->front();
+}
+
+}  // namespace capplan::model

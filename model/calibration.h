@@ -1,0 +1,123 @@
+// Calibration of the step-time coefficients (α, β) from measured load points
+// (DESIGN §4): every measured sweep row becomes one or more *linear*
+// observations of step time — the row's figure (seconds) against the
+// feature vector the model predicts for it — fitted by robust non-negative
+// least squares (robust_fit.h) in relative terms (each row divided by its
+// observed value), optionally regularised towards a hardware-class prior.
+//
+// Observations per row (the request's phases at the row's in-service
+// population n, from ComputeRequestPhaseFeatures):
+//   * TPOT: tpot, else (e2e − ttft)/(o − 1), else (o / per-user tok/s − ttft)
+//     /(o − 1) [closed loop: per-user tok/s = o / e2e]; predicted by the
+//     decode iteration at batch n including the others' prefills, ÷ tokens per
+//     step;
+//   * TTFT (only where no request waits for a slot: closed loop with
+//     concurrency <= S): predicted by the request's prefill iterations;
+//   * prefill throughput (aggregate input tok/s of a cold-prefill run): an
+//     iteration with a full token budget of prefill takes budget ÷ rate.
+// n = min(concurrency, S) in a closed loop without think time; otherwise
+// Little's law n = req/s × e2e, capped at S.
+//
+// Nothing here holds a measured figure or a hardware constant: rows, the
+// deployment's inputs and the prior all come from the caller.
+#ifndef CAPPLAN_MODEL_CALIBRATION_H_
+#define CAPPLAN_MODEL_CALIBRATION_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "model/queueing.h"
+#include "model/robust_fit.h"
+#include "model/step_time.h"
+
+namespace capplan::model {
+
+// One measured point (a baseline sweep row or a user's calibration point).
+struct MeasuredPoint {
+  std::string source;  // provenance, e.g. "<baseline-id>/<sweep>/c=8"
+  // Exactly one of concurrency (closed loop) and arrival_rate_rps (open).
+  std::optional<int> concurrency;
+  std::optional<double> arrival_rate_rps;
+  double think_time_seconds = 0;
+  Workload workload;  // the row's input/output tokens (means)
+  std::optional<double> output_tokens_per_second;
+  std::optional<double> requests_per_second;
+  std::optional<double> per_user_output_tokens_per_second;
+  std::optional<double> ttft_seconds;  // p50 (or the figure reported)
+  std::optional<double> tpot_seconds;
+  std::optional<double> e2e_seconds;   // p50 / mean
+  // Aggregate cold-prefill input tokens per second.
+  std::optional<double> prefill_tokens_per_second;
+  // Speculative decoding the row ran with (overrides the context's).
+  std::optional<SpeculativeDecoding> speculative;
+};
+
+// What the deployment is: the same inputs the queueing model will use.
+struct CalibrationContext {
+  StepTimeInputs inputs;
+  SchedulerConfig scheduler;
+  std::optional<SpeculativeDecoding> speculative;
+  int slots = 1;  // S of the measured deployment (ComputeSlots)
+};
+
+// A hardware-class prior: coefficients from data (e.g. fitted on other
+// models of the same GPU class) and how many observations' worth it counts.
+struct CoefficientPrior {
+  StepTimeCoefficients coefficients;
+  double weight = 1.0;
+};
+
+enum class ObservationKind { kTpot, kTtft, kPrefillThroughput };
+const char* ObservationKindName(ObservationKind kind);
+
+struct Observation {
+  std::string source;
+  ObservationKind kind = ObservationKind::kTpot;
+  double in_service = 0;        // n used
+  double observed_seconds = 0;
+  StepFeatures features = StepFeatures::Zero();
+  double fitted_seconds = 0;    // after the fit
+  double huber_weight = 1;      // final IRLS weight (< 1: down-weighted)
+};
+
+struct CalibrationResult {
+  StepTimeCoefficients coefficients;
+  // False for a coefficient whose feature is zero in every observation: its
+  // value is the prior's, or 0 without a prior.
+  std::array<bool, kNumStepFeatures> identified{};
+  std::vector<Observation> observations;
+  bool used_prior = false;
+  int rank = 0;
+  // Relative error band of the fit (robust_fit.h); absent without spare
+  // degrees of freedom or when only the prior was used.
+  std::optional<double> relative_error_band;
+  std::optional<double> relative_rms_residual;
+};
+
+// The observations a point yields (empty when it carries nothing usable);
+// INVALID_ARGUMENT names the field (MeasuredPoint[<index>].<field>).
+absl::StatusOr<std::vector<Observation>> PointObservations(
+    const CalibrationContext& context, const MeasuredPoint& point, int index);
+
+// Fits α and the β's. With no points the prior is returned as is
+// (used_prior, nothing identified); with neither, FAILED_PRECONDITION.
+// FAILED_PRECONDITION too when the observations cannot determine the
+// identified coefficients and no prior is given.
+absl::StatusOr<CalibrationResult> Calibrate(
+    const CalibrationContext& context, absl::Span<const MeasuredPoint> points,
+    const std::optional<CoefficientPrior>& prior);
+
+// The model's prediction for a measured point's load with the given
+// coefficients (closed or open loop at the point's load, S = context.slots):
+// what leave-one-out accuracy checks compare against the row.
+absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& context,
+                                       const MeasuredPoint& point,
+                                       const StepTimeCoefficients& c);
+
+}  // namespace capplan::model
+
+#endif  // CAPPLAN_MODEL_CALIBRATION_H_
