@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "Eigen/Dense"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
@@ -361,15 +363,14 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& a, const ParallelismSpec& 
   return bytes;
 }
 
-absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
-  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
+namespace {
+
+// The engine knobs of `in` resolved against the engine's defaults.
+absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
   const ModelArchitecture& a = in.arch;
   const EngineBehaviour& e = in.engine;
   const EngineSettings& s = in.settings;
   const ParallelismSpec& p = in.parallelism;
-  const bool sglang = e.budget_rule == BudgetRule::kSglangStatic;
-
-  // ---- resolve knobs
   MemoryPlan base;
   base.memory_fraction = s.memory_fraction;
   if (base.memory_fraction <= 0.0) {
@@ -408,7 +409,154 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   base.profiled_tokens = base.max_num_batched_tokens;
   base.block_size = s.block_size > 0 ? s.block_size : e.default_block_size;
   if (base.block_size <= 0) base.block_size = 1;
-  const double kv_bytes = BytesPerElement(s.kv_cache_dtype.value_or(
+  return base;
+}
+
+int64_t CudaGraphCaptures(const EngineBehaviour& e, const EngineSettings& s,
+                          int64_t max_num_seqs) {
+  if (s.enforce_eager) return 0;
+  const int64_t cap = s.max_cudagraph_batch_size > 0
+                          ? s.max_cudagraph_batch_size
+                          : std::min(e.cudagraph_max_capture_size, max_num_seqs);
+  return std::min<int64_t>(cap, 3) + (cap >= 8 ? cap / 8 : 0);
+}
+
+}  // namespace
+
+absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
+  absl::StatusOr<MemoryPlan> knobs = ResolveKnobs(in);
+  if (!knobs.ok()) return knobs.status();
+  const double act_bytes = in.arch.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
+  OverheadTerms t;
+  t.token_phase_bytes = knobs->profiled_tokens * ActivationWidth(in.arch, in.parallelism) * act_bytes;
+  t.sampler_phase_bytes = knobs->max_num_seqs * static_cast<double>(in.arch.vocab_size) * 4.0;
+  t.extra_ranks = static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
+  const auto [first, last] = PipelineStageLayers(static_cast<int>(in.arch.layers.size()),
+                                                 static_cast<int>(in.parallelism.pp), 0);
+  t.capture_layers = static_cast<double>(CudaGraphCaptures(in.engine, in.settings, knobs->max_num_seqs)) *
+                     (last - first);
+  return t;
+}
+
+absl::StatusOr<double> FitProportional(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("FitProportional: ", x.size(), " x values, ",
+                                                   y.size(), " y values; need equal, non-zero counts"));
+  }
+  Eigen::MatrixXd a(x.size(), 1);
+  Eigen::VectorXd b(y.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
+      return absl::InvalidArgumentError(absl::StrCat("FitProportional: observation ", i, " is not finite"));
+    }
+    a(i, 0) = x[i];
+    b(i) = y[i];
+  }
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
+  if (cod.rank() < 1) return absl::InvalidArgumentError("FitProportional: every x is zero");
+  return cod.solve(b)(0);
+}
+
+absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& obs,
+                                        const OverheadFitOptions& opt) {
+  if (obs.empty()) return absl::InvalidArgumentError("FitOverhead: no observations");
+  const int g = std::max(0, opt.num_sampler_groups);
+  // Columns: sampler copies per group, base, per extra rank.
+  const int cols = g + 1 + (opt.fit_per_rank ? 1 : 0);
+  std::vector<bool> pinned(cols, false);
+  // Start with the forward pass dominating where it alone explains at least
+  // half the observed overhead.
+  std::vector<bool> token_dominates(obs.size(), false);
+  for (size_t i = 0; i < obs.size(); ++i) {
+    token_dominates[i] = obs[i].sampler_group < 0 ||
+                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
+                             0.5 * obs[i].overhead_bytes;
+  }
+  Eigen::VectorXd theta = Eigen::VectorXd::Zero(cols);
+  int rank = 0;
+  constexpr int kIterations = 20;
+  for (int iter = 0; iter < kIterations; ++iter) {
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(obs.size(), cols);
+    Eigen::VectorXd y(obs.size());
+    for (size_t i = 0; i < obs.size(); ++i) {
+      const OverheadObservation& o = obs[i];
+      if (o.sampler_group >= g) {
+        return absl::InvalidArgumentError(absl::StrCat("FitOverhead: observation ", i,
+                                                       " has sampler_group ", o.sampler_group));
+      }
+      y(i) = o.overhead_bytes;
+      if (token_dominates[i]) {
+        y(i) -= opt.activation_token_scale * o.terms.token_phase_bytes;
+      } else if (!pinned[o.sampler_group]) {
+        a(i, o.sampler_group) = o.terms.sampler_phase_bytes;
+      }
+      if (!pinned[g]) a(i, g) = 1.0;
+      if (opt.fit_per_rank && !pinned[g + 1]) a(i, g + 1) = o.terms.extra_ranks;
+    }
+    if (!a.allFinite() || !y.allFinite()) {
+      return absl::InvalidArgumentError("FitOverhead: non-finite observation");
+    }
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
+    rank = static_cast<int>(cod.rank());
+    theta = cod.solve(y);
+    for (int c = 0; c < cols; ++c) {
+      if (pinned[c]) theta(c) = 0.0;
+    }
+    // Re-assign the dominating phase with the new coefficients; only once the
+    // assignment is stable, pin negative coefficients at zero.
+    bool changed = false;
+    for (size_t i = 0; i < obs.size(); ++i) {
+      const OverheadObservation& o = obs[i];
+      if (o.sampler_group < 0) continue;
+      const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
+      const double sampler = std::max(0.0, theta(o.sampler_group)) * o.terms.sampler_phase_bytes;
+      const bool dominates = token > sampler;
+      if (dominates != token_dominates[i]) {
+        token_dominates[i] = dominates;
+        changed = true;
+      }
+    }
+    if (!changed) {
+      for (int c = 0; c < cols; ++c) {
+        if (theta(c) < 0.0 && !pinned[c]) {
+          pinned[c] = true;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  for (int c = 0; c < cols; ++c) theta(c) = std::max(0.0, theta(c));
+  OverheadFit fit;
+  fit.rank = rank;
+  for (int k = 0; k < g; ++k) fit.sampler_logit_copies.push_back(theta(k));
+  fit.non_torch_base_bytes = theta(g);
+  fit.non_torch_per_extra_rank_bytes = opt.fit_per_rank ? theta(g + 1) : 0.0;
+  double sq = 0.0;
+  for (const OverheadObservation& o : obs) {
+    const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
+    const double sampler = o.sampler_group >= 0 ? fit.sampler_logit_copies[o.sampler_group] *
+                                                      o.terms.sampler_phase_bytes
+                                                : 0.0;
+    const double pred = std::max(token, sampler) + fit.non_torch_base_bytes +
+                        fit.non_torch_per_extra_rank_bytes * o.terms.extra_ranks;
+    sq += (pred - o.overhead_bytes) * (pred - o.overhead_bytes);
+  }
+  fit.rms_residual_bytes = std::sqrt(sq / obs.size());
+  return fit;
+}
+
+absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
+  const ModelArchitecture& a = in.arch;
+  const EngineBehaviour& e = in.engine;
+  const EngineSettings& s = in.settings;
+  const ParallelismSpec& p = in.parallelism;
+  const bool sglang = e.budget_rule == BudgetRule::kSglangStatic;
+  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in);
+  if (!resolved.ok()) return resolved.status();
+  MemoryPlan base = *std::move(resolved);  const double kv_bytes = BytesPerElement(s.kv_cache_dtype.value_or(
       a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype));
   const double act_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   const double total = in.hardware.memory_bytes;
@@ -436,13 +584,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   const double non_torch = e.non_torch_base_bytes +
                            e.non_torch_per_extra_rank_bytes *
                                static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1));
-  int64_t captures = 0;
-  if (!s.enforce_eager) {
-    const int64_t cap = s.max_cudagraph_batch_size > 0
-                            ? s.max_cudagraph_batch_size
-                            : std::min(e.cudagraph_max_capture_size, base.max_num_seqs);
-    captures = std::min<int64_t>(cap, 3) + (cap >= 8 ? cap / 8 : 0);
-  }
+  const int64_t captures = CudaGraphCaptures(e, s, base.max_num_seqs);
 
   const int n = static_cast<int>(a.layers.size());
   const int pp = static_cast<int>(p.pp);

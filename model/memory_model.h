@@ -209,6 +209,54 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& arch,
 
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
 
+// ---------------------------------------------------------------- calibration
+//
+// The non-KV overhead a vLLM-style engine subtracts is
+//   max(activation_token_scale · T, sampler_logit_copies · S) + b + r · R
+// and SGLang's memory lost before loading is b + r · R. The terms per unit
+// coefficient of one deployment:
+struct OverheadTerms {
+  double token_phase_bytes = 0.0;    // T: activation at activation_token_scale = 1
+  double sampler_phase_bytes = 0.0;  // S: fp32 logits at sampler_logit_copies = 1
+  double extra_ranks = 0.0;          // R: tp · pp − 1
+  double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
+};
+absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& input);
+
+// One engine log: its terms and the overhead the engine subtracted (vLLM:
+// total × gmu − weights − KV; SGLang: total − free-before-load, which is
+// (weights + KV) / mem_fraction_static subtracted from total).
+struct OverheadObservation {
+  OverheadTerms terms;
+  double overhead_bytes = 0.0;
+  int sampler_group = -1;  // which sampler_logit_copies applies; -1 = none
+};
+
+struct OverheadFitOptions {
+  int num_sampler_groups = 0;
+  double activation_token_scale = 1.0;  // held fixed (fitted separately)
+  bool fit_per_rank = true;
+};
+
+struct OverheadFit {
+  std::vector<double> sampler_logit_copies;  // per group
+  double non_torch_base_bytes = 0.0;
+  double non_torch_per_extra_rank_bytes = 0.0;
+  double rms_residual_bytes = 0.0;
+  int rank = 0;  // numerical rank of the final design matrix
+};
+
+// Non-negative least squares (rank-revealing, complete orthogonal
+// decomposition) with the max() resolved by iterating which phase dominates
+// each observation. Columns that come out negative are pinned at zero.
+absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& observations,
+                                        const OverheadFitOptions& options);
+
+// y ≈ k · x through the origin, least squares (CUDA-graph bytes per capture
+// layer, activation scale); InvalidArgument when every x is zero.
+absl::StatusOr<double> FitProportional(const std::vector<double>& x,
+                                       const std::vector<double>& y);
+
 }  // namespace capplan::model
 
 #endif  // CAPPLAN_MODEL_MEMORY_MODEL_H_

@@ -1,0 +1,342 @@
+#include "model/memory_model.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace capplan::model {
+namespace {
+
+// hidden 1024, MLP 4096, 16 heads of 64, 4 KV heads, vocab 32000, 4 layers,
+// untied, bf16. Hand counts per layer: q 1,048,576 + k,v 524,288 + o 1,048,576
+// + MLP 12,582,912 + norms 2,048 = 15,206,400; embeddings and LM head
+// 32,768,000 each; final norm 1,024.
+ModelArchitecture Dense() {
+  ModelArchitecture a;
+  a.hidden_size = 1024;
+  a.intermediate_size = 4096;
+  a.num_attention_heads = 16;
+  a.num_kv_heads = 4;
+  a.head_dim = 64;
+  a.vocab_size = 32000;
+  a.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
+  a.native_context_tokens = 8192;
+  return a;
+}
+
+// An engine with round coefficients so that the budget is checkable by hand.
+EngineBehaviour Vllm() {
+  EngineBehaviour e;
+  e.preset_id = "test-vllm";
+  e.budget_rule = BudgetRule::kVllmProfiled;
+  e.activation_token_scale = 0.0;
+  e.sampler_logit_copies = 1.0;
+  e.non_torch_base_bytes = 1e8;
+  e.default_max_num_seqs = 10;
+  return e;
+}
+
+MemoryPlanInput Input(ModelArchitecture a, EngineBehaviour e) {
+  MemoryPlanInput in;
+  in.arch = std::move(a);
+  in.engine = std::move(e);
+  in.hardware.name = "test card";
+  in.hardware.memory_bytes = 4294967296.0;  // 4 GiB
+  in.settings.memory_fraction = 0.5;
+  in.settings.max_model_len = 4096;
+  return in;
+}
+
+double Sum(const std::array<double, kNumComponents>& w) {
+  double s = 0;
+  for (double x : w) s += x;
+  return s;
+}
+
+struct ShardCase {
+  std::string name;
+  int64_t tp;
+  double expected_weights_bytes;
+  double expected_kv_bytes_per_token;
+};
+
+class ShardingTest : public ::testing::TestWithParam<ShardCase> {};
+
+TEST_P(ShardingTest, WeightsAndKvPerGpu) {
+  const ShardCase& c = GetParam();
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.parallelism.tp = c.tp;
+  EXPECT_DOUBLE_EQ(Sum(WeightsPerGpuByComponent(in.arch, in.quantization, in.parallelism,
+                                                in.engine, 0)),
+                   c.expected_weights_bytes);
+  EXPECT_DOUBLE_EQ(KvBytesPerTokenPerGpu(in.arch, in.parallelism, 2.0, 0, 4),
+                   c.expected_kv_bytes_per_token);
+}
+
+// tp1: 126,362,624 params · 2 B; KV 4 layers · 2 · 4 heads · 64 · 2 B.
+// tp2: per layer 524,288 + 262,144 + 524,288 + 6,291,456 + 2,048 = 7,604,224;
+//      vocab 16,000 rows each → 63,185,920 params; KV 2 heads per rank.
+// tp8: 2 heads per rank; 4 KV heads < 8 ranks → one replicated KV head per
+//      rank: 131,072 · 3 + 1,572,864 + 2,048 = 1,968,128 per layer; vocab
+//      4,000 rows → 16,065,536 params; KV 4 · 2 · 1 · 64 · 2 = 1,024 B.
+INSTANTIATE_TEST_SUITE_P(
+    TensorParallel, ShardingTest,
+    ::testing::Values(ShardCase{"tp1", 1, 252725248.0, 4096.0},
+                      ShardCase{"tp2", 2, 126371840.0, 2048.0},
+                      ShardCase{"tp8_replicates_kv_heads", 8, 32131072.0, 1024.0}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(KvBytesPerTokenPerGpu, MlaIsNotSplitByTensorParallelism) {
+  ModelArchitecture a = Dense();
+  a.layers.assign(4, LayerSpec{AttentionKind::kMla, MlpKind::kDense});
+  a.mla = MlaSpec{.q_lora_rank = 0, .kv_lora_rank = 512, .qk_nope_head_dim = 64,
+                  .qk_rope_head_dim = 64, .v_head_dim = 64};
+  ParallelismSpec p;
+  for (int64_t tp : {1, 4, 16}) {
+    p.tp = tp;
+    // 4 layers · (512 + 64) · 2 B.
+    EXPECT_DOUBLE_EQ(KvBytesPerTokenPerGpu(a, p, 2.0, 0, 4), 4608.0);
+  }
+}
+
+TEST(PlanMemory, VllmBudgetByHand) {
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(Input(Dense(), Vllm()));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // budget 0.5 · 4 GiB = 2,147,483,648; sampler 10 · 32,000 · 4 = 1,280,000;
+  // available = 2,147,483,648 − 252,725,248 − 1,280,000 − 100,000,000
+  //           = 1,793,478,400 → floor(/ (16 · 4,096)) = 27,366 blocks.
+  EXPECT_DOUBLE_EQ(plan->per_gpu.activation_peak_bytes, 1280000.0);
+  EXPECT_EQ(plan->kv_blocks, 27366);
+  EXPECT_EQ(plan->kv_pool_tokens, 27366 * 16);
+  EXPECT_DOUBLE_EQ(plan->per_gpu.kv_pool_bytes, 27366.0 * 65536.0);
+  EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, 27366.0 / 256.0);
+  EXPECT_TRUE(plan->fits);
+  EXPECT_EQ(plan->binding_constraint, BindingConstraint::kMaxNumSeqs);
+}
+
+TEST(PlanMemory, SglangBudgetByHand) {
+  EngineBehaviour e;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.engine = EngineKind::kSglang;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 536870912.0;  // 0.5 GiB gone before loading
+  MemoryPlanInput in = Input(Dense(), e);
+  in.settings.memory_fraction = 0.8;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 0.8 · (4 GiB − 0.5 GiB) − 252,725,248 = 2,753,751,859.2 → / 4,096 B.
+  EXPECT_EQ(plan->kv_pool_tokens, 672302);
+}
+
+TEST(PlanMemory, WeightsBeyondBudgetDoNotFitAndNameTheShortfall) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.hardware.memory_bytes = 400000000.0;  // budget 200,000,000
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->binding_constraint, BindingConstraint::kWeights);
+  // 252,725,248 + 1,280,000 + 100,000,000 − 200,000,000.
+  EXPECT_DOUBLE_EQ(plan->shortfall_bytes, 154005248.0);
+}
+
+TEST(PlanMemory, PoolSmallerThanOneRequestIsKvBound) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.settings.memory_fraction = 0.0825;  // 354,334,801 budget → 0 < pool < 4096 tokens
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_GT(plan->kv_pool_tokens, 0);
+  EXPECT_LT(plan->kv_pool_tokens, 4096);
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->binding_constraint, BindingConstraint::kKvPool);
+  EXPECT_DOUBLE_EQ(plan->shortfall_bytes,
+                   256.0 * 65536.0 - plan->per_gpu.kv_pool_bytes);
+}
+
+TEST(PlanMemory, SlidingWindowGroupsInVllmHybridAllocator) {
+  // gpt-oss-20b attention: 24 layers alternating sliding (128) and full,
+  // 8 KV heads of 64 → 2,048 B per layer per token.
+  ModelArchitecture a = Dense();
+  a.num_attention_heads = 64;
+  a.num_kv_heads = 8;
+  a.head_dim = 64;
+  a.hidden_size = 2880;
+  a.sliding_window_tokens = 128;
+  a.layers.clear();
+  for (int i = 0; i < 24; ++i) {
+    a.layers.push_back(LayerSpec{i % 2 == 0 ? AttentionKind::kSlidingWindow : AttentionKind::kFull,
+                                 MlpKind::kDense});
+  }
+  EngineBehaviour e = Vllm();
+  e.hybrid_kv_cache_groups = true;
+  MemoryPlanInput in = Input(a, e);
+  in.hardware.memory_bytes = 64e9;
+  in.settings.max_model_len = 8192;
+  in.settings.max_num_batched_tokens = 2048;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Two groups of 12 layers; a block is 16 tokens · 2,048 B · 12 layers.
+  EXPECT_DOUBLE_EQ(plan->per_gpu.kv_pool_bytes, plan->kv_blocks * 393216.0);
+  EXPECT_EQ(plan->kv_pool_tokens, plan->kv_blocks / 2 * 16);
+  // Per request: 512 full blocks + cdiv(127 + 2048, 16) + 1 = 137 window blocks.
+  EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, plan->kv_blocks / 649.0);
+}
+
+ModelArchitecture Moe() {
+  ModelArchitecture a = Dense();
+  a.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kMoe});
+  a.moe = MoeSpec{.num_routed_experts = 8, .experts_per_token = 2,
+                  .expert_intermediate_size = 256};
+  return a;
+}
+
+double ExpertBytes(const ModelArchitecture& a, const Quantization& q, int64_t tp, int64_t ep,
+                   const EngineBehaviour& e) {
+  ParallelismSpec p;
+  p.tp = tp;
+  p.ep = ep;
+  return WeightsPerGpuByComponent(a, q, p, e, 0)[static_cast<int>(Component::kRoutedExperts)];
+}
+
+TEST(WeightsPerGpu, ExpertParallelHoldsTheSameExpertBytesAsTensorSlicing) {
+  const EngineBehaviour e = Vllm();
+  // 4 layers · 8 experts · 3 · 1024 · 256 · 2 B / 4 GPUs either way.
+  EXPECT_DOUBLE_EQ(ExpertBytes(Moe(), {}, 4, 1, e), 12582912.0);
+  EXPECT_DOUBLE_EQ(ExpertBytes(Moe(), {}, 4, 4, e), 12582912.0);
+}
+
+TEST(WeightsPerGpu, KernelPaddingOfTensorSlicedExpertsIsWhatExpertParallelSaves) {
+  EngineBehaviour e = Vllm();
+  e.moe_padding.push_back(MoePaddingRule{WeightFormat::kNvfp4, 1, 128});
+  Quantization q;
+  q.format = WeightFormat::kNvfp4;
+  // TP4 slices 256 into 64 per rank, padded to 128: twice the bytes of EP4's
+  // two whole 256-wide experts.
+  EXPECT_NEAR(ExpertBytes(Moe(), q, 4, 1, e) / ExpertBytes(Moe(), q, 4, 4, e), 2.0, 1e-3);
+}
+
+TEST(WeightsPerGpu, PipelineStagesSplitLayersAndEnds) {
+  const ModelArchitecture a = Dense();
+  ParallelismSpec p;
+  p.pp = 2;
+  const auto first = WeightsPerGpuByComponent(a, {}, p, Vllm(), 0);
+  const auto last = WeightsPerGpuByComponent(a, {}, p, Vllm(), 1);
+  EXPECT_DOUBLE_EQ(first[static_cast<int>(Component::kEmbeddings)], 65536000.0);
+  EXPECT_DOUBLE_EQ(first[static_cast<int>(Component::kLmHead)], 0.0);
+  EXPECT_DOUBLE_EQ(last[static_cast<int>(Component::kLmHead)], 65536000.0);
+  EXPECT_DOUBLE_EQ(first[static_cast<int>(Component::kDenseMlp)],
+                   last[static_cast<int>(Component::kDenseMlp)]);
+  EXPECT_EQ(PipelineStageLayers(5, 2, 0), std::make_pair(0, 2));
+  EXPECT_EQ(PipelineStageLayers(5, 2, 1), std::make_pair(2, 5));
+}
+
+TEST(PlanMemory, SglangHybridSplitsStateAndKvPools) {
+  ModelArchitecture a = Dense();
+  a.layers = {{AttentionKind::kLinear, MlpKind::kDense},
+              {AttentionKind::kLinear, MlpKind::kDense},
+              {AttentionKind::kLinear, MlpKind::kDense},
+              {AttentionKind::kFull, MlpKind::kDense}};
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 4, .num_value_heads = 8,
+                                           .key_head_dim = 64, .value_head_dim = 64,
+                                           .conv_kernel_size = 4};
+  EngineBehaviour e;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.engine = EngineKind::kSglang;
+  e.default_block_size = 1;
+  e.conv_state_bytes = 2;
+  e.ssm_state_bytes = 4;
+  e.mamba_full_memory_ratio = 0.9;
+  MemoryPlanInput in = Input(a, e);
+  in.settings.memory_fraction = 0.8;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // State per request: 3 layers · ((2·4·64 + 8·64) · 3 · 2 + 8·64·64 · 4)
+  //                  = 3 · (6,144 + 131,072) = 411,648 B.
+  EXPECT_DOUBLE_EQ(plan->state_bytes_per_request, 411648.0);
+  const double rest = plan->per_gpu.state_pool_bytes + plan->per_gpu.kv_pool_bytes;
+  EXPECT_NEAR(plan->per_gpu.state_pool_bytes / rest, 0.9 / 1.9, 1e-3);
+  EXPECT_EQ(plan->state_slots, static_cast<int64_t>(plan->per_gpu.state_pool_bytes / 411648.0));
+  // KV only for the one full layer: 2 · 4 · 64 · 2 B.
+  EXPECT_DOUBLE_EQ(plan->kv_bytes_per_token, 1024.0);
+}
+
+struct InvalidCase {
+  std::string name;
+  void (*mutate)(MemoryPlanInput&);
+  std::string message;
+};
+
+class ValidateInputTest : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(ValidateInputTest, NamesFieldValueAndRule) {
+  MemoryPlanInput in = Input(Moe(), Vllm());
+  in.arch.num_attention_heads = 64;
+  in.arch.num_kv_heads = 8;
+  GetParam().mutate(in);
+  const absl::Status s = ValidateMemoryPlanInput(in);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(s.message()), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, ValidateInputTest,
+    ::testing::Values(
+        InvalidCase{"tp_not_dividing_heads", [](MemoryPlanInput& in) { in.parallelism.tp = 3; },
+                    "parallelism.tp = 3; must divide num_attention_heads = 64"},
+        InvalidCase{"ep_not_dividing_experts",
+                    [](MemoryPlanInput& in) {
+                      in.parallelism.tp = 4;
+                      in.parallelism.ep = 3;
+                    },
+                    "parallelism.ep = 3; must divide num_routed_experts = 8"},
+        InvalidCase{"fraction_above_one",
+                    [](MemoryPlanInput& in) { in.settings.memory_fraction = 1.5; },
+                    "engine.gpu_memory_utilization = 1.5; must be in (0, 1]"},
+        InvalidCase{"context_beyond_native",
+                    [](MemoryPlanInput& in) { in.settings.max_model_len = 10000; },
+                    "engine.max_model_len = 10000; must not exceed the native context = 8192 "
+                    "without rope scaling"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ValidateMemoryPlanInput, DefaultInputIsValid) {
+  EXPECT_TRUE(ValidateMemoryPlanInput(Input(Dense(), Vllm())).ok());
+}
+
+TEST(FitOverhead, RecoversKnownCoefficientsFromSyntheticLogs) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double copies[2] = {3.0, 9.0};
+  const double base = 2e8, per_rank = 1e8, scale = 1.1;
+  std::vector<OverheadObservation> obs;
+  for (int i = 0; i < 12; ++i) {
+    OverheadObservation o;
+    o.sampler_group = i % 2;
+    o.terms.sampler_phase_bytes = 1e8 * (0.5 + u(rng));
+    // A third of the logs are dominated by the forward pass.
+    o.terms.token_phase_bytes = (i % 3 == 0 ? 5e9 : 1e7) * (0.5 + u(rng));
+    o.terms.extra_ranks = static_cast<double>(i % 4);
+    o.overhead_bytes = std::max(scale * o.terms.token_phase_bytes,
+                                copies[o.sampler_group] * o.terms.sampler_phase_bytes) +
+                       base + per_rank * o.terms.extra_ranks;
+    obs.push_back(o);
+  }
+  OverheadFitOptions opt;
+  opt.num_sampler_groups = 2;
+  opt.activation_token_scale = scale;
+  const absl::StatusOr<OverheadFit> fit = FitOverhead(obs, opt);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->sampler_logit_copies[0], 3.0, 1e-6);
+  EXPECT_NEAR(fit->sampler_logit_copies[1], 9.0, 1e-6);
+  EXPECT_NEAR(fit->non_torch_base_bytes, base, 1.0);
+  EXPECT_NEAR(fit->non_torch_per_extra_rank_bytes, per_rank, 1.0);
+  EXPECT_LT(fit->rms_residual_bytes, 1.0);
+}
+
+TEST(FitOverhead, RejectsEmptyInput) {
+  EXPECT_EQ(FitOverhead({}, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FitProportional({0.0}, {1.0}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace capplan::model
