@@ -318,8 +318,8 @@ absl::Status ValidatePerformanceModel(const PerformanceModel& m) {
 // decode (τ = tokens per decode step), so on average b̄ = n·d / (d + s_p)
 // sequences decode, and a share q = min(1, n·s_p / (d + s_p)) of iterations
 // carries a prefill chunk. A request's own prefill shares its iterations with
-// the other decoders; its decode iterations carry the others' prefill chunks
-// (the stalls). Only W(n) is non-linear, so the step mix is kept as two kinds
+// the other decoders; its decode iterations (1 + the others decoding) carry
+// the others' prefill chunks (the stalls). Only W(n) is non-linear, so the step mix is kept as two kinds
 // of iteration rather than one average.
 RequestPhaseFeatures ComputeRequestPhaseFeatures(
     const StepTimeInputs& in, const SchedulerConfig& scheduler,
@@ -355,10 +355,12 @@ RequestPhaseFeatures ComputeRequestPhaseFeatures(
   // other requests' prefill tokens.
   const double others_prefill_tokens_per_step = (n - 1.0) * input_eff / life_steps;
   const double q_o = std::min(1.0, (n - 1.0) * s_p / life_steps);
-  StepFeatures decode = MixedStep(in, spec, b_all, decode_ctx, 0, 0, 0);
+  // Own decode iterations: itself plus the others that are decoding.
+  const double b_own = 1.0 + b_others;
+  StepFeatures decode = MixedStep(in, spec, b_own, decode_ctx, 0, 0, 0);
   if (q_o > 0) {
     const double p = others_prefill_tokens_per_step / q_o;
-    decode = q_o * MixedStep(in, spec, b_all, decode_ctx, p, p / chunk,
+    decode = q_o * MixedStep(in, spec, b_own, decode_ctx, p, p / chunk,
                              prefill_ctx) +
              (1.0 - q_o) * decode;
   }
