@@ -668,7 +668,8 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       e2e.wait = ttft.wait;
       AddWaitBranches(server, wait_w, &ttft, &e2e);
     }
-    ApplyPrefillQueue(server, x, in_service, 1.0,
+    // Others' arrivals only: a user never queues behind itself.
+    ApplyPrefillQueue(server, x * (n - 1) / n, in_service, 1.0,
                       &ttft, &e2e);
     pt.ttft = Summarise(ttft);
     pt.e2e = Summarise(e2e);

@@ -1,0 +1,524 @@
+#include "model/queueing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Eigen/Dense"
+#include "gtest/gtest.h"
+#include "tests/model/perf_scenarios.h"
+
+namespace capplan::model {
+namespace {
+
+using testing::DenseInputs;
+using testing::MoeInputs;
+using testing::TypicalCoefficients;
+
+PerformanceModel Model(const StepTimeInputs& in) {
+  PerformanceModel m;
+  m.inputs = in;
+  m.coefficients = TypicalCoefficients();
+  m.scheduler.max_batched_tokens = 4096;
+  return m;
+}
+
+Workload MakeWorkload(double in, double out, double cv = 0) {
+  Workload w;
+  w.input_tokens = in;
+  w.output_tokens = out;
+  w.output_tokens_cv = cv;
+  return w;
+}
+
+LoadDependentServer Server(const StepTimeInputs& in, const Workload& w,
+                           int slots) {
+  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
+      Model(in), w, Slots{slots, SlotBound::kRunningRequestLimit});
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *s;
+}
+
+// ------------------------------------------------------------------ slots
+
+struct SlotCase {
+  std::string name;
+  SlotLimits limits;
+  int slots;
+  SlotBound bound;
+};
+
+class ComputeSlotsCases : public ::testing::TestWithParam<SlotCase> {};
+
+TEST_P(ComputeSlotsCases, PicksTheSmallestLimit) {
+  absl::StatusOr<Slots> s =
+      ComputeSlots(GetParam().limits, MakeWorkload(1000, 200));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->slots, GetParam().slots);
+  EXPECT_EQ(s->bound, GetParam().bound);
+}
+
+SlotLimits Limits(std::optional<int> running, std::optional<int> gate,
+                  std::optional<double> kv, std::optional<int> state) {
+  SlotLimits l;
+  l.max_running_requests = running;
+  l.operator_concurrency_gate = gate;
+  l.kv_pool_tokens = kv;
+  l.state_slots = state;
+  return l;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ComputeSlotsCases,
+    ::testing::Values(
+        SlotCase{"Running", Limits(16, std::nullopt, 1e6, std::nullopt), 16,
+                 SlotBound::kRunningRequestLimit},
+        SlotCase{"Gate", Limits(256, 8, 1e6, std::nullopt), 8,
+                 SlotBound::kOperatorGate},
+        // 10,000 tokens ÷ 1,200 per request = 8.33 → 8.
+        SlotCase{"KvPool", Limits(256, std::nullopt, 10000, std::nullopt), 8,
+                 SlotBound::kKvPool},
+        SlotCase{"StateSlots", Limits(256, std::nullopt, 1e6, 5), 5,
+                 SlotBound::kStateSlots}),
+    [](const ::testing::TestParamInfo<SlotCase>& i) { return i.param.name; });
+
+TEST(ComputeSlots, KvPoolUsesLengthBiasedTokensWhenOutputsVary) {
+  // 1000 + 200·(1 + 0.5²) = 1250 tokens per request in service.
+  absl::StatusOr<Slots> s = ComputeSlots(
+      Limits(std::nullopt, std::nullopt, 10000, std::nullopt),
+      MakeWorkload(1000, 200, 0.5));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->slots, 8);
+  s = ComputeSlots(Limits(std::nullopt, std::nullopt, 9999, std::nullopt),
+                   MakeWorkload(1000, 200, 0.5));
+  EXPECT_EQ(s->slots, 7);
+}
+
+TEST(ComputeSlots, KvPoolBelowOneRequestIsFailedPrecondition) {
+  absl::StatusOr<Slots> s = ComputeSlots(
+      Limits(8, std::nullopt, 500, std::nullopt), MakeWorkload(1000, 200));
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("SlotLimits.kv_pool_tokens = 500"),
+            std::string::npos);
+}
+
+TEST(ComputeSlots, RejectsNoLimitAndBadValues) {
+  EXPECT_EQ(ComputeSlots(SlotLimits{}, MakeWorkload(10, 10)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::Status s =
+      ComputeSlots(Limits(0, std::nullopt, std::nullopt, std::nullopt),
+                   MakeWorkload(10, 10))
+          .status();
+  EXPECT_NE(s.message().find("SlotLimits.max_running_requests = 0; must be >= 1"),
+            std::string::npos)
+      << s;
+}
+
+// --------------------------------------------------------------- closed loop
+
+// Stationary law of the closed network (N users, exponential think time Z,
+// station with rates μ(min(k, S))) by solving the CTMC's balance equations.
+Eigen::VectorXd BruteForceClosed(const LoadDependentServer& s, int n,
+                                 double z) {
+  Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n + 1, n + 1);
+  for (int k = 0; k <= n; ++k) {
+    if (k < n) q(k, k + 1) = (n - k) / z;
+    if (k > 0) q(k, k - 1) = s.CompletionRate(k);
+    q(k, k) = -q.row(k).sum();
+  }
+  Eigen::MatrixXd a = q.transpose();
+  a.row(n).setOnes();
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n + 1);
+  rhs(n) = 1;
+  return a.colPivHouseholderQr().solve(rhs);
+}
+
+TEST(ClosedLoop, MvaMatchesBruteForceMarkovChain) {
+  const LoadDependentServer s =
+      Server(MoeInputs(), MakeWorkload(1500, 300, 0.3), 6);
+  const double z = 2.0;
+  const std::vector<int> ns = {1, 2, 3, 5, 6, 7, 9, 12, 20};
+  absl::StatusOr<std::vector<LoadPoint>> curve = ClosedLoopCurve(s, ns, z);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const Eigen::VectorXd pi = BruteForceClosed(s, ns[i], z);
+    double x = 0, busy = 0, queue = 0;
+    for (int k = 1; k <= ns[i]; ++k) {
+      x += pi(k) * s.CompletionRate(k);
+      busy += pi(k) * std::min(k, 6);
+      queue += pi(k) * std::max(0, k - 6);
+    }
+    const LoadPoint& p = (*curve)[i];
+    EXPECT_NEAR(p.requests_per_second, x, 1e-9 * x) << ns[i];
+    EXPECT_NEAR(p.mean_batch_size, busy, 1e-9 * (1 + busy)) << ns[i];
+    EXPECT_NEAR(*p.mean_queue_length, queue, 1e-9 * (1 + queue)) << ns[i];
+  }
+}
+
+TEST(ClosedLoop, SingleUserThroughputIsOneOverThinkPlusLife) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(800, 100), 4);
+  absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, {1}, 0.7);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NEAR(c->front().requests_per_second,
+              1.0 / (0.7 + s.Phase(1).life_seconds), 1e-12);
+  EXPECT_NEAR(c->front().ttft->mean_seconds, s.Phase(1).prefill_seconds, 1e-9);
+  EXPECT_EQ(c->front().slot_wait_probability, 0.0);
+}
+
+TEST(ClosedLoop, ThroughputRisesAndSaturatesAtMuOfS) {
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1000, 400), 8);
+  std::vector<int> ns;
+  for (int n = 1; n <= 64; ++n) ns.push_back(n);
+  absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, ns, 0.0);
+  ASSERT_TRUE(c.ok());
+  for (size_t i = 1; i < c->size(); ++i) {
+    EXPECT_GE((*c)[i].requests_per_second,
+              (*c)[i - 1].requests_per_second * (1 - 1e-12));
+    EXPECT_LE((*c)[i].requests_per_second, s.SaturationRate() * (1 + 1e-12));
+  }
+  EXPECT_NEAR(c->back().requests_per_second, s.SaturationRate(), 1e-9);
+  // Without think time, N <= S never waits and N > S always does.
+  EXPECT_EQ((*c)[7].slot_wait_probability, 0.0);
+  EXPECT_NEAR((*c)[8].slot_wait_probability, 1.0, 1e-12);
+}
+
+TEST(ClosedLoop, KneeAboveSlotLimitWithTtftJump) {
+  // Synthetic MoE gated at 8 slots, long answers: the shape of a benchmark
+  // sweep past an operator gate.
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 512), 8);
+  const std::vector<int> ns = {1, 2, 4, 6, 8, 16, 32};
+  absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, ns, 0.0);
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<std::optional<Knee>> knee = FindKnee(*c);
+  ASSERT_TRUE(knee.ok());
+  ASSERT_TRUE(knee->has_value());
+  EXPECT_GT((*knee)->load, 8);
+  EXPECT_LE((*knee)->load, 16);
+  EXPECT_EQ((*knee)->last_flat_index, 4);
+  EXPECT_GE((*c)[5].ttft->p95_seconds, 10 * (*c)[4].ttft->p95_seconds);
+  EXPECT_GE((*c)[5].ttft->p50_seconds, 10 * (*c)[4].ttft->p50_seconds);
+}
+
+TEST(ClosedLoop, PercentilesAreOrdered) {
+  const LoadDependentServer s =
+      Server(MoeInputs(), MakeWorkload(1024, 256, 0.5), 12);
+  std::vector<int> ns;
+  for (int n = 1; n <= 40; n += 3) ns.push_back(n);
+  for (double z : {0.0, 3.0}) {
+    absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, ns, z);
+    ASSERT_TRUE(c.ok());
+    for (const LoadPoint& p : *c) {
+      EXPECT_LE(p.ttft->p50_seconds, p.ttft->p90_seconds);
+      EXPECT_LE(p.ttft->p90_seconds, p.ttft->p95_seconds);
+      EXPECT_LE(p.ttft->p95_seconds, p.ttft->p99_seconds);
+      EXPECT_LE(p.e2e->p50_seconds, p.e2e->p95_seconds);
+      EXPECT_GT(p.ttft->p50_seconds, 0);
+      EXPECT_TRUE(std::isfinite(p.ttft->p99_seconds));
+    }
+  }
+}
+
+// ----------------------------------------------------------------- open loop
+
+TEST(OpenLoop, StationaryLawMatchesTruncatedChainSolvedNumerically) {
+  const LoadDependentServer s =
+      Server(DenseInputs(), MakeWorkload(1000, 200, 0.4), 5);
+  const double mu = s.SaturationRate();
+  const std::vector<double> rates = {0.2 * mu, 0.6 * mu, 0.9 * mu};
+  absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(s, rates);
+  ASSERT_TRUE(c.ok());
+  for (size_t i = 0; i < rates.size(); ++i) {
+    const int n_max = 600;
+    Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n_max + 1, n_max + 1);
+    for (int k = 0; k <= n_max; ++k) {
+      if (k < n_max) q(k, k + 1) = rates[i];
+      if (k > 0) q(k, k - 1) = s.CompletionRate(k);
+      q(k, k) = -q.row(k).sum();
+    }
+    Eigen::MatrixXd a = q.transpose();
+    a.row(n_max).setOnes();
+    Eigen::VectorXd rhs = Eigen::VectorXd::Zero(n_max + 1);
+    rhs(n_max) = 1;
+    const Eigen::VectorXd pi = a.partialPivLu().solve(rhs);
+    double p_wait = 0, queue = 0, busy = 0;
+    for (int k = 0; k <= n_max; ++k) {
+      if (k >= 5) p_wait += pi(k);
+      queue += std::max(0, k - 5) * pi(k);
+      busy += std::min(k, 5) * pi(k);
+    }
+    const LoadPoint& p = (*c)[i];
+    EXPECT_NEAR(p.slot_wait_probability, p_wait, 1e-9) << i;
+    EXPECT_NEAR(*p.mean_queue_length, queue, 1e-8 * (1 + queue)) << i;
+    EXPECT_NEAR(p.mean_batch_size, busy, 1e-9 * (1 + busy)) << i;
+  }
+}
+
+TEST(OpenLoop, PercentilesOrderedAndTtftRisesSteeplyTowardsSaturation) {
+  const LoadDependentServer s =
+      Server(MoeInputs(), MakeWorkload(2000, 300, 0.4), 8);
+  const double mu = s.SaturationRate();
+  std::vector<double> rates;
+  for (int i = 1; i <= 40; ++i) rates.push_back(mu * i / 40.4);
+  absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(s, rates);
+  ASSERT_TRUE(c.ok());
+  for (const LoadPoint& p : *c) {
+    ASSERT_TRUE(p.stable);
+    EXPECT_LE(p.ttft->p50_seconds, p.ttft->p90_seconds);
+    EXPECT_LE(p.ttft->p90_seconds, p.ttft->p95_seconds);
+    EXPECT_LE(p.ttft->p95_seconds, p.ttft->p99_seconds);
+    EXPECT_LE(p.e2e->p50_seconds, p.e2e->p95_seconds);
+    EXPECT_LT(p.utilization, 1.0);
+  }
+  // TTFT p95 non-decreasing in load and steep near ρ → 1.
+  for (size_t i = 1; i < c->size(); ++i) {
+    EXPECT_GE((*c)[i].ttft->p95_seconds, (*c)[i - 1].ttft->p95_seconds * 0.999);
+  }
+  const LoadPoint& low = (*c)[7];     // ρ ≈ 0.2
+  const LoadPoint& high = c->back();  // ρ ≈ 0.99
+  EXPECT_GT(high.ttft->p95_seconds, 10 * low.ttft->p95_seconds);
+  EXPECT_GT(high.ttft->p99_seconds, high.ttft->p95_seconds);
+}
+
+TEST(OpenLoop, PastSaturationPointsAreUnstableWithoutLatency) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
+  const double mu = s.SaturationRate();
+  absl::StatusOr<std::vector<LoadPoint>> c =
+      OpenLoopCurve(s, {0.5 * mu, 0.999 * mu, mu, 2 * mu});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE((*c)[0].stable);
+  EXPECT_TRUE((*c)[1].stable);
+  for (int i : {2, 3}) {
+    const LoadPoint& p = (*c)[i];
+    EXPECT_FALSE(p.stable);
+    EXPECT_FALSE(p.ttft.has_value());
+    EXPECT_FALSE(p.e2e.has_value());
+    EXPECT_FALSE(p.tpot_seconds.has_value());
+    EXPECT_FALSE(p.mean_queue_length.has_value());
+    EXPECT_GE(p.utilization, 1.0);
+    EXPECT_NEAR(p.requests_per_second, mu, 1e-12);
+  }
+}
+
+// ------------------------------------------------------------- distributions
+
+TEST(ErlangCdf, MatchesNumericalIntegrationOfTheDensity) {
+  for (int k : {1, 2, 5, 17, 64}) {
+    const double rate = 3.0;
+    for (double t : {0.1, 1.0, 3.0, 8.0, 30.0}) {
+      // Simpson on the density r^k t^(k−1) e^(−rt) / (k−1)!.
+      const int steps = 20000;
+      const double h = t / steps;
+      double sum = 0;
+      for (int i = 0; i <= steps; ++i) {
+        const double x = i * h;
+        const double f =
+            x == 0 ? (k == 1 ? rate : 0.0)
+                   : std::exp(k * std::log(rate) + (k - 1) * std::log(x) -
+                              rate * x - std::lgamma(k));
+        sum += f * (i == 0 || i == steps ? 1 : (i % 2 ? 4 : 2));
+      }
+      EXPECT_NEAR(ErlangCdf(k, rate, t), sum * h / 3, 1e-7) << k << " " << t;
+    }
+  }
+}
+
+TEST(WaitCdf, GeometricFormEqualsExplicitErlangMixture) {
+  for (int kappa : {1, 3, 8}) {
+    WaitLaw geo;
+    geo.geometric_ratio = 0.8;
+    geo.phase_rate = 5.0;
+    geo.phases_per_completion = kappa;
+    WaitLaw expl;
+    for (int m = 1; m <= 400; ++m) {
+      expl.erlangs.push_back(
+          {0.2 * std::pow(0.8, m - 1), m * kappa, geo.phase_rate});
+    }
+    for (double t : {0.05, 0.5, 1.0, 2.0, 5.0, 10.0}) {
+      EXPECT_NEAR(WaitCdf(geo, t), WaitCdf(expl, t), 1e-9)
+          << kappa << " " << t;
+    }
+  }
+  // κ = 1: the exact birth–death answer Exp(θ(1 − ρ)).
+  WaitLaw one;
+  one.geometric_ratio = 0.9;
+  one.phase_rate = 2.0;
+  EXPECT_NEAR(WaitCdf(one, 3.0), 1 - std::exp(-2.0 * 0.1 * 3.0), 1e-14);
+}
+
+TEST(LatencyQuantile, MatchesMonteCarloOfTheSameLaw) {
+  LatencyLaw law;
+  law.atoms = {{0.5, 0.20, 0.05}, {0.2, 0.30, 0.0}, {0.1, 0.25, 0.10}};
+  law.waits = {{0.1, 0.3}, {0.1, 0.4}};
+  law.wait.geometric_ratio = 0.7;
+  law.wait.phases_per_completion = 4;
+  law.wait.phase_rate = 4 * 2.0;  // completions at 2 per second
+  law.prefill_wait_probability = 0.3;
+  law.prefill_wait_rate = 10.0;
+  std::mt19937_64 g(5);
+  auto u = [&g] { return (static_cast<double>(g() >> 11) + 0.5) * 0x1.0p-53; };
+  std::vector<double> samples;
+  const int n = 400000;
+  samples.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    double x = u();
+    double t = 0;
+    bool atom = false;
+    for (const LatencyLaw::Atom& a : law.atoms) {
+      if (x < a.weight) {
+        t = a.offset_seconds + u() * a.uniform_width_seconds;
+        if (u() < law.prefill_wait_probability) {
+          t += -std::log(u()) / law.prefill_wait_rate;
+        }
+        atom = true;
+        break;
+      }
+      x -= a.weight;
+    }
+    if (!atom) {
+      t = x < 0.1 ? 0.3 : 0.4;
+      int m = 1;
+      while (u() < 0.7) ++m;
+      for (int p = 0; p < 4 * m; ++p) t += -std::log(u()) / law.wait.phase_rate;
+    }
+    samples.push_back(t);
+  }
+  std::sort(samples.begin(), samples.end());
+  for (double q : {0.5, 0.9, 0.95, 0.99}) {
+    const double mc = samples[static_cast<size_t>(q * n)];
+    EXPECT_NEAR(LatencyQuantile(law, q), mc, 0.01 * mc) << q;
+  }
+  double mean = 0;
+  for (double v : samples) mean += v;
+  EXPECT_NEAR(LatencyMean(law), mean / n, 0.005 * mean / n);
+}
+
+// ------------------------------------------------------- knee and safe point
+
+std::vector<LoadPoint> KneeCurve() {
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 512), 8);
+  return *ClosedLoopCurve(s, {1, 2, 4, 6, 8, 16, 32}, 0.0);
+}
+
+TEST(FindKnee, NoKneeWhenTtftStaysFlat) {
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 256), 64);
+  absl::StatusOr<std::vector<LoadPoint>> c =
+      ClosedLoopCurve(s, {1, 5, 10, 15, 20}, 0.0);
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<std::optional<Knee>> k = FindKnee(*c);
+  ASSERT_TRUE(k.ok());
+  EXPECT_FALSE(k->has_value());
+}
+
+TEST(FindKnee, RejectsBadRatioAndEmptyCurve) {
+  KneeOptions o;
+  o.flat_ratio = 1.0;
+  EXPECT_NE(FindKnee(KneeCurve(), o).status().message().find(
+                "KneeOptions.flat_ratio = 1; must be finite and > 1"),
+            std::string::npos);
+  EXPECT_EQ(FindKnee({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SafeOperatingPoint, SlotWaitBindsPastTheGateWithoutSlo) {
+  absl::StatusOr<SafeOperatingPoint> p = FindSafeOperatingPoint(KneeCurve(), Slo{});
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->index.has_value());
+  EXPECT_EQ(*p->index, 4);  // c = 8
+  EXPECT_EQ(p->binding, BindingLimit::kSlotWait);
+}
+
+TEST(SafeOperatingPoint, TtftSloBindsFirstWhenTight) {
+  const std::vector<LoadPoint> c = KneeCurve();
+  Slo slo;
+  slo.ttft_p95_seconds = 0.5 * (c[1].ttft->p95_seconds + c[2].ttft->p95_seconds);
+  absl::StatusOr<SafeOperatingPoint> p = FindSafeOperatingPoint(c, slo);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->index.has_value());
+  EXPECT_EQ(*p->index, 1);
+  EXPECT_EQ(p->binding, BindingLimit::kTtftP95);
+}
+
+TEST(SafeOperatingPoint, TpotSloAndLoadRange) {
+  const std::vector<LoadPoint> c = KneeCurve();
+  Slo slo;
+  slo.tpot_seconds = *c[0].tpot_seconds * 0.5;  // nothing meets it
+  absl::StatusOr<SafeOperatingPoint> p = FindSafeOperatingPoint(c, slo);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->index.has_value());
+  EXPECT_EQ(p->binding, BindingLimit::kTpot);
+  const std::vector<LoadPoint> head(c.begin(), c.begin() + 3);
+  p = FindSafeOperatingPoint(head, Slo{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->index, 2);
+  EXPECT_EQ(p->binding, BindingLimit::kLoadRange);
+}
+
+TEST(SafeOperatingPoint, StabilityBindsInOpenLoop) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 64);
+  const double mu = s.SaturationRate();
+  absl::StatusOr<std::vector<LoadPoint>> c =
+      OpenLoopCurve(s, {0.3 * mu, 0.6 * mu, 1.2 * mu});
+  ASSERT_TRUE(c.ok());
+  absl::StatusOr<SafeOperatingPoint> p = FindSafeOperatingPoint(*c, Slo{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->index, 1);
+  EXPECT_EQ(p->binding, BindingLimit::kStability);
+}
+
+TEST(SafeOperatingPoint, RejectsNonPositiveSlo) {
+  Slo slo;
+  slo.ttft_p95_seconds = 0;
+  absl::Status s = FindSafeOperatingPoint(KneeCurve(), slo).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("Slo.ttft_p95_seconds = 0"), std::string::npos);
+}
+
+// ---------------------------------------------------------- load validation
+
+TEST(LoadValidation, ConcurrencyListMustIncrease) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
+  absl::Status st = ClosedLoopCurve(s, {1, 4, 4}, 0).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("ClosedLoop.concurrency[2] = 4; must be > "
+                              "ClosedLoop.concurrency[1] = 4"),
+            std::string::npos)
+      << st;
+  st = ClosedLoopCurve(s, {0, 1}, 0).status();
+  EXPECT_NE(st.message().find("ClosedLoop.concurrency[0] = 0"),
+            std::string::npos);
+  st = ClosedLoopCurve(s, {1}, -1).status();
+  EXPECT_NE(st.message().find("ClosedLoop.think_time_seconds = -1"),
+            std::string::npos);
+  st = ClosedLoopCurve(s, {}, 0).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  st = ClosedLoopCurve(s, {kMaxClosedLoopConcurrency + 1}, 0).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LoadValidation, AtMost4096PointsAndPositiveRates) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
+  std::vector<double> many;
+  for (int i = 1; i <= kMaxLoadPoints + 1; ++i) many.push_back(i * 1e-4);
+  absl::Status st = OpenLoopCurve(s, many).status();
+  EXPECT_NE(st.message().find("OpenLoop.arrival_rate_rps.size = 4097; must be "
+                              "<= 4096"),
+            std::string::npos)
+      << st;
+  st = OpenLoopCurve(s, {-0.5}).status();
+  EXPECT_NE(st.message().find("OpenLoop.arrival_rate_rps[0] = -0.5"),
+            std::string::npos);
+  st = OpenLoopCurve(s, {std::nan("")}).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LoadDependentServer, RejectsCoefficientsGivingZeroStepTime) {
+  PerformanceModel m = Model(DenseInputs());
+  m.coefficients = StepTimeCoefficients{0, 0, 0, 0, 1.0};  // only comm; TP = 1
+  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
+      m, MakeWorkload(100, 10), Slots{4, SlotBound::kKvPool});
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace capplan::model
