@@ -583,7 +583,8 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   const double activation = std::max(token_phase, sampler_phase);
   const double non_torch = e.non_torch_base_bytes +
                            e.non_torch_per_extra_rank_bytes *
-                               static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1));
+                               static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1)) +
+                           (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0);
   const int64_t captures = CudaGraphCaptures(e, s, base.max_num_seqs);
 
   const int n = static_cast<int>(a.layers.size());

@@ -116,6 +116,8 @@ struct EngineBehaviour {
   double non_torch_per_extra_rank_bytes = 0.0;
   double cuda_graph_bytes_per_capture_layer = 0.0;
   bool cuda_graph_in_kv_budget = false;
+  // Added to non-torch on unified-memory devices (host growth counts there).
+  double unified_memory_non_torch_bytes = 0.0;
 };
 
 enum class SpeculativeMethod { kNone, kMtp, kEagle, kDraftModel, kNgram };

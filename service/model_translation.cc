@@ -355,6 +355,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.non_torch_base_bytes = p.non_torch_base_bytes();
   e.non_torch_per_extra_rank_bytes = p.non_torch_per_extra_rank_bytes();
   e.cuda_graph_bytes_per_capture_layer = p.cuda_graph_bytes_per_capture_layer();
+  e.unified_memory_non_torch_bytes = p.unified_memory_non_torch_bytes();
   return e;
 }
 
