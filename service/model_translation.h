@@ -44,7 +44,7 @@ std::vector<int> ParseVersion(absl::string_view version);
 int CompareVersions(const std::vector<int>& a, const std::vector<int>& b);
 
 struct PresetChoice {
-  const v1::EnginePreset* preset = nullptr;
+  const v1::EnginePreset* preset = nullptr;  // points into the `presets` argument
   // The version is newer than the newest release the presets know.
   bool newer_than_newest = false;
   // No version was given: the newest preset was assumed.
