@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "service/cli_args.h"
+#include "service/cli_deployment.h"
 #include "service/cli_format.h"
 #include "service/planner.h"
 #include "service/remote_planner.h"
@@ -24,6 +25,17 @@ Catalogue:
   capplan models get ID|HF_REPO_ID            one model
   capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang]
   capplan baselines get ID                    one measured baseline
+
+Memory (does it fit, how large is the KV pool):
+  capplan memory (--model ID | --model-config FILE | --baseline ID) --gpu ID [--gpus N]
+      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang] [--engine-version V]
+      [--gpu-memory-utilization F] [--mem-fraction-static F] [--max-model-len N]
+      [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
+      [--kv-cache-dtype auto|bf16|fp16|fp8] [--quantization FORMAT] [--enforce-eager]
+      [--speculative-method mtp|eagle|none] [--num-speculative-tokens K]
+      [--mean-sequence-tokens N]
+    FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
+    --baseline starts from a catalogue baseline's configuration; other flags override it.
 
 Options:
   --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
@@ -313,6 +325,100 @@ absl::Status Baselines(Context& ctx) {
   return absl::InvalidArgumentError("usage: capplan baselines list|get ID");
 }
 
+std::string TierName(v1::Tier tier) {
+  std::string name = v1::Tier_Name(tier);
+  return name.substr(name.rfind('_') + 1);
+}
+
+void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
+  const v1::ResolvedDeployment& d = plan.deployment();
+  out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
+      << d.gpu_count() << " x " << d.hardware_id() << ", tp " << d.tp() << ", pp " << d.pp()
+      << ", ep " << d.ep() << ", " << EngineName(d.engine())
+      << (d.engine_version().empty() ? "" : " " + d.engine_version()) << " (preset "
+      << plan.provenance().engine_preset_id() << ")\n";
+  out << absl::StrFormat(
+      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s, "
+      "max_num_seqs %d, block %d tokens\n\n",
+      d.memory_fraction(), FormatCount(static_cast<double>(d.max_model_len())),
+      FormatCount(static_cast<double>(d.max_num_batched_tokens())), d.max_num_seqs(),
+      d.block_size());
+  const v1::PerGpuMemory& g = plan.per_gpu();
+  TextTable table({"PER GPU", "GiB"});
+  table.AddRow({"weights", FormatGiB(g.weights_bytes())});
+  table.AddRow({"activation peak", FormatGiB(g.activation_peak_bytes())});
+  table.AddRow({"non-torch (CUDA context, NCCL)", FormatGiB(g.non_torch_bytes())});
+  table.AddRow({"CUDA graphs", FormatGiB(g.cuda_graph_bytes())});
+  table.AddRow({"KV pool", FormatGiB(g.kv_pool_bytes())});
+  if (g.state_pool_bytes() > 0) table.AddRow({"state pool", FormatGiB(g.state_pool_bytes())});
+  table.AddRow({"used", FormatGiB(g.used_bytes())});
+  table.AddRow({"capacity", FormatGiB(g.capacity_bytes())});
+  table.Print(out);
+  out << "\n";
+  TextTable weights({"WEIGHTS PER GPU", "GiB"});
+  const v1::WeightsByComponent& w = plan.weights_by_component();
+  auto add = [&](const char* name, uint64_t bytes) {
+    if (bytes > 0) weights.AddRow({name, FormatGiB(static_cast<double>(bytes))});
+  };
+  add("attention", w.attention_bytes());
+  add("linear attention", w.linear_attention_bytes());
+  add("dense MLP", w.dense_mlp_bytes());
+  add("routed experts", w.experts_bytes());
+  add("shared experts", w.shared_experts_bytes());
+  add("routers", w.router_bytes());
+  add("embeddings", w.embeddings_bytes());
+  add("LM head", w.lm_head_bytes());
+  add("norms", w.norms_bytes());
+  add("draft (MTP)", w.draft_bytes());
+  weights.Print(out);
+  out << "\n";
+  out << "KV cache per token (per GPU): "
+      << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
+  out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
+  if (plan.state_slots() > 0) {
+    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots()))
+        << " requests\n";
+  }
+  out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
+                         plan.max_concurrency_at_max_model_len());
+  if (plan.has_max_concurrency_at_mean_sequence()) {
+    out << absl::StrFormat("max concurrency at the mean sequence: %.1f requests\n",
+                           plan.max_concurrency_at_mean_sequence());
+  }
+  out << "fits: " << (plan.fits() ? "yes" : "NO") << " (binding: " << plan.binding_constraint()
+      << ")";
+  if (plan.shortfall_bytes() > 0) {
+    out << ", short by " << FormatGiB(static_cast<double>(plan.shortfall_bytes())) << " GiB";
+  }
+  out << "\n";
+  const v1::PlanProvenance& p = plan.provenance();
+  out << "tier: " << TierName(p.tier());
+  if (p.baseline_ids_size() > 0) out << " (baselines: " << absl::StrJoin(p.baseline_ids(), ", ") << ")";
+  out << "\n";
+  for (const v1::MeasuredFigure& m : p.measured()) {
+    out << absl::StrFormat("  measured %s = %s (%s: %s); model predicts %s (%+.1f%%)\n", m.name(),
+                           FormatCount(m.measured()), m.baseline_id(), m.baseline_figure(),
+                           FormatCount(m.predicted()), 100 * m.deviation_fraction());
+  }
+  for (const std::string& note : p.notes()) out << "note: " << note << "\n";
+  for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
+}
+
+absl::Status Memory(Context& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError("usage: capplan memory --model ID --gpu ID [...]");
+  }
+  v1::PlanMemoryRequest request;
+  CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> mean,
+                           ctx.args.GetInt("mean-sequence-tokens", 1));
+  if (mean.has_value()) request.set_mean_sequence_tokens(*mean);
+  CAPPLAN_ASSIGN_OR_RETURN(v1::MemoryPlan plan, ctx.planner->PlanMemory(request));
+  if (ctx.json) return PrintJson(plan, ctx.out);
+  PrintMemoryPlan(plan, ctx.out);
+  return absl::OkStatus();
+}
+
 int ExitCodeFor(const absl::Status& status) {
   return status.ok() ? kExitOk : kExitInvalid;
 }
@@ -321,10 +427,13 @@ int ExitCodeFor(const absl::Status& status) {
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out,
            std::ostream& err) {
-  absl::StatusOr<CliArgs> parsed = CliArgs::Parse(
-      args, {"json", "help"},
-      {"server", "data-dir", "timeout-seconds", "vendor", "family", "hardware",
-       "model", "engine"});
+  absl::flat_hash_set<std::string> switches = {"json", "help"};
+  absl::flat_hash_set<std::string> valued = {"server", "data-dir", "timeout-seconds",
+                                             "vendor", "family", "hardware",
+                                             "mean-sequence-tokens"};
+  for (const std::string& flag : DeploymentValuedFlags()) valued.insert(flag);
+  for (const std::string& flag : DeploymentSwitches()) switches.insert(flag);
+  absl::StatusOr<CliArgs> parsed = CliArgs::Parse(args, switches, valued);
   if (!parsed.ok()) {
     err << "capplan: " << parsed.status().message() << "\n";
     return kExitInvalid;
@@ -369,6 +478,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out,
     status = Models(ctx);
   } else if (command == "baselines") {
     status = Baselines(ctx);
+  } else if (command == "memory") {
+    status = Memory(ctx);
   } else {
     status = absl::InvalidArgumentError(
         absl::StrCat("unknown command '", command, "' (see capplan --help)"));

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "service/memory_service.h"
 #include "service/model_info.h"
 #include "service/status_util.h"
 
@@ -136,6 +137,11 @@ absl::StatusOr<v1::Baseline> Planner::GetBaseline(
     return NotInCatalogue("baseline", request.id(), "ListBaselines");
   }
   return *baseline;
+}
+
+absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(
+    const v1::PlanMemoryRequest& request) {
+  return service::PlanMemory(*catalog(), request);
 }
 
 }  // namespace capplan::service

@@ -29,6 +29,8 @@ class PlannerApi {
       const v1::ListBaselinesRequest& request) = 0;
   virtual absl::StatusOr<v1::Baseline> GetBaseline(
       const v1::GetBaselineRequest& request) = 0;
+  virtual absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
@@ -52,6 +54,8 @@ class Planner : public PlannerApi {
       const v1::ListBaselinesRequest& request) override;
   absl::StatusOr<v1::Baseline> GetBaseline(
       const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) override;
 
  private:
   mutable absl::Mutex mu_;

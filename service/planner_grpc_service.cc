@@ -53,4 +53,10 @@ grpc::Status PlannerGrpcService::GetBaseline(
   return Handle(planner_, &PlannerApi::GetBaseline, request, response);
 }
 
+grpc::Status PlannerGrpcService::PlanMemory(grpc::ServerContext*,
+                                            const v1::PlanMemoryRequest* request,
+                                            v1::MemoryPlan* response) {
+  return Handle(planner_, &PlannerApi::PlanMemory, request, response);
+}
+
 }  // namespace capplan::service

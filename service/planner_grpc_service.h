@@ -30,6 +30,9 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
   grpc::Status GetBaseline(grpc::ServerContext* context,
                            const v1::GetBaselineRequest* request,
                            v1::Baseline* response) override;
+  grpc::Status PlanMemory(grpc::ServerContext* context,
+                          const v1::PlanMemoryRequest* request,
+                          v1::MemoryPlan* response) override;
 
  private:
   PlannerApi* planner_;

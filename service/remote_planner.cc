@@ -64,4 +64,10 @@ absl::StatusOr<v1::Baseline> RemotePlanner::GetBaseline(
       &v1::CapacityPlanner::Stub::GetBaseline, request);
 }
 
+absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(
+    const v1::PlanMemoryRequest& request) {
+  return Call<v1::PlanMemoryRequest, v1::MemoryPlan>(
+      &v1::CapacityPlanner::Stub::PlanMemory, request);
+}
+
 }  // namespace capplan::service

@@ -28,6 +28,8 @@ class RemotePlanner : public PlannerApi {
       const v1::ListBaselinesRequest& request) override;
   absl::StatusOr<v1::Baseline> GetBaseline(
       const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) override;
 
  private:
   template <typename Request, typename Response, typename Method>

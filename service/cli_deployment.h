@@ -1,0 +1,32 @@
+#ifndef CAPPLAN_SERVICE_CLI_DEPLOYMENT_H_
+#define CAPPLAN_SERVICE_CLI_DEPLOYMENT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "service/cli_args.h"
+
+namespace capplan::service {
+
+// Flags that describe a deployment, named as the engines name them
+// (--gpu-memory-utilization, --max-model-len, ...). Valued flags and switches.
+const std::vector<std::string>& DeploymentValuedFlags();
+const std::vector<std::string>& DeploymentSwitches();
+
+// Builds the API Deployment from those flags. --model-config FILE is read
+// here (the CLI sends its text, so a server never opens client files).
+// Errors name the flag, the value and the rule.
+absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args);
+
+// "awq" → WEIGHT_FORMAT_INT4_AWQ, "nvfp4" → WEIGHT_FORMAT_NVFP4, ...
+absl::StatusOr<v1::WeightFormat> ParseWeightFormat(const std::string& text);
+
+// Reads a whole file; InvalidArgument naming `flag` when it cannot.
+absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
+                                            const std::string& path);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_CLI_DEPLOYMENT_H_

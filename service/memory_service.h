@@ -1,0 +1,25 @@
+#ifndef CAPPLAN_SERVICE_MEMORY_SERVICE_H_
+#define CAPPLAN_SERVICE_MEMORY_SERVICE_H_
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "model/memory_model.h"
+#include "service/catalog.h"
+#include "service/deployment_resolver.h"
+
+namespace capplan::service {
+
+// PlanMemory: resolve the deployment, run the memory model, and, where a
+// catalogue baseline measured this configuration, return its figures with
+// tier MEASURED and the model's own figures beside them.
+absl::StatusOr<v1::MemoryPlan> PlanMemory(const Catalog& catalog,
+                                          const v1::PlanMemoryRequest& request);
+
+// The same from an already resolved deployment (Plan and Validate reuse it).
+absl::StatusOr<v1::MemoryPlan> PlanMemoryFor(
+    const Catalog& catalog, const ResolvedDeployment& resolved,
+    std::optional<uint64_t> mean_sequence_tokens);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_MEMORY_SERVICE_H_
