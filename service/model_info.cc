@@ -1,17 +1,29 @@
 #include "service/model_info.h"
 
+#include <cmath>
+
+#include "model/architecture.h"
+#include "service/model_translation.h"
+#include "service/status_util.h"
+
 namespace capplan::service {
 
 absl::StatusOr<v1::ModelInfo> DescribeModel(const v1::Model& model) {
   v1::ModelInfo info;
   *info.mutable_model() = model;
-  uint32_t layers = 0;
-  for (const v1::LayerBlock& block : model.layer_blocks()) {
-    for (const v1::LayerSpec& spec : block.layers()) {
-      layers += block.repeat() * spec.count();
-    }
-  }
-  info.mutable_derived()->set_num_layers(layers);
+  CAPPLAN_ASSIGN_OR_RETURN(model::ModelArchitecture arch, ToArchitecture(model));
+  model::ParameterCounts counts = model::ComputeParameterCounts(arch);
+  v1::ModelDerived* derived = info.mutable_derived();
+  derived->set_total_parameters(static_cast<uint64_t>(counts.total));
+  derived->set_active_parameters_per_token(static_cast<uint64_t>(counts.active_per_token));
+  derived->set_embedding_parameters(static_cast<uint64_t>(counts.embeddings));
+  derived->set_num_layers(static_cast<uint32_t>(arch.layers.size()));
+  // 16-bit KV; recurrent state as the checkpoint's dtype for the convolution
+  // and fp32 for the SSM / delta-rule state (the engines' defaults).
+  derived->set_kv_bytes_per_token_bf16(
+      static_cast<uint64_t>(std::llround(model::KvBytesPerToken(arch, 2.0))));
+  derived->set_state_bytes_per_request(
+      static_cast<uint64_t>(std::llround(model::StateBytesPerRequest(arch, 2.0, 4.0))));
   return info;
 }
 
