@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <string>
 #include <utility>
@@ -20,7 +21,11 @@ namespace {
 // Poisson sums are taken over mean ± kPoissonSpanSigmas·sqrt(mean) + slack.
 constexpr double kPoissonSpanSigmas = 12.0;
 constexpr double kPoissonSpanSlack = 20.0;
-constexpr double kQuantileRelativeTolerance = 1e-9;
+constexpr double kQuantileRelativeTolerance = 1e-7;
+// Mixture atoms lighter than this are dropped (their total is < 1e-10).
+constexpr double kNegligibleWeight = 1e-15;
+// Below this geometric ratio the closed form cancels badly; sum instead.
+constexpr double kRootsOfUnityMinRatio = 0.05;
 constexpr int kQuantileMaxIterations = 200;
 }  // namespace
 
@@ -315,11 +320,17 @@ double ErlangCdf(int phases, double rate, double t) {
   const double x = rate * t;
   const int k = std::max(1, phases);
   if (k == 1) return -std::expm1(-x);
-  // 1 − Σ_{i<k} e^{−x} x^i / i!, terms in log space.
-  const double log_x = std::log(x);
+  // 1 − P(N <= k − 1), N ~ Poisson(x); only terms within the Poisson span
+  // around x contribute (outside it the mass is < 1e-30).
+  const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
+  if (k > x + span) return 0.0;
+  const long lo = static_cast<long>(std::max(0.0, std::floor(x - span)));
+  if (k - 1 < lo) return 1.0;
+  double pmf = std::exp(-x + lo * std::log(x) - std::lgamma(lo + 1.0));
   double below = 0;
-  for (int i = 0; i < k; ++i) {
-    below += std::exp(-x + i * log_x - std::lgamma(i + 1.0));
+  for (long i = lo; i <= k - 1; ++i) {
+    below += pmf;
+    pmf *= x / (i + 1);
   }
   return std::clamp(1.0 - below, 0.0, 1.0);
 }
@@ -331,6 +342,19 @@ double WaitCdf(const WaitLaw& law, double t) {
     const int kappa = std::max(1, law.phases_per_completion);
     const double r = *law.geometric_ratio;
     if (kappa == 1) return -std::expm1(-x * (1 - r));  // exact: Exp(θ(1−r))
+    if (r >= kRootsOfUnityMinRatio) {
+      // 1 − E[r^floor(N/κ)], N ~ Poisson(x), by the roots-of-unity filter:
+      // E = (1/κ) Σ_j exp(x(s·ω^j − 1)) · (1 − 1/r) / (1 − ω^(−j)/s),
+      // s = r^(1/κ), ω = e^(2πi/κ). O(κ), exact.
+      const double sr = std::pow(r, 1.0 / kappa);
+      std::complex<double> e = 0;
+      for (int j = 0; j < kappa; ++j) {
+        const std::complex<double> w = std::polar(1.0, 2.0 * M_PI * j / kappa);
+        e += std::exp(x * (sr * w - 1.0)) * (1.0 - 1.0 / r) /
+             (1.0 - std::conj(w) / sr);
+      }
+      return std::clamp(1.0 - e.real() / kappa, 0.0, 1.0);
+    }
     const double log_r = std::log(r);
     return PoissonExpectation(x, kappa, [log_r](long k) {
       return k <= 0 ? 0.0 : -std::expm1(k * log_r);
@@ -410,7 +434,20 @@ double LatencyMean(const LatencyLaw& law) {
   return mean;
 }
 
+namespace {
+
+// Smallest t >= lo with CDF(t) >= q.
+double QuantileFrom(const LatencyLaw& law, double q, double lo);
+
+}  // namespace
+
 double LatencyQuantile(const LatencyLaw& law, double q) {
+  return QuantileFrom(law, q, 0.0);
+}
+
+namespace {
+
+double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
   double total = 0;
   double hi = 0;
   for (const LatencyLaw::WaitBranch& b : law.waits) {
@@ -425,12 +462,12 @@ double LatencyQuantile(const LatencyLaw& law, double q) {
   }
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
-  hi = std::max(hi, 1e-12);
+  hi = std::max({hi, lo_bound, 1e-12});
   for (int i = 0; i < kQuantileMaxIterations && LatencyCdf(law, hi) < target;
        ++i) {
     hi *= 2;
   }
-  double lo = 0;
+  double lo = lo_bound;
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
     if (hi - lo <= kQuantileRelativeTolerance * hi) break;
     const double mid = 0.5 * (lo + hi);
@@ -443,15 +480,18 @@ double LatencyQuantile(const LatencyLaw& law, double q) {
   return hi;
 }
 
+}  // namespace
+
 namespace {
 
 LatencyPercentiles Summarise(const LatencyLaw& law) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
-  p.p50_seconds = LatencyQuantile(law, 0.50);
-  p.p90_seconds = LatencyQuantile(law, 0.90);
-  p.p95_seconds = LatencyQuantile(law, 0.95);
-  p.p99_seconds = LatencyQuantile(law, 0.99);
+  // Quantiles are monotone in q: each search starts at the previous one.
+  p.p50_seconds = QuantileFrom(law, 0.50, 0.0);
+  p.p90_seconds = QuantileFrom(law, 0.90, p.p50_seconds);
+  p.p95_seconds = QuantileFrom(law, 0.95, p.p90_seconds);
+  p.p99_seconds = QuantileFrom(law, 0.99, p.p95_seconds);
   return p;
 }
 
@@ -485,6 +525,7 @@ absl::Status CheckIncreasing(absl::Span<const double> loads,
 void AddAtoms(const LoadDependentServer& server, int n, double weight,
               double rate_rps, bool residual, LatencyLaw* ttft,
               LatencyLaw* e2e) {
+  if (weight < kNegligibleWeight) return;
   const int nodes = server.LengthNodes();
   const bool busy = residual && n > 1;
   const RequestPhaseTimes& p = server.Phase(std::max(1, n - 1));

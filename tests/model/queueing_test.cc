@@ -325,19 +325,21 @@ TEST(ErlangCdf, MatchesNumericalIntegrationOfTheDensity) {
 }
 
 TEST(WaitCdf, GeometricFormEqualsExplicitErlangMixture) {
-  for (int kappa : {1, 3, 8}) {
-    WaitLaw geo;
-    geo.geometric_ratio = 0.8;
-    geo.phase_rate = 5.0;
-    geo.phases_per_completion = kappa;
-    WaitLaw expl;
-    for (int m = 1; m <= 400; ++m) {
-      expl.erlangs.push_back(
-          {0.2 * std::pow(0.8, m - 1), m * kappa, geo.phase_rate});
-    }
-    for (double t : {0.05, 0.5, 1.0, 2.0, 5.0, 10.0}) {
-      EXPECT_NEAR(WaitCdf(geo, t), WaitCdf(expl, t), 1e-9)
-          << kappa << " " << t;
+  for (double r : {0.02, 0.3, 0.8, 0.97}) {
+    for (int kappa : {1, 3, 8, 16}) {
+      WaitLaw geo;
+      geo.geometric_ratio = r;
+      geo.phase_rate = 5.0 * kappa;
+      geo.phases_per_completion = kappa;
+      WaitLaw expl;
+      for (int m = 1; m <= 1500; ++m) {
+        expl.erlangs.push_back(
+            {(1 - r) * std::pow(r, m - 1), m * kappa, geo.phase_rate});
+      }
+      for (double t : {0.05, 0.5, 1.0, 2.0, 5.0, 10.0, 40.0}) {
+        EXPECT_NEAR(WaitCdf(geo, t), WaitCdf(expl, t), 1e-9)
+            << "r=" << r << " κ=" << kappa << " t=" << t;
+      }
     }
   }
   // κ = 1: the exact birth–death answer Exp(θ(1 − ρ)).
