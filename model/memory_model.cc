@@ -231,6 +231,17 @@ struct StagePlan {
 
 }  // namespace
 
+double MaxConcurrencyAt(const KvLayout& l, int64_t sequence_tokens) {
+  const int64_t bs = std::max<int64_t>(1, l.block_size);
+  const int64_t full = CeilDiv(std::max<int64_t>(1, sequence_tokens), bs);
+  const int64_t per_request = l.full_groups * full +
+                              l.window_groups * std::min(l.window_blocks, full) +
+                              l.state_groups;
+  double c = per_request > 0 ? static_cast<double>(l.blocks) / per_request : 0.0;
+  if (l.state_slots.has_value()) c = std::min(c, static_cast<double>(*l.state_slots));
+  return c;
+}
+
 const char* BindingConstraintName(BindingConstraint c) {
   switch (c) {
     case BindingConstraint::kNone:
@@ -664,12 +675,8 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
         plan.kv_pool_tokens = tokens;
         plan.kv_blocks = tokens / bs;
         acc.kv_pool_bytes = tokens * cell;
-        plan.max_concurrency_at_max_model_len =
-            static_cast<double>(tokens) / static_cast<double>(plan.max_model_len);
-        if (n_state > 0) {
-          plan.max_concurrency_at_max_model_len = std::min<double>(
-              plan.max_concurrency_at_max_model_len, static_cast<double>(plan.state_slots));
-        }
+        plan.layout = KvLayout{plan.kv_blocks, bs, 1, 0, 0, 0, std::nullopt};
+        if (n_state > 0) plan.layout.state_slots = plan.state_slots;
         needed_for_one = cell * plan.max_model_len + state_bytes;
       } else if (e.hybrid_kv_cache_groups && (n_swa > 0 || n_state > 0) &&
                  (n_full + n_swa) > 0) {
@@ -703,8 +710,9 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
             CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1,
             full_blocks);
         const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
-        plan.max_concurrency_at_max_model_len =
-            static_cast<double>(blocks) / static_cast<double>(per_request);
+        plan.layout = KvLayout{blocks, block, g_full, g_swa,
+                               CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1,
+                               g_state, std::nullopt};
         if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
         needed_for_one = per_request * page;
         if (n_state > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
@@ -718,12 +726,14 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
         plan.kv_blocks = blocks;
         plan.kv_pool_tokens = blocks * bs;
         acc.kv_pool_bytes = blocks * per_block;
-        plan.max_concurrency_at_max_model_len =
-            static_cast<double>(blocks) / static_cast<double>(blocks_per_request_full);
+        plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt};
         needed_for_one = per_block * blocks_per_request_full;
       }
     }
 
+    if (available > 0.0) {
+      plan.max_concurrency_at_max_model_len = MaxConcurrencyAt(plan.layout, plan.max_model_len);
+    }
     acc.used_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes +
                      acc.cuda_graph_bytes + acc.kv_pool_bytes + acc.state_pool_bytes;
     if (available <= 0.0) {

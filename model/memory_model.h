@@ -166,8 +166,20 @@ enum class BindingConstraint {
 };
 const char* BindingConstraintName(BindingConstraint c);
 
+// How the pool is laid out, enough to count requests of any length.
+struct KvLayout {
+  int64_t blocks = 0;
+  int64_t block_size = 1;
+  int64_t full_groups = 1;    // groups needing cdiv(len, block) blocks per request
+  int64_t window_groups = 0;  // sliding-window groups: min(window_blocks, cdiv(len, block))
+  int64_t window_blocks = 0;
+  int64_t state_groups = 0;   // recurrent-state groups: one block per request
+  std::optional<int64_t> state_slots;  // separate state pool (SGLang)
+};
+
 struct MemoryPlan {
-  GpuAccount per_gpu;  // the binding (smallest-pool) GPU
+  GpuAccount per_gpu;
+  KvLayout layout;  // the binding (smallest-pool) GPU
   std::array<double, kNumComponents> weights_by_component_bytes{};
   double kv_bytes_per_token = 0.0;  // per GPU, all its attention layers
   double state_bytes_per_request = 0.0;  // per GPU
@@ -188,6 +200,11 @@ struct MemoryPlan {
   int pipeline_stage = 0;  // which PP stage the account describes
   std::vector<std::string> notes;
 };
+
+// Requests of `sequence_tokens` each that the pool holds at once (vLLM's
+// "Maximum concurrency for N tokens per request"; for the workload's mean
+// length as well as max_model_len).
+double MaxConcurrencyAt(const KvLayout& layout, int64_t sequence_tokens);
 
 // Checks the parallelism against the architecture: "parallelism.tp = 3; must
 // divide num_attention_heads = 64", EP dividing the experts, fractions in

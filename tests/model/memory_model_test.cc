@@ -183,6 +183,19 @@ TEST(PlanMemory, SlidingWindowGroupsInVllmHybridAllocator) {
   EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, plan->kv_blocks / 649.0);
 }
 
+TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
+  // Full only: 1,000 blocks of 16, requests of 1,000 tokens need 63 blocks.
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt}, 1000),
+                   1000.0 / 63);
+  // One full and one window group (window blocks 137): short requests are
+  // bounded by their own length in both groups, long ones by the window.
+  const KvLayout hybrid{35328, 16, 1, 1, 137, 0, std::nullopt};
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 8192), 35328.0 / (512 + 137));
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 160), 35328.0 / (10 + 10));
+  // A separate state pool caps the count.
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{100000, 1, 1, 0, 0, 0, 7}, 1000), 7.0);
+}
+
 ModelArchitecture Moe() {
   ModelArchitecture a = Dense();
   a.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kMoe});

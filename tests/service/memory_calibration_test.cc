@@ -101,6 +101,7 @@ struct Case {
   double kv_tokens = 0;
   std::optional<double> kv_gib, weights_gib, activation_gib, non_torch_gib, cudagraph_gib;
   std::optional<double> avail_after_weights_gib;  // SGLang
+  std::optional<double> max_concurrency;
   bool startup_failed = false;
   std::string preset_id;
 };
@@ -198,6 +199,7 @@ class Calibration : public ::testing::Test {
       k.cudagraph_gib = Number(r, "cudagraph_gib");
       if (!k.cudagraph_gib) k.cudagraph_gib = Number(r, "cuda_graph_gb");  // SGLang "GB" = GiB
       k.avail_after_weights_gib = Number(r, "avail_after_weights_gb");
+      k.max_concurrency = Number(r, "max_concurrency");
       auto failed = r.fields().find("startup_failed");
       k.startup_failed = failed != r.fields().end() && failed->second.bool_value();
       cases_->push_back(std::move(k));
@@ -441,6 +443,7 @@ struct Row {
   double kv_reported = 0, kv_predicted = 0;
   std::optional<double> w_reported;
   double w_predicted = 0;
+  double concurrency = 0;
   bool fits = false;
 };
 
@@ -456,6 +459,7 @@ Row Predict(const Case& c, const model::EngineBehaviour& e) {
     r.kv_predicted = static_cast<double>(plan->kv_pool_tokens);
     r.w_predicted = plan->per_gpu.weights_bytes / kGiB;
     r.fits = plan->fits;
+    r.concurrency = plan->max_concurrency_at_max_model_len;
   }
   r.w_reported = c.weights_gib;
   return r;
@@ -503,8 +507,9 @@ TEST_F(Calibration, FitsReproduceThePresets) {
 TEST_F(Calibration, KvPoolAndWeightsMatchEngineLogs) {
   int within = 0;
   int total = 0;
-  std::printf("\n%-44s %-16s %10s %10s %7s | %9s %9s %6s | %s\n", "case", "preset",
-              "kv_report", "kv_model", "err", "w_report", "w_model", "err", "fits");
+  std::printf("\n%-44s %-16s %10s %10s %7s | %9s %9s %6s | %6s %6s | %s\n", "case", "preset",
+              "kv_report", "kv_model", "err", "w_report", "w_model", "err", "conc_r", "conc_m",
+              "fits");
   for (const Case& c : *cases_) {
     const Row r = Predict(c, Behaviour(c.preset_id));
     const double kv_err = RelError(r.kv_predicted, r.kv_reported);
@@ -516,9 +521,18 @@ TEST_F(Calibration, KvPoolAndWeightsMatchEngineLogs) {
       w = absl::StrFormat("%9.3f %9.3f %+5.1f%%", *r.w_reported, r.w_predicted, 100 * w_err);
       EXPECT_LE(std::fabs(w_err), kWeightsTolerance) << c.id << " weights";
     }
-    std::printf("%-44s %-16s %10.0f %10.0f %+6.1f%% | %s | %s\n", c.id.c_str(),
+    std::string conc = "     -      -";
+    if (c.max_concurrency) {
+      conc = absl::StrFormat("%6.2f %6.2f", *c.max_concurrency, r.concurrency);
+      // The engine's concurrency follows from its pool by its block rule:
+      // check the rule, relative to the pool we predicted.
+      EXPECT_NEAR(r.concurrency / (r.kv_predicted / r.kv_reported), *c.max_concurrency,
+                  0.01 * *c.max_concurrency + 0.01)
+          << c.id << " max concurrency";
+    }
+    std::printf("%-44s %-16s %10.0f %10.0f %+6.1f%% | %s | %s | %s\n", c.id.c_str(),
                 c.preset_id.c_str(), r.kv_reported, r.kv_predicted, 100 * kv_err, w.c_str(),
-                r.fits ? "fits" : "does not fit");
+                conc.c_str(), r.fits ? "fits" : "does not fit");
   }
   std::printf("KV pool within ±%.0f%%: %d of %d\n", 100 * kKvTolerance, within, total);
   EXPECT_GE(within, std::ceil(kKvPassShare * total));
