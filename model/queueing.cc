@@ -22,6 +22,8 @@ namespace {
 constexpr double kPoissonSpanSigmas = 12.0;
 constexpr double kPoissonSpanSlack = 20.0;
 constexpr double kQuantileRelativeTolerance = 1e-7;
+// Populations beyond this many are pooled into bins for the TTFT atoms.
+constexpr int kMaxAtomStates = 256;
 // Mixture atoms lighter than this are dropped (their total is < 1e-10).
 constexpr double kNegligibleWeight = 1e-15;
 // Below this geometric ratio the closed form cancels badly; sum instead.
@@ -545,6 +547,28 @@ void AddAtoms(const LoadDependentServer& server, int n, double weight,
   }
 }
 
+// Atoms for arrivals finding k = 0..size−1 others in service with weights
+// w[k]. Above kMaxAtomStates populations, consecutive ones are pooled (phase
+// times vary smoothly with n), which bounds the work per CDF evaluation.
+void AddBinnedAtoms(const LoadDependentServer& server,
+                    const std::vector<double>& w, double rate_rps,
+                    bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
+  const int size = static_cast<int>(w.size());
+  const int bin = std::max(1, (size + kMaxAtomStates - 1) / kMaxAtomStates);
+  for (int start = 0; start < size; start += bin) {
+    double weight = 0;
+    double moment = 0;
+    for (int k = start; k < std::min(size, start + bin); ++k) {
+      weight += w[k];
+      moment += k * w[k];
+    }
+    if (weight < kNegligibleWeight) continue;
+    const int others = bin == 1 ? start
+                                : static_cast<int>(std::lround(moment / weight));
+    AddAtoms(server, others + 1, weight, rate_rps, residual, ttft, e2e);
+  }
+}
+
 // Branches for arrivals that wait, then enter population S.
 void AddWaitBranches(const LoadDependentServer& server, double weight,
                      LatencyLaw* ttft, LatencyLaw* e2e) {
@@ -692,13 +716,13 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
     LatencyLaw ttft;
     LatencyLaw e2e;
     double wait_w = 0;
-    for (int j = 0; j < n; ++j) {
+    AddBinnedAtoms(server,
+                   std::vector<double>(arrival.begin(),
+                                       arrival.begin() + std::min(n, s)),
+                   x, z > 0, &ttft, &e2e);
+    for (int j = s; j < n; ++j) {
       const double w = arrival[j];
-      if (j < s) {
-        AddAtoms(server, j + 1, w, x, z > 0, &ttft, &e2e);
-        continue;
-      }
-      if (w <= 0) continue;
+      if (w < kNegligibleWeight) continue;
       wait_w += w;
       // Waits for m = j − S + 1 completions at rate μ(S).
       ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w));
@@ -768,9 +792,9 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     for (int n = 0; n < s; ++n) {
       in_service += n * pi[n];
       if (n >= 1) tpot_w.emplace_back(n, pi[n]);
-      AddAtoms(server, n + 1, pi[n], lambda, true, &ttft, &e2e);
     }
     tpot_w.emplace_back(s, p_wait);
+    AddBinnedAtoms(server, pi, lambda, true, &ttft, &e2e);
     pt.mean_batch_size = in_service;
     pt.mean_queue_length = pi_s * rho / ((1 - rho) * (1 - rho));
     pt.slot_wait_probability = p_wait;

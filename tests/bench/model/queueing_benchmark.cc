@@ -50,7 +50,7 @@ void BM_ClosedLoopSweep64(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * 64);
 }
-BENCHMARK(BM_ClosedLoopSweep64)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClosedLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 void BM_OpenLoopSweep64(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
@@ -68,7 +68,7 @@ void BM_OpenLoopSweep64(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * 64);
 }
-BENCHMARK(BM_OpenLoopSweep64)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OpenLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 void BM_ServerCreate(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
