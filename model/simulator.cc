@@ -172,6 +172,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
   };
 
   std::deque<Request> waiting;
+  size_t marked_prefix = 0;
   std::vector<Request> running;
   double kv_used = 0;
   double t = 0;
@@ -210,8 +211,14 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
       kv_used += waiting.front().kv_reserved;
       running.push_back(std::move(waiting.front()));
       waiting.pop_front();
+      if (marked_prefix > 0) --marked_prefix;
     }
-    for (Request& r : waiting) r.waited = true;
+    // Everyone still waiting has found no room at least once; marked ones
+    // form a prefix of the FCFS queue, so this is amortised O(1).
+    for (size_t i = marked_prefix; i < waiting.size(); ++i) {
+      waiting[i].waited = true;
+    }
+    marked_prefix = waiting.size();
     if (running.empty()) {
       if (future.empty() || issued >= total_requests) break;  // nothing left
       t = std::max(t, future.top().first);

@@ -185,3 +185,69 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(SimulatorSpeculative, TokensPerStepAndTpotMatchTheAnalyticalModel) {
+  SimulationConfig c;
+  c.model.inputs = testing::MoeInputs();
+  c.model.coefficients = testing::TypicalCoefficients();
+  c.model.scheduler.max_batched_tokens = 8192;
+  SpeculativeDecoding spec;
+  spec.draft_tokens = 3;
+  spec.acceptance_rate = 0.7;
+  spec.draft_weight_bytes_per_gpu = 0.5e9;
+  spec.draft_active_parameters_per_token_per_gpu = 1e8;
+  c.model.speculative = spec;
+  c.workload.input_tokens = 500;
+  c.workload.output_tokens = 400;
+  c.limits.max_running_requests = 8;
+  c.concurrency = 4;
+  c.measured_requests = 400;
+  c.warmup_requests = 40;
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Decode iterations per request ≈ (o − 1) / E[tokens per step].
+  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
+      c.model, c.workload, Slots{8, SlotBound::kRunningRequestLimit});
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<std::vector<LoadPoint>> p = ClosedLoopCurve(*s, {4}, 0.0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(*p->front().tpot_seconds / r->tpot_mean_seconds, 1.0, 0.05);
+  EXPECT_NEAR(p->front().requests_per_second / r->requests_per_second, 1.0,
+              0.05);
+  // Speculation pays at this batch: faster than the same run without it.
+  SimulationConfig plain = c;
+  plain.model.speculative.reset();
+  absl::StatusOr<SimulationResult> q = Simulate(plain);
+  ASSERT_TRUE(q.ok());
+  EXPECT_LT(r->tpot_mean_seconds, q->tpot_mean_seconds);
+}
+
+TEST(SimulatorActualLengthKv, SoftKvLimitAdmitsFewerThanTheMeanSuggests) {
+  // With per-request reservations of actual lengths and long-tailed outputs,
+  // the requests in service are the long ones: fewer fit than pool ÷ mean.
+  SimulationConfig c;
+  c.model.inputs = testing::DenseInputs();
+  c.model.coefficients = testing::TypicalCoefficients();
+  c.model.scheduler.max_batched_tokens = 8192;
+  c.workload.input_tokens = 500;
+  c.workload.output_tokens = 500;
+  c.workload.output_tokens_cv = 0.8;
+  c.limits.kv_pool_tokens = 20 * 1000.0;
+  c.kv_admission = KvAdmission::kReserveActualLength;
+  c.concurrency = 60;
+  c.measured_requests = 1500;
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_LT(r->mean_batch_size, 19.0);
+  // ComputeSlots' length-biased count: 20,000 ÷ (500 + 500·1.64) = 15.
+  absl::StatusOr<Slots> slots = ComputeSlots(c.limits, c.workload);
+  ASSERT_TRUE(slots.ok());
+  EXPECT_EQ(slots->slots, 15);
+  EXPECT_NEAR(r->mean_batch_size, slots->slots, 2.5);
+}
+
+}  // namespace
+}  // namespace capplan::model
