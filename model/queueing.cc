@@ -173,22 +173,29 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
       in_nodes.size() < s.output_nodes_.size()
           ? std::vector<double>(s.output_nodes_.size(), w.input_tokens)
           : in_nodes;
-  for (int n : {1, slots.slots}) {
-    std::vector<double>& ratio = n == 1 ? s.input_ratio_1_ : s.input_ratio_s_;
+  for (const bool at_s : {false, true}) {
+    const int n = at_s ? slots.slots : 1;
+    std::vector<double>& ratio = at_s ? s.input_ratio_s_ : s.input_ratio_1_;
+    std::vector<double>& share = at_s ? s.budget_share_s_ : s.budget_share_1_;
     const double mean_prefill = s.Phase(n).prefill_seconds;
     for (double input : base_in) {
       Workload wj = w;
       wj.input_tokens = std::max(1.0, input);
       const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
           m.inputs, m.scheduler, m.speculative, wj, n);
-      ratio.push_back(StepSeconds(m.coefficients, f.prefill) / mean_prefill);
       const double prefill = StepSeconds(m.coefficients, f.prefill);
-      (n == 1 ? s.budget_share_1_ : s.budget_share_s_)
-          .push_back(prefill > 0 ? std::clamp(StepSeconds(m.coefficients,
-                                                          f.prefill_marginal) /
-                                                  prefill,
-                                              0.0, 1.0)
-                                 : 0.0);
+      ratio.push_back(prefill / mean_prefill);
+      share.push_back(
+          prefill > 0
+              ? std::clamp(StepSeconds(m.coefficients, f.prefill_marginal) /
+                               prefill,
+                           0.0, 1.0)
+              : 0.0);
+      if (!std::isfinite(ratio.back())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Workload.input_tokens = ", input,
+            "; gives a non-finite prefill time with these coefficients"));
+      }
     }
   }
   s.phases_ = cv2 <= 1.0 / kMaxPhasesPerCompletion

@@ -524,3 +524,65 @@ TEST(LoadDependentServer, RejectsCoefficientsGivingZeroStepTime) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+// Extreme and degenerate inputs: every call either fails with a status or
+// returns finite figures — never NaN, never a crash.
+TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
+  std::mt19937_64 g(2024);
+  auto pick = [&g](std::initializer_list<double> v) {
+    return *(v.begin() + g() % v.size());
+  };
+  int ok_curves = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    PerformanceModel m = Model(pick({0, 1}) ? MoeInputs() : DenseInputs());
+    m.coefficients = StepTimeCoefficients{pick({0, 1e-9, 0.004, 10}),
+                                          pick({0, 1e-6, 1.3, 1e3}),
+                                          pick({0, 1.5}), pick({0, 2, 1e4}),
+                                          pick({0, 1.4})};
+    m.scheduler.max_batched_tokens = static_cast<int>(pick({1, 16, 8192, 1e6}));
+    Workload w;
+    w.input_tokens = pick({0, 1, 1000, 1e6, 1e9, std::nan("")});
+    w.output_tokens = pick({0, 1, 2, 500, 1e6});
+    w.output_tokens_cv = pick({0, 0.5, 3});
+    w.input_tokens_cv = pick({0, 0.5});
+    w.prefix_cache_hit_rate = pick({0, 0.5, 1});
+    SlotLimits l;
+    l.max_running_requests = static_cast<int>(pick({1, 8, 1e6}));
+    l.kv_pool_tokens = pick({1, 1e4, 1e9});
+    absl::StatusOr<Slots> slots = ComputeSlots(l, w);
+    if (!slots.ok()) {
+      EXPECT_NE(slots.status().code(), absl::StatusCode::kOk);
+      continue;
+    }
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(m, w, *slots);
+    if (!s.ok()) continue;
+    const double mu = s->SaturationRate();
+    ASSERT_TRUE(std::isfinite(mu)) << trial;
+    absl::StatusOr<std::vector<LoadPoint>> open =
+        OpenLoopCurve(*s, {mu * 0.01, mu * 0.5, mu * 0.999, mu * 3});
+    absl::StatusOr<std::vector<LoadPoint>> closed =
+        ClosedLoopCurve(*s, {1, 7, 300}, pick({0, 0.5}));
+    for (const auto* c : {&open, &closed}) {
+      if (!c->ok()) continue;
+      ++ok_curves;
+      for (const LoadPoint& p : **c) {
+        EXPECT_TRUE(std::isfinite(p.requests_per_second)) << trial;
+        EXPECT_TRUE(std::isfinite(p.utilization)) << trial;
+        if (p.ttft.has_value()) {
+          EXPECT_TRUE(std::isfinite(p.ttft->p99_seconds)) << trial;
+          EXPECT_TRUE(std::isfinite(p.e2e->p95_seconds)) << trial;
+          EXPECT_LE(p.ttft->p50_seconds, p.ttft->p99_seconds) << trial;
+          EXPECT_TRUE(std::isfinite(*p.tpot_seconds)) << trial;
+        }
+      }
+    }
+  }
+  EXPECT_GT(ok_curves, 50);
+}
+
+}  // namespace
+}  // namespace capplan::model
