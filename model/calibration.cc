@@ -254,4 +254,30 @@ absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
   return curve->front();
 }
 
+absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
+    const CalibrationResult& fit, double load, double min_measured_load,
+    double max_measured_load, const ErrorBandOptions& options) {
+  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("load", load));
+  CAPPLAN_PERF_RETURN_IF_ERROR(
+      CheckPositive("min_measured_load", min_measured_load));
+  if (!std::isfinite(max_measured_load) ||
+      max_measured_load < min_measured_load) {
+    return Invalid("max_measured_load", max_measured_load,
+                   absl::StrCat("must be >= min_measured_load = ",
+                                min_measured_load));
+  }
+  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+      "ErrorBandOptions.widening_per_doubling", options.widening_per_doubling));
+  std::optional<double> band = fit.relative_error_band;
+  if (!band.has_value()) band = options.fallback_relative_band;
+  if (!band.has_value()) return std::optional<double>();
+  CAPPLAN_PERF_RETURN_IF_ERROR(
+      CheckNonNegative("relative_error_band", *band));
+  double doublings = 0;
+  if (load < min_measured_load) doublings = std::log2(min_measured_load / load);
+  if (load > max_measured_load) doublings = std::log2(load / max_measured_load);
+  return std::optional<double>(*band *
+                               (1 + options.widening_per_doubling * doublings));
+}
+
 }  // namespace capplan::model

@@ -118,6 +118,22 @@ absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& context,
                                        const MeasuredPoint& point,
                                        const StepTimeCoefficients& c);
 
+// Widening of a fit's relative error band with extrapolation distance.
+struct ErrorBandOptions {
+  // Band used when the fit has none (prior only, or no spare degrees of
+  // freedom); a caller's choice, e.g. the hardware class's typical error.
+  std::optional<double> fallback_relative_band;
+  // Multiplier per doubling of load beyond the measured range.
+  double widening_per_doubling = 0.5;
+};
+
+// band × (1 + widening · |log2(load / nearest measured load)|) outside the
+// measured [min_load, max_load], band inside it. Absent when neither the fit
+// nor the options give a band.
+absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
+    const CalibrationResult& fit, double load, double min_measured_load,
+    double max_measured_load, const ErrorBandOptions& options = {});
+
 }  // namespace capplan::model
 
 #endif  // CAPPLAN_MODEL_CALIBRATION_H_

@@ -923,4 +923,38 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
   return out;
 }
 
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
+  const bool closed = !r.concurrencies.empty();
+  if (closed == !r.arrival_rates_rps.empty()) {
+    return absl::InvalidArgumentError(
+        "LoadCurveRequest: give exactly one of concurrencies (closed loop) and "
+        "arrival_rates_rps (open loop)");
+  }
+  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSlo(r.slo));
+  absl::StatusOr<Slots> slots = ComputeSlots(r.limits, r.workload);
+  if (!slots.ok()) return slots.status();
+  absl::StatusOr<LoadDependentServer> server =
+      LoadDependentServer::Create(r.model, r.workload, *slots);
+  if (!server.ok()) return server.status();
+  absl::StatusOr<std::vector<LoadPoint>> points =
+      closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds)
+             : OpenLoopCurve(*server, r.arrival_rates_rps);
+  if (!points.ok()) return points.status();
+  LoadCurve out;
+  out.closed_loop = closed;
+  out.slots = *slots;
+  out.saturation_rps = server->SaturationRate();
+  out.points = *std::move(points);
+  if (out.points.front().ttft.has_value()) {
+    absl::StatusOr<std::optional<Knee>> knee = FindKnee(out.points, r.knee);
+    if (!knee.ok()) return knee.status();
+    out.knee = *knee;
+  }
+  absl::StatusOr<SafeOperatingPoint> safe =
+      FindSafeOperatingPoint(out.points, r.slo, r.safety);
+  if (!safe.ok()) return safe.status();
+  out.safe = *safe;
+  return out;
+}
+
 }  // namespace capplan::model

@@ -232,6 +232,34 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
     const std::vector<LoadPoint>& points, const Slo& slo,
     const SafetyOptions& options = {});
 
+// ------------------------------------------------------------- one call
+
+// Everything PredictLoad needs in one call: S from the limits, the server,
+// the curve, the knee and the safe operating point.
+struct LoadCurveRequest {
+  PerformanceModel model;
+  Workload workload;
+  SlotLimits limits;
+  // Exactly one of the two load axes is non-empty.
+  std::vector<int> concurrencies;  // closed loop
+  double think_time_seconds = 0;
+  std::vector<double> arrival_rates_rps;  // open loop
+  Slo slo;
+  KneeOptions knee;
+  SafetyOptions safety;
+};
+
+struct LoadCurve {
+  bool closed_loop = true;
+  Slots slots;
+  double saturation_rps = 0;  // μ(S)
+  std::vector<LoadPoint> points;
+  std::optional<Knee> knee;
+  SafeOperatingPoint safe;
+};
+
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& request);
+
 // ----------------------------------------------------- distribution helpers
 // Exposed for tests.
 

@@ -279,3 +279,26 @@ TEST(PointObservations, RejectsBadFieldsNamingIndexAndField) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(RelativeErrorBandAt, WidensPerDoublingOutsideTheMeasuredRange) {
+  CalibrationResult fit;
+  fit.relative_error_band = 0.08;
+  EXPECT_NEAR(**RelativeErrorBandAt(fit, 6, 1, 8), 0.08, 1e-12);
+  // 32 is two doublings past 8: 0.08 · (1 + 0.5 · 2).
+  EXPECT_NEAR(**RelativeErrorBandAt(fit, 32, 1, 8), 0.16, 1e-12);
+  EXPECT_NEAR(**RelativeErrorBandAt(fit, 0.5, 1, 8), 0.12, 1e-12);
+  CalibrationResult prior_only;
+  EXPECT_FALSE(RelativeErrorBandAt(prior_only, 4, 1, 8)->has_value());
+  ErrorBandOptions o;
+  o.fallback_relative_band = 0.3;
+  EXPECT_NEAR(**RelativeErrorBandAt(prior_only, 4, 1, 8, o), 0.3, 1e-12);
+  EXPECT_NE(RelativeErrorBandAt(fit, 4, 8, 1).status().message().find(
+                "max_measured_load = 1; must be >= min_measured_load = 8"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace capplan::model

@@ -586,3 +586,55 @@ TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(PredictLoadCurve, OneCallGivesSlotsCurveKneeAndSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(MoeInputs());
+  r.workload = MakeWorkload(1024, 512);
+  r.limits.operator_concurrency_gate = 8;
+  r.limits.kv_pool_tokens = 1e6;
+  r.concurrencies = {1, 2, 4, 6, 8, 16, 32};
+  absl::StatusOr<LoadCurve> c = PredictLoadCurve(r);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->closed_loop);
+  EXPECT_EQ(c->slots.slots, 8);
+  EXPECT_EQ(c->slots.bound, SlotBound::kOperatorGate);
+  ASSERT_TRUE(c->knee.has_value());
+  EXPECT_GT(c->knee->load, 8);
+  EXPECT_LE(c->knee->load, 16);
+  EXPECT_EQ(*c->safe.index, 4);
+  EXPECT_EQ(c->safe.binding, BindingLimit::kSlotWait);
+}
+
+TEST(PredictLoadCurve, OpenLoopPastSaturationStillAnswers) {
+  LoadCurveRequest r;
+  r.model = Model(DenseInputs());
+  r.workload = MakeWorkload(1000, 200);
+  r.limits.max_running_requests = 16;
+  r.arrival_rates_rps = {100.0, 200.0};  // far past μ(S)
+  absl::StatusOr<LoadCurve> c = PredictLoadCurve(r);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->points[0].stable);
+  EXPECT_FALSE(c->knee.has_value());
+  EXPECT_FALSE(c->safe.index.has_value());
+  EXPECT_EQ(c->safe.binding, BindingLimit::kStability);
+}
+
+TEST(PredictLoadCurve, RejectsBothOrNoLoadAxis) {
+  LoadCurveRequest r;
+  r.model = Model(DenseInputs());
+  r.workload = MakeWorkload(1000, 200);
+  r.limits.max_running_requests = 16;
+  EXPECT_EQ(PredictLoadCurve(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  r.concurrencies = {1};
+  r.arrival_rates_rps = {1.0};
+  EXPECT_EQ(PredictLoadCurve(r).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace capplan::model
