@@ -33,6 +33,7 @@ absl::Status Invalid(const std::string& message) {
 struct Word {
   std::string text;
   bool any_quoted = false;  // some part of it was quoted or escaped
+  bool is_operator = false;  // | || & && ; or a redirection, in `text`
 };
 
 absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
@@ -143,7 +144,8 @@ absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
         ++i;
       }
       Word w;
-      w.text = "\x01" + op;  // marks an operator; never produced by quoting
+      w.text = op;
+      w.is_operator = true;
       words.push_back(std::move(w));
       continue;
     }
@@ -155,7 +157,7 @@ absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
   return words;
 }
 
-bool IsOperator(const Word& w) { return !w.text.empty() && w.text[0] == '\x01'; }
+bool IsOperator(const Word& w) { return w.is_operator; }
 
 // Keeps the first command: stops at | || && ; &, drops redirections and their
 // targets (a redirection ending in & takes a descriptor: 2>&1).
@@ -167,7 +169,7 @@ std::vector<std::string> FirstCommand(const std::vector<Word>& words) {
       out.push_back(w.text);
       continue;
     }
-    absl::string_view op = absl::string_view(w.text).substr(1);
+    absl::string_view op = w.text;
     bool redirect = absl::StrContains(op, '<') || absl::StrContains(op, '>');
     if (!redirect) break;
     if (absl::EndsWith(op, "&")) {
@@ -205,6 +207,7 @@ enum class Knob {
   kCudaGraphMax,    // one number
   kCudaGraphSizes,  // one or more numbers; the largest counts
   kSpeculativeConfig,
+  kCompilationConfig,  // vLLM --compilation-config / -O: JSON or a level
   kSpeculativeModel,
   kNumSpeculativeTokens,
   kSpeculativeAlgorithm,
@@ -268,6 +271,9 @@ constexpr FlagName kVllmFlags[] = {
     {"--max-cudagraph-capture-size", Knob::kCudaGraphMax},
     {"--max-seq-len-to-capture", Knob::kUnmodelledValue},
     {"--cuda-graph-sizes", Knob::kCudaGraphSizes},
+    {"--cudagraph-capture-sizes", Knob::kCudaGraphSizes},
+    {"--compilation-config", Knob::kCompilationConfig},
+    {"-O", Knob::kCompilationConfig},
     {"--speculative-config", Knob::kSpeculativeConfig},
     {"--speculative-model", Knob::kSpeculativeModel},
     {"--num-speculative-tokens", Knob::kNumSpeculativeTokens},
@@ -336,6 +342,26 @@ bool LooksLikeFlag(absl::string_view w) {
   if (w.size() < 2 || w[0] != '-') return false;
   double ignored = 0;
   return !absl::SimpleAtod(w, &ignored);
+}
+
+// Flags both engines define as switches (no value) that capplan does not
+// model; with the --enable-/--disable-/--no- families they are what keeps an
+// unknown switch from taking the next word as its value.
+constexpr const char* kKnownSwitches[] = {
+    "--skip-tokenizer-init", "--async-scheduling", "--is-embedding", "--stream-output",
+    "--log-requests", "--show-time-cost", "--allow-auto-truncate", "--skip-server-warmup",
+    "--headless", "--trust-request-chat-template",
+};
+
+bool LooksLikeSwitch(absl::string_view canonical) {
+  if (absl::StartsWith(canonical, "--enable-") || absl::StartsWith(canonical, "--disable-") ||
+      absl::StartsWith(canonical, "--no-")) {
+    return true;
+  }
+  for (const char* s : kKnownSwitches) {
+    if (canonical == s) return true;
+  }
+  return false;
 }
 
 // ------------------------------------------------------------- values
@@ -482,6 +508,65 @@ absl::StatusOr<v1::SpeculativeMethod> SglangSpeculativeAlgorithm(absl::string_vi
       "%s = %s; must be EAGLE, EAGLE3, NEXTN, MTP, STANDALONE, NGRAM or LOOKAHEAD", flag, text));
 }
 
+// The largest of one or more whole numbers, given as separate words or as
+// one word holding a list ("1,2,4,8", "[1, 2, 4]").
+absl::StatusOr<uint64_t> LargestOfList(absl::string_view flag,
+                                       const std::vector<std::string>& values) {
+  uint64_t largest = 0;
+  for (const std::string& value : values) {
+    absl::string_view body = absl::StripAsciiWhitespace(value);
+    absl::ConsumePrefix(&body, "[");
+    absl::ConsumeSuffix(&body, "]");
+    for (absl::string_view part :
+         absl::StrSplit(body, absl::ByAnyChar(", "), absl::SkipWhitespace())) {
+      CAPPLAN_ASSIGN_OR_RETURN(uint64_t n, WholeNumber(flag, part, 1, kMaxCount, false));
+      largest = std::max(largest, n);
+    }
+  }
+  if (largest == 0) return Invalid(absl::StrFormat("%s: expects a value", flag));
+  return largest;
+}
+
+// A JSON value as the text a command line would carry ("[1,2,4]" for lists).
+std::string JsonValueText(const google::protobuf::Value& value) {
+  switch (value.kind_case()) {
+    case google::protobuf::Value::kStringValue:
+      return value.string_value();
+    case google::protobuf::Value::kNumberValue:
+      return absl::StrCat(value.number_value());
+    case google::protobuf::Value::kBoolValue:
+      return value.bool_value() ? "true" : "false";
+    case google::protobuf::Value::kListValue: {
+      std::vector<std::string> parts;
+      for (const auto& v : value.list_value().values()) parts.push_back(JsonValueText(v));
+      return absl::StrCat("[", absl::StrJoin(parts, ","), "]");
+    }
+    case google::protobuf::Value::kNullValue:
+      return "null";
+    default:
+      return "(object)";
+  }
+}
+
+absl::StatusOr<google::protobuf::Struct> JsonObject(const std::string& flag,
+                                                    const std::string& text) {
+  google::protobuf::Struct object;
+  google::protobuf::util::JsonParseOptions options;
+  auto status = google::protobuf::util::JsonStringToMessage(text, &object, options);
+  if (!status.ok()) {
+    return Invalid(absl::StrFormat("%s = %s; must be a JSON object (%s)", flag, text,
+                                   std::string(status.message())));
+  }
+  return object;
+}
+
+std::vector<std::string> SortedKeys(const google::protobuf::Struct& object) {
+  std::vector<std::string> keys;  // sorted: map order is unspecified
+  for (const auto& field : object.fields()) keys.push_back(field.first);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 // ---------------------------------------------------------------- parser
 
 enum class Engine { kVllm, kSglang };
@@ -520,6 +605,9 @@ class Parser {
   absl::StatusOr<std::string> TakeValue(const std::string& flag,
                                         std::optional<std::string> inline_value);
   absl::Status SpeculativeJson(const std::string& flag, const std::string& text);
+  absl::Status CompilationJson(const std::string& flag, const std::string& text);
+  absl::Status CompilationKey(const std::string& flag, const std::string& key,
+                              const std::string& value);
   absl::Status SpeculativeKey(const std::string& flag, const std::string& key,
                               const std::string& value);
   absl::Status Finish();
@@ -563,6 +651,16 @@ absl::Status Parser::HandleFlag(const std::string& word) {
     return SpeculativeKey(name, canonical.substr(std::string("--speculative-config.").size()),
                           value);
   }
+  if (engine_ == Engine::kVllm && (absl::StartsWith(canonical, "--compilation-config.") ||
+                                  absl::StartsWith(canonical, "-O."))) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string value, TakeValue(name, inline_value));
+    return CompilationKey(name, canonical.substr(canonical.find('.') + 1), value);
+  }
+  // vLLM -O3: the compilation level, written compactly.
+  if (engine_ == Engine::kVllm && absl::StartsWith(canonical, "-O") && canonical.size() > 2) {
+    out_.unmodelled_flags.push_back(word);
+    return absl::OkStatus();
+  }
   std::optional<Knob> knob = engine_ == Engine::kVllm ? FindKnob(kVllmFlags, canonical)
                                                       : FindKnob(kSglangFlags, canonical);
   bool negated = false;
@@ -577,10 +675,14 @@ absl::Status Parser::HandleFlag(const std::string& word) {
     }
   }
   if (!knob.has_value()) {
-    // Not modelled: keep the flag and, when one follows, its value.
+    // Not modelled: keep the flag and, when one follows, its value — unless
+    // the flag is a switch, which must not swallow vllm serve's model.
     std::string verbatim = word;
     if (!inline_value.has_value() && pos_ < words_.size() && !LooksLikeFlag(words_[pos_])) {
-      absl::StrAppend(&verbatim, " ", words_[pos_++]);
+      std::string next = absl::AsciiStrToLower(words_[pos_]);
+      if (!LooksLikeSwitch(canonical) || next == "true" || next == "false") {
+        absl::StrAppend(&verbatim, " ", words_[pos_++]);
+      }
     }
     out_.unmodelled_flags.push_back(verbatim);
     return absl::OkStatus();
@@ -724,23 +826,12 @@ absl::Status Parser::Apply(Knob knob, const std::string& flag, const std::string
           values.push_back(words_[pos_++]);
         }
       }
-      if (values.empty()) return Invalid(absl::StrFormat("%s: expects a value", flag));
-      uint64_t largest = 0;
-      for (const std::string& value : values) {
-        // Also accept one word holding a list: "1,2,4,8" or "[1, 2, 4]".
-        std::string text = value;
-        absl::string_view body = absl::StripAsciiWhitespace(text);
-        absl::ConsumePrefix(&body, "[");
-        absl::ConsumeSuffix(&body, "]");
-        for (absl::string_view part : absl::StrSplit(body, absl::ByAnyChar(", "),
-                                                     absl::SkipWhitespace())) {
-          CAPPLAN_ASSIGN_OR_RETURN(uint64_t n, WholeNumber(flag, part, 1, kMaxCount, false));
-          largest = std::max(largest, n);
-        }
-      }
-      if (largest == 0) return Invalid(absl::StrFormat("%s: expects a value", flag));
-      p_.cuda_graph_max = largest;
+      CAPPLAN_ASSIGN_OR_RETURN(p_.cuda_graph_max, LargestOfList(flag, values));
       return absl::OkStatus();
+    }
+    case Knob::kCompilationConfig: {
+      CAPPLAN_ASSIGN_OR_RETURN(std::string v, one());
+      return CompilationJson(flag, v);
     }
     case Knob::kSpeculativeConfig: {
       CAPPLAN_ASSIGN_OR_RETURN(std::string v, one());
@@ -828,14 +919,9 @@ absl::Status Parser::SpeculativeKey(const std::string& flag, const std::string& 
 }
 
 absl::Status Parser::SpeculativeJson(const std::string& flag, const std::string& text) {
-  google::protobuf::Struct config;
-  google::protobuf::util::JsonParseOptions options;
-  auto status = google::protobuf::util::JsonStringToMessage(text, &config, options);
-  if (!status.ok()) {
-    return Invalid(absl::StrFormat("%s = %s; must be a JSON object (%s)", flag, text,
-                                   std::string(status.message())));
-  }
-  for (const auto& [key, value] : config.fields()) {
+  CAPPLAN_ASSIGN_OR_RETURN(google::protobuf::Struct config, JsonObject(flag, text));
+  for (const std::string& key : SortedKeys(config)) {
+    const google::protobuf::Value& value = config.fields().at(key);
     std::string path = absl::StrCat(flag, ".", key);
     std::string as_text;
     switch (value.kind_case()) {
@@ -846,7 +932,7 @@ absl::Status Parser::SpeculativeJson(const std::string& flag, const std::string&
         double x = value.number_value();
         if (key == "num_speculative_tokens" &&
             (!std::isfinite(x) || x != std::floor(x) || x < 1 || x > 64)) {
-          return Invalid(absl::StrFormat("%s = %v; must be a whole number ≥ 1", path, x));
+          return Invalid(absl::StrFormat("%s = %g; must be a whole number ≥ 1", path, x));
         }
         as_text = absl::StrCat(x);
         break;
@@ -874,6 +960,48 @@ absl::Status Parser::SpeculativeJson(const std::string& flag, const std::string&
   return absl::OkStatus();
 }
 
+absl::Status Parser::CompilationJson(const std::string& flag, const std::string& text) {
+  uint64_t level = 0;
+  if (absl::SimpleAtoi(text, &level)) {  // -O 3: the compilation level alone
+    out_.unmodelled_flags.push_back(absl::StrCat(flag, " ", text));
+    return absl::OkStatus();
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(google::protobuf::Struct config, JsonObject(flag, text));
+  for (const std::string& key : SortedKeys(config)) {
+    CAPPLAN_RETURN_IF_ERROR(
+        CompilationKey(absl::StrCat(flag, ".", key), key, JsonValueText(config.fields().at(key))));
+  }
+  return absl::OkStatus();
+}
+
+// vLLM CompilationConfig keys that decide CUDA-graph memory; the others are
+// reported as unmodelled.
+absl::Status Parser::CompilationKey(const std::string& flag, const std::string& key,
+                                    const std::string& value) {
+  std::string path = absl::StrCat(flag.substr(0, flag.find('.')), ".", key);
+  if (key == "cudagraph_capture_sizes") {
+    CAPPLAN_ASSIGN_OR_RETURN(p_.cuda_graph_max, LargestOfList(path, {value}));
+  } else if (key == "max_cudagraph_capture_size" || key == "max_capture_size") {
+    CAPPLAN_ASSIGN_OR_RETURN(p_.cuda_graph_max, WholeNumber(path, value, 1, kMaxCount, false));
+  } else if (key == "cudagraph_mode") {
+    std::string mode = absl::AsciiStrToUpper(value);
+    if (mode == "NONE") {
+      out_.deployment.mutable_engine()->set_enforce_eager(true);
+    } else if (mode == "PIECEWISE" || mode == "FULL" || mode == "FULL_DECODE_ONLY" ||
+               mode == "FULL_AND_PIECEWISE") {
+      // Graphs on; which kind is not modelled.
+      out_.unmodelled_flags.push_back(absl::StrCat(path, "=", value));
+    } else {
+      return Invalid(absl::StrFormat(
+          "%s = %s; must be NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or FULL_AND_PIECEWISE", path,
+          value));
+    }
+  } else {
+    out_.unmodelled_flags.push_back(absl::StrCat(path, "=", value));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Parser::Finish() {
   v1::Deployment& d = out_.deployment;
   v1::DeploymentParallelism* par = d.mutable_parallelism();
@@ -896,6 +1024,7 @@ absl::Status Parser::Finish() {
     bool dp_attention = par->has_dp_attention() && par->dp_attention();
     if (p_.dp.has_value() && !dp_attention) d.set_gpu_count(static_cast<uint32_t>(tp * pp * dp));
   }
+  if (par->ByteSizeLong() == 0) d.clear_parallelism();
   if (p_.cuda_graph_max.has_value()) {
     e->set_max_cudagraph_batch_size(static_cast<uint32_t>(*p_.cuda_graph_max));
   }
@@ -987,6 +1116,7 @@ absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
                                      models.front(), m));
     }
   }
+  if (models.front().empty()) return Invalid("launch line: the model argument is empty");
   out_.model_argument = models.front();
   out_.deployment.set_model_id(models.front());
   return std::move(out_);

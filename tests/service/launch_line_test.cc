@@ -273,6 +273,39 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  {},
                  {}},
+        GoodCase{"CompilationConfigJson",
+                 "vllm serve Qwen/Qwen3-8B --compilation-config '{\"cudagraph_capture_sizes\": "
+                 "[1, 2, 4, 8, 96], \"cudagraph_mode\": \"FULL_DECODE_ONLY\", \"level\": 3}'",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine { kind: ENGINE_KIND_VLLM max_cudagraph_batch_size: 96 })pb",
+                 {"--compilation-config.cudagraph_mode=FULL_DECODE_ONLY",
+                  "--compilation-config.level=3"},
+                 {},
+                 {}},
+        GoodCase{"ShortCompilationFlagAndCaptureSizes",
+                 "vllm serve Qwen/Qwen3-8B -O '{\"cudagraph_mode\": \"NONE\"}' -O3 "
+                 "--cudagraph-capture-sizes 1 2 4 8",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine {
+                        kind: ENGINE_KIND_VLLM
+                        enforce_eager: true
+                        max_cudagraph_batch_size: 8
+                      })pb",
+                 {"-O3"},
+                 {},
+                 {}},
+        GoodCase{"DottedCompilationKeys",
+                 "vllm serve Qwen/Qwen3-8B -O.max_cudagraph_capture_size=64 "
+                 "--compilation-config.cudagraph_mode none",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine {
+                        kind: ENGINE_KIND_VLLM
+                        enforce_eager: true
+                        max_cudagraph_batch_size: 64
+                      })pb",
+                 {},
+                 {},
+                 {}},
         GoodCase{"CompressedTensorsDefersToTheCheckpoint",
                  "vllm serve RedHatAI/Llama-3.1-8B-Instruct-FP8 --quantization compressed-tensors "
                  "--no-enable-expert-parallel",
@@ -481,6 +514,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "--enforce-eager = maybe; must be true or false"},
         BadCase{"GraphSizeNotANumber", "vllm serve X --cuda-graph-sizes 8 x",
                 "--cuda-graph-sizes = x; must be a whole number ≥ 1"},
+        BadCase{"UnknownCudagraphMode",
+                "vllm serve X --compilation-config '{\"cudagraph_mode\": \"SOMETIMES\"}'",
+                "--compilation-config.cudagraph_mode = SOMETIMES; must be NONE"},
+        BadCase{"CaptureSizeListWithAWord", "vllm serve X -O.cudagraph_capture_sizes=[1,x]",
+                "-O.cudagraph_capture_sizes = x; must be a whole number ≥ 1"},
+        BadCase{"CompilationConfigNotJson", "vllm serve X --compilation-config fast",
+                "--compilation-config = fast; must be a JSON object"},
         BadCase{"MaxNumSeqsZero", "vllm serve X --max-num-seqs 0",
                 "--max-num-seqs = 0; must be a whole number ≥ 1"},
         BadCase{"SglangEpWord",
