@@ -583,6 +583,7 @@ struct Pending {
   std::string spec_tokens_flag;
   std::optional<uint64_t> spec_steps;
   std::optional<uint64_t> spec_draft_tokens;
+  std::vector<std::string> spec_counts_verbatim;  // SGLang step/draft flags as written
   std::optional<uint64_t> cuda_graph_max;
   std::vector<std::string> model_flags;  // --model values, for the conflict check
 };
@@ -855,10 +856,14 @@ absl::Status Parser::Apply(Knob knob, const std::string& flag, const std::string
     }
     case Knob::kSpeculativeNumSteps: {
       CAPPLAN_ASSIGN_OR_RETURN(p_.spec_steps, count(1, 64));
+      p_.spec_counts_verbatim.push_back(
+          inline_value ? as_written : absl::StrCat(as_written, " ", *p_.spec_steps));
       return absl::OkStatus();
     }
     case Knob::kSpeculativeNumDraftTokens: {
       CAPPLAN_ASSIGN_OR_RETURN(p_.spec_draft_tokens, count(1, 1024));
+      p_.spec_counts_verbatim.push_back(
+          inline_value ? as_written : absl::StrCat(as_written, " ", *p_.spec_draft_tokens));
       return absl::OkStatus();
     }
     case Knob::kDtype: {
@@ -1060,10 +1065,9 @@ absl::Status Parser::Finish() {
     } else if (p_.spec_draft_tokens.has_value() && *p_.spec_draft_tokens >= 2) {
       spec_tokens = *p_.spec_draft_tokens - 1;
     }
-    if (!method.has_value() && (p_.spec_steps || p_.spec_draft_tokens)) {
-      return Invalid(
-          "--speculative-num-steps / --speculative-num-draft-tokens given without "
-          "--speculative-algorithm; name the algorithm (EAGLE, NEXTN, ...)");
+    if (!method.has_value()) {
+      // SGLang ignores the counts without an algorithm; so does the plan.
+      for (const std::string& v : p_.spec_counts_verbatim) out_.unmodelled_flags.push_back(v);
     }
   }
   if (method.has_value()) {

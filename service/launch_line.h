@@ -41,8 +41,12 @@
 //        left unset and reported as unmodelled)
 //   --max-num-seqs / --max-running-requests, --block-size / --page-size
 //   --enforce-eager / --disable-cuda-graph → enforce_eager
-//   --max-cudagraph-capture-size, --cuda-graph-sizes (largest),
-//        --cuda-graph-max-bs, --cuda-graph-bs (largest) → max_cudagraph_batch_size
+//   --max-cudagraph-capture-size, --cuda-graph-sizes and
+//        --cudagraph-capture-sizes (largest), --compilation-config / -O JSON
+//        (cudagraph_capture_sizes, max_cudagraph_capture_size, and
+//        cudagraph_mode NONE → enforce_eager; dotted -O.key=value too),
+//        SGLang --cuda-graph-max-bs, --cuda-graph-bs (largest)
+//        → max_cudagraph_batch_size
 //   --kv-cache-dtype: auto → AUTO, fp8* → FP8, bf16/bfloat16 → BF16,
 //        fp16/float16/half → FP16
 //   --quantization/-q: the engine's method name → weight_format (awq,
@@ -58,7 +62,9 @@
 //        STANDALONE → DRAFT_MODEL, NGRAM/LOOKAHEAD → NGRAM, with
 //        num_speculative_tokens = --speculative-num-steps, or
 //        --speculative-num-draft-tokens − 1 when only that is given (SGLang
-//        sets draft tokens = steps + 1 for a top-1 chain).
+//        sets draft tokens = steps + 1 for a top-1 chain); the counts without
+//        an algorithm are ignored, as SGLang ignores them, and listed as
+//        unmodelled.
 //   --dtype and prefix caching are returned in their own fields: they do not
 //        override the checkpoint's weight format.
 //

@@ -399,6 +399,14 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--chunked-prefill-size -1"},
                  {},
                  {}},
+        GoodCase{"CountsWithoutAlgorithmAreIgnored",
+                 "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B "
+                 "--speculative-num-steps 3 --speculative-num-draft-tokens=4",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine { kind: ENGINE_KIND_SGLANG })pb",
+                 {"--speculative-num-steps 3", "--speculative-num-draft-tokens=4"},
+                 {},
+                 {}},
         GoodCase{"MultiLineWithEnvAndPipeline",
                  "SGLANG_ENABLE_JIT_DEEPGEMM=0 \\\n"
                  "python3 -m sglang.launch_server \\\n"
@@ -505,9 +513,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownSglangAlgorithm",
                 "python3 -m sglang.launch_server --model-path X --speculative-algorithm FOO",
                 "--speculative-algorithm = FOO; must be EAGLE"},
-        BadCase{"StepsWithoutAlgorithm",
-                "python3 -m sglang.launch_server --model-path X --speculative-num-steps 3",
-                "without --speculative-algorithm"},
         BadCase{"ModelTwice", "vllm serve Qwen/A --model Qwen/B",
                 "launch line: model given twice ('Qwen/A' and 'Qwen/B')"},
         BadCase{"SwitchWithBadValue", "vllm serve X --enforce-eager=maybe",
