@@ -1015,6 +1015,11 @@ absl::Status Parser::Finish() {
   if (p_.tp.has_value()) par->set_tp(static_cast<uint32_t>(tp));
   if (p_.pp.has_value()) par->set_pp(static_cast<uint32_t>(pp));
   if (p_.dp.has_value()) out_.data_parallel_size = static_cast<uint32_t>(dp);
+  if (tp * pp * dp > kMaxCount) {  // each ≤ 2^20, so the product fits in 64 bits
+    return Invalid(absl::StrFormat(
+        "launch line: tp × pp × dp = %d × %d × %d GPUs; must be at most %d", tp, pp, dp,
+        kMaxCount));
+  }
   if (engine_ == Engine::kVllm) {
     if (p_.expert_parallel.has_value()) {
       par->set_ep(*p_.expert_parallel ? static_cast<uint32_t>(tp * dp) : 1);
@@ -1072,11 +1077,9 @@ absl::Status Parser::Finish() {
   }
   if (method.has_value()) {
     e->set_speculative_method(*method);
+    // Without a count the planner's engine defaults decide it.
     if (spec_tokens.has_value()) {
       e->set_num_speculative_tokens(static_cast<uint32_t>(*spec_tokens));
-    } else if (*method != v1::SPECULATIVE_METHOD_NGRAM) {
-      // vLLM requires the count; SGLang picks a default per model. Leave it
-      // to the planner's engine defaults.
     }
   }
   return absl::OkStatus();

@@ -526,6 +526,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "-O.cudagraph_capture_sizes = x; must be a whole number ≥ 1"},
         BadCase{"CompilationConfigNotJson", "vllm serve X --compilation-config fast",
                 "--compilation-config = fast; must be a JSON object"},
+        BadCase{"TooManyGpusInAll", "vllm serve X -tp 1024 -pp 1024 -dp 1024",
+                "launch line: tp × pp × dp = 1024 × 1024 × 1024 GPUs; must be at most 1048576"},
         BadCase{"MaxNumSeqsZero", "vllm serve X --max-num-seqs 0",
                 "--max-num-seqs = 0; must be a whole number ≥ 1"},
         BadCase{"SglangEpWord",
