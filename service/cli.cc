@@ -2,11 +2,14 @@
 
 #include <memory>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "service/cli_args.h"
+#include "service/cli_context.h"
 #include "service/cli_deployment.h"
 #include "service/cli_format.h"
 #include "service/planner.h"
@@ -14,6 +17,26 @@
 #include "service/status_util.h"
 
 namespace capplan::service {
+
+absl::Status PrintJson(const google::protobuf::Message& message, std::ostream& out) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::string json, ToJson(message));
+  out << json << "\n";
+  return absl::OkStatus();
+}
+
+std::string EngineName(v1::EngineKind kind) {
+  switch (kind) {
+    case v1::ENGINE_KIND_VLLM: return "vllm";
+    case v1::ENGINE_KIND_SGLANG: return "sglang";
+    default: return "-";
+  }
+}
+
+std::string TierName(v1::Tier tier) {
+  std::string name = v1::Tier_Name(tier);
+  return name.substr(name.rfind('_') + 1);
+}
+
 namespace {
 
 constexpr char kUsage[] = R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
@@ -46,29 +69,6 @@ Options:
 Exit codes: 0 success, 1 a FAIL verdict, 2 invalid input, unknown id or unreachable server.
 )";
 
-struct Context {
-  CliArgs args;
-  std::unique_ptr<PlannerApi> planner;
-  std::shared_ptr<const Catalog> local_catalog;  // offline mode only
-  std::ostream& out;
-  bool json;
-};
-
-absl::Status PrintJson(const google::protobuf::Message& message,
-                       std::ostream& out) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::string json, ToJson(message));
-  out << json << "\n";
-  return absl::OkStatus();
-}
-
-std::string EngineName(v1::EngineKind kind) {
-  switch (kind) {
-    case v1::ENGINE_KIND_VLLM: return "vllm";
-    case v1::ENGINE_KIND_SGLANG: return "sglang";
-    default: return "-";
-  }
-}
-
 absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
   std::string lower = absl::AsciiStrToLower(text);
   if (lower == "vllm") return v1::ENGINE_KIND_VLLM;
@@ -77,7 +77,7 @@ absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
       absl::StrFormat("--engine = %s; must be vllm or sglang", text));
 }
 
-absl::StatusOr<std::string> OneId(const Context& ctx, absl::string_view what) {
+absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what) {
   const auto& pos = ctx.args.positional();
   if (pos.size() != 3) {
     return absl::InvalidArgumentError(
@@ -110,7 +110,7 @@ std::string LinkName(const v1::Interconnect& link) {
   }
 }
 
-absl::Status Hardware(Context& ctx) {
+absl::Status Hardware(CliContext& ctx) {
   const auto& pos = ctx.args.positional();
   std::string verb = pos.size() > 1 ? pos[1] : "";
   if (verb == "list") {
@@ -177,7 +177,7 @@ std::string FormatName(const v1::Model& m) {
   return absl::AsciiStrToLower(format.substr(std::string("WEIGHT_FORMAT_").size()));
 }
 
-absl::Status Models(Context& ctx) {
+absl::Status Models(CliContext& ctx) {
   const auto& pos = ctx.args.positional();
   std::string verb = pos.size() > 1 ? pos[1] : "";
   if (verb == "list") {
@@ -289,7 +289,7 @@ void PrintBaseline(const v1::Baseline& b, std::ostream& out) {
   out << "\n  (--json prints every figure of the baseline)\n";
 }
 
-absl::Status Baselines(Context& ctx) {
+absl::Status Baselines(CliContext& ctx) {
   const auto& pos = ctx.args.positional();
   std::string verb = pos.size() > 1 ? pos[1] : "";
   if (verb == "list") {
@@ -323,11 +323,6 @@ absl::Status Baselines(Context& ctx) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError("usage: capplan baselines list|get ID");
-}
-
-std::string TierName(v1::Tier tier) {
-  std::string name = v1::Tier_Name(tier);
-  return name.substr(name.rfind('_') + 1);
 }
 
 void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
@@ -404,7 +399,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
 }
 
-absl::Status Memory(Context& ctx) {
+absl::Status Memory(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError("usage: capplan memory --model ID --gpu ID [...]");
   }
@@ -419,30 +414,75 @@ absl::Status Memory(Context& ctx) {
   return absl::OkStatus();
 }
 
-int ExitCodeFor(const absl::Status& status) {
-  return status.ok() ? kExitOk : kExitInvalid;
+// Wraps a command that only succeeds or fails.
+template <absl::Status (*F)(CliContext&)>
+absl::StatusOr<int> Simple(CliContext& ctx) {
+  absl::Status status = F(ctx);
+  if (!status.ok()) return status;
+  return kExitOk;
+}
+
+std::vector<std::string> WithDeploymentFlags(std::vector<std::string> flags) {
+  flags.insert(flags.end(), DeploymentValuedFlags().begin(), DeploymentValuedFlags().end());
+  return flags;
+}
+
+const std::vector<CliCommandSpec>& Commands() {
+  static const auto* const kCommands = new std::vector<CliCommandSpec>{
+      {"hardware", &Simple<Hardware>, {"vendor"}, {}},
+      {"models", &Simple<Models>, {"family"}, {}},
+      {"baselines", &Simple<Baselines>, {"hardware", "model", "engine"}, {}},
+      {"memory", &Simple<Memory>, WithDeploymentFlags({"mean-sequence-tokens"}),
+       DeploymentSwitches()},
+  };
+  return *kCommands;
+}
+
+// The first word that is neither a flag nor a global flag's value.
+std::string FindCommand(const std::vector<std::string>& args) {
+  static const absl::flat_hash_set<std::string> kGlobalValued = {
+      "--server", "--data-dir", "--timeout-seconds"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (kGlobalValued.contains(args[i])) {
+      ++i;
+      continue;
+    }
+    if (!absl::StartsWith(args[i], "--")) return args[i];
+  }
+  return "";
 }
 
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out,
            std::ostream& err) {
+  std::string name = FindCommand(args);
+  const CliCommandSpec* spec = nullptr;
+  std::vector<CliCommandSpec> commands = Commands();
+  for (const CliCommandSpec& extra : ExtraCliCommands()) commands.push_back(extra);
+  for (const CliCommandSpec& c : commands) {
+    if (c.name == name) spec = &c;
+  }
   absl::flat_hash_set<std::string> switches = {"json", "help"};
-  absl::flat_hash_set<std::string> valued = {"server", "data-dir", "timeout-seconds",
-                                             "vendor", "family", "hardware",
-                                             "mean-sequence-tokens"};
-  for (const std::string& flag : DeploymentValuedFlags()) valued.insert(flag);
-  for (const std::string& flag : DeploymentSwitches()) switches.insert(flag);
+  absl::flat_hash_set<std::string> valued = {"server", "data-dir", "timeout-seconds"};
+  if (spec != nullptr) {
+    valued.insert(spec->valued.begin(), spec->valued.end());
+    switches.insert(spec->switches.begin(), spec->switches.end());
+  }
   absl::StatusOr<CliArgs> parsed = CliArgs::Parse(args, switches, valued);
   if (!parsed.ok()) {
     err << "capplan: " << parsed.status().message() << "\n";
     return kExitInvalid;
   }
-  if (parsed->Has("help") || parsed->positional().empty()) {
+  if (parsed->Has("help") || name.empty()) {
     (parsed->Has("help") ? out : err) << kUsage;
     return parsed->Has("help") ? kExitOk : kExitInvalid;
   }
-  Context ctx{*std::move(parsed), nullptr, nullptr, out, false};
+  if (spec == nullptr) {
+    err << "capplan: unknown command '" << name << "' (see capplan --help)\n";
+    return kExitInvalid;
+  }
+  CliContext ctx{*std::move(parsed), nullptr, out, err, false};
   ctx.json = ctx.args.Has("json");
   absl::StatusOr<std::optional<int64_t>> timeout =
       ctx.args.GetInt("timeout-seconds", 1);
@@ -466,29 +506,16 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out,
           << catalog.status().message() << "\n";
       return kExitInvalid;
     }
-    ctx.local_catalog = *catalog;
     ctx.planner = std::make_unique<Planner>(*catalog);
   }
 
-  const std::string& command = ctx.args.positional()[0];
-  absl::Status status;
-  if (command == "hardware") {
-    status = Hardware(ctx);
-  } else if (command == "models") {
-    status = Models(ctx);
-  } else if (command == "baselines") {
-    status = Baselines(ctx);
-  } else if (command == "memory") {
-    status = Memory(ctx);
-  } else {
-    status = absl::InvalidArgumentError(
-        absl::StrCat("unknown command '", command, "' (see capplan --help)"));
+  absl::StatusOr<int> code = spec->run(ctx);
+  if (!code.ok()) {
+    err << "capplan: " << absl::StatusCodeToString(code.status().code()) << ": "
+        << code.status().message() << "\n";
+    return kExitInvalid;
   }
-  if (!status.ok()) {
-    err << "capplan: " << absl::StatusCodeToString(status.code()) << ": "
-        << status.message() << "\n";
-  }
-  return ExitCodeFor(status);
+  return *code;
 }
 
 }  // namespace capplan::service

@@ -35,7 +35,7 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
         return absl::InvalidArgumentError(absl::StrFormat(
             "--%s takes no value (got '%s')", name, *value));
       }
-      parsed.values_[name] = "";
+      parsed.values_[name].push_back("");
     } else if (valued.contains(name)) {
       if (!value.has_value()) {
         if (i + 1 >= args.size()) {
@@ -44,7 +44,7 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
         }
         value = args[++i];
       }
-      parsed.values_[name] = *value;
+      parsed.values_[name].push_back(*value);
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
           "unknown flag --%s (see capplan --help)", name));
@@ -56,7 +56,12 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
 std::optional<std::string> CliArgs::Get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;
-  return it->second;
+  return it->second.back();
+}
+
+std::vector<std::string> CliArgs::GetAll(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>() : it->second;
 }
 
 absl::StatusOr<std::optional<int64_t>> CliArgs::GetInt(const std::string& name,

@@ -24,7 +24,10 @@ class CliArgs {
 
   const std::vector<std::string>& positional() const { return positional_; }
   bool Has(const std::string& name) const { return values_.contains(name); }
+  // The last value given (flags may repeat).
   std::optional<std::string> Get(const std::string& name) const;
+  // Every value given, in order (for repeatable flags such as --allow).
+  std::vector<std::string> GetAll(const std::string& name) const;
   // Typed getters: InvalidArgument "--name = value; must be ..." on bad text.
   absl::StatusOr<std::optional<int64_t>> GetInt(const std::string& name,
                                                 int64_t min_value) const;
@@ -32,7 +35,7 @@ class CliArgs {
 
  private:
   std::vector<std::string> positional_;
-  absl::flat_hash_map<std::string, std::string> values_;
+  absl::flat_hash_map<std::string, std::vector<std::string>> values_;
 };
 
 }  // namespace capplan::service

@@ -111,6 +111,56 @@ TEST_F(CliTest, BadCatalogueNamesTheFile) {
   EXPECT_THAT(r.err, HasSubstr("models/bad.txtpb:2:24:"));
 }
 
+class CliBundledTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.metrics_address = "";
+    options.data_dir = testing::BundledDataDir();
+    auto server = PlannerServer::Create(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::vector<std::string> Online(std::vector<std::string> args) {
+    args.push_back("--server=127.0.0.1:" + std::to_string(server_->port()));
+    return args;
+  }
+  std::unique_ptr<PlannerServer> server_;
+};
+
+TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
+  std::vector<std::string> command = {"memory", "--model", "meta-llama/Llama-3.1-8B-Instruct",
+                                      "--gpu", "nvidia-l4-24gb", "--max-model-len", "8192"};
+  Result offline = RunCapplan(command);
+  Result online = RunCapplan(Online(command));
+  ASSERT_EQ(offline.code, kExitOk) << offline.err;
+  EXPECT_EQ(offline.out, online.out);
+  EXPECT_THAT(offline.out, HasSubstr("KV pool"));
+  EXPECT_THAT(offline.out, HasSubstr("GiB"));
+  EXPECT_THAT(offline.out, HasSubstr("tokens"));
+  command.push_back("--json");
+  Result json = RunCapplan(command);
+  EXPECT_THAT(json.out, HasSubstr("\"kv_pool_tokens\""));
+  EXPECT_THAT(json.out, HasSubstr("\"per_gpu\""));
+}
+
+TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheField) {
+  Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
+                         "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: PlanMemoryRequest.deployment.parallelism.tp = 3"));
+  Result online = RunCapplan(Online({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
+                                     "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"}));
+  EXPECT_EQ(online.err, r.err);
+}
+
+TEST_F(CliBundledTest, MemoryFlagsOfOtherCommandsAreRejected) {
+  Result r = RunCapplan({"hardware", "list", "--tp", "2"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --tp"));
+}
+
 TEST(Cli, HelpPrintsUsageAndExitsZero) {
   std::ostringstream out, err;
   EXPECT_EQ(RunCli({"--help"}, out, err), kExitOk);
