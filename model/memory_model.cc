@@ -43,7 +43,7 @@ int64_t MoeTp(const ParallelismSpec& p) {
 
 const MoePaddingRule* FindPadding(const EngineBehaviour& e, WeightFormat f) {
   for (const MoePaddingRule& r : e.moe_padding) {
-    if (r.format == f) return &r;
+    if (r.format == f && r.architectures.empty() && r.device_names.empty()) return &r;
   }
   return nullptr;
 }
@@ -240,6 +240,30 @@ double MaxConcurrencyAt(const KvLayout& l, int64_t sequence_tokens) {
   double c = per_request > 0 ? static_cast<double>(l.blocks) / per_request : 0.0;
   if (l.state_slots.has_value()) c = std::min(c, static_cast<double>(*l.state_slots));
   return c;
+}
+
+EngineBehaviour ResolveForHardware(const EngineBehaviour& engine, const HardwareSpec& hw) {
+  EngineBehaviour out = engine;
+  out.moe_padding.clear();
+  const std::string name = absl::AsciiStrToLower(hw.name);
+  const std::string arch = absl::AsciiStrToLower(hw.architecture);
+  for (const MoePaddingRule& r : engine.moe_padding) {
+    bool taken = false;
+    for (const MoePaddingRule& kept : out.moe_padding) taken |= kept.format == r.format;
+    if (taken) continue;
+    bool arch_ok = r.architectures.empty();
+    for (const std::string& a : r.architectures) arch_ok |= absl::AsciiStrToLower(a) == arch;
+    bool name_ok = r.device_names.empty();
+    for (const std::string& n : r.device_names) {
+      name_ok |= absl::StrContains(name, absl::AsciiStrToLower(n));
+    }
+    if (!arch_ok || !name_ok) continue;
+    MoePaddingRule kept = r;
+    kept.architectures.clear();
+    kept.device_names.clear();
+    out.moe_padding.push_back(std::move(kept));
+  }
+  return out;
 }
 
 const char* BindingConstraintName(BindingConstraint c) {
@@ -561,7 +585,7 @@ absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& 
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
   const ModelArchitecture& a = in.arch;
-  const EngineBehaviour& e = in.engine;
+  const EngineBehaviour e = ResolveForHardware(in.engine, in.hardware);
   const EngineSettings& s = in.settings;
   const ParallelismSpec& p = in.parallelism;
   const bool sglang = e.budget_rule == BudgetRule::kSglangStatic;

@@ -36,6 +36,7 @@ namespace capplan::model {
 
 struct HardwareSpec {
   std::string name;           // as the driver names it; matched by presets' rules
+  std::string architecture;   // "Hopper", "Ampere", ...
   double memory_bytes = 0.0;  // total the driver reports (usable), per GPU
   bool unified_memory = false;
 };
@@ -66,10 +67,15 @@ enum class BudgetRule {
 
 // Kernel alignment of MoE expert weights for a format (e.g. vLLM's Marlin
 // MXFP4 kernel pads the expert width to 128 and hidden to 256).
+// A rule with architectures or device_names applies only to matching cards
+// (case-insensitive; a device name matches as a substring of the card's
+// name); the first applicable rule for a format wins.
 struct MoePaddingRule {
   WeightFormat format = WeightFormat::kNative;
   int64_t hidden_multiple = 1;
   int64_t intermediate_multiple = 1;
+  std::vector<std::string> architectures;
+  std::vector<std::string> device_names;
 };
 
 // How one engine release sizes memory. Filled from a data/engines preset.
@@ -211,7 +217,12 @@ double MaxConcurrencyAt(const KvLayout& layout, int64_t sequence_tokens);
 // (0, 1], max_model_len within the native context (or rope scaling).
 absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& input);
 
+// The behaviour on one card: keeps the first padding rule per format that
+// applies to `hardware`, unconditional from then on. PlanMemory calls it.
+EngineBehaviour ResolveForHardware(const EngineBehaviour& engine, const HardwareSpec& hardware);
+
 // Weights one GPU of pipeline stage `stage` holds, by component, bytes.
+// Padding rules with card filters are ignored: resolve them first.
 std::array<double, kNumComponents> WeightsPerGpuByComponent(
     const ModelArchitecture& arch, const Quantization& quantization,
     const ParallelismSpec& parallelism, const EngineBehaviour& engine,

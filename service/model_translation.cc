@@ -215,6 +215,7 @@ absl::StatusOr<model::Quantization> ToQuantization(const v1::Quantization& q) {
 absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {
   model::HardwareSpec out;
   out.name = h.name();
+  out.architecture = h.architecture();
   for (const std::string& alias : h.aliases()) absl::StrAppend(&out.name, " | ", alias);
   out.memory_bytes = static_cast<double>(
       h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
@@ -345,9 +346,13 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   if (p.ssm_state_bytes_per_element() > 0) e.ssm_state_bytes = p.ssm_state_bytes_per_element();
   if (p.mamba_full_memory_ratio() > 0) e.mamba_full_memory_ratio = p.mamba_full_memory_ratio();
   for (const v1::MoeKernelPadding& pad : p.moe_padding()) {
-    e.moe_padding.push_back(model::MoePaddingRule{
-        ToWeightFormat(pad.format()), std::max<int64_t>(1, pad.hidden_multiple()),
-        std::max<int64_t>(1, pad.intermediate_multiple())});
+    model::MoePaddingRule rule;
+    rule.format = ToWeightFormat(pad.format());
+    rule.hidden_multiple = std::max<int64_t>(1, pad.hidden_multiple());
+    rule.intermediate_multiple = std::max<int64_t>(1, pad.intermediate_multiple());
+    rule.architectures.assign(pad.architectures().begin(), pad.architectures().end());
+    rule.device_names.assign(pad.device_names().begin(), pad.device_names().end());
+    e.moe_padding.push_back(std::move(rule));
   }
   e.cuda_graph_in_kv_budget = p.cuda_graph_in_kv_budget();
   e.activation_token_scale = p.activation_token_scale();

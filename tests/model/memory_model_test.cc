@@ -221,12 +221,33 @@ TEST(WeightsPerGpu, ExpertParallelHoldsTheSameExpertBytesAsTensorSlicing) {
 
 TEST(WeightsPerGpu, KernelPaddingOfTensorSlicedExpertsIsWhatExpertParallelSaves) {
   EngineBehaviour e = Vllm();
-  e.moe_padding.push_back(MoePaddingRule{WeightFormat::kNvfp4, 1, 128});
+  e.moe_padding.push_back(MoePaddingRule{WeightFormat::kNvfp4, 1, 128, {}, {}});
   Quantization q;
   q.format = WeightFormat::kNvfp4;
   // TP4 slices 256 into 64 per rank, padded to 128: twice the bytes of EP4's
   // two whole 256-wide experts.
   EXPECT_NEAR(ExpertBytes(Moe(), q, 4, 1, e) / ExpertBytes(Moe(), q, 4, 4, e), 2.0, 1e-3);
+}
+
+TEST(ResolveForHardware, FirstApplicableRulePerFormatWins) {
+  EngineBehaviour e;
+  MoePaddingRule b200{WeightFormat::kMxfp4, 256, 256, {}, {"B200"}};
+  MoePaddingRule hopper{WeightFormat::kMxfp4, 128, 128, {"Hopper"}, {}};
+  MoePaddingRule other{WeightFormat::kMxfp4, 256, 128, {}, {}};
+  e.moe_padding = {b200, hopper, other};
+  HardwareSpec h100{"NVIDIA H100 80GB HBM3", "Hopper", 1.0, false};
+  HardwareSpec b200_card{"NVIDIA B200", "Blackwell", 1.0, false};
+  HardwareSpec gb10{"NVIDIA GB10", "Blackwell", 1.0, true};
+  ASSERT_EQ(ResolveForHardware(e, h100).moe_padding.size(), 1u);
+  EXPECT_EQ(ResolveForHardware(e, h100).moe_padding[0].intermediate_multiple, 128);
+  EXPECT_EQ(ResolveForHardware(e, h100).moe_padding[0].hidden_multiple, 128);
+  EXPECT_EQ(ResolveForHardware(e, b200_card).moe_padding[0].intermediate_multiple, 256);
+  EXPECT_EQ(ResolveForHardware(e, gb10).moe_padding[0].hidden_multiple, 256);
+  EXPECT_EQ(ResolveForHardware(e, gb10).moe_padding[0].intermediate_multiple, 128);
+  // Unresolved card-specific rules do not apply.
+  EngineBehaviour only_hopper;
+  only_hopper.moe_padding = {hopper};
+  EXPECT_TRUE(ResolveForHardware(only_hopper, gb10).moe_padding.empty());
 }
 
 TEST(WeightsPerGpu, PipelineStagesSplitLayersAndEnds) {

@@ -229,8 +229,9 @@ std::vector<Case>* Calibration::cases_ = nullptr;
 
 double PredictedWeights(const model::MemoryPlanInput& in) {
   double w = 0.0;
-  for (double x : model::WeightsPerGpuByComponent(in.arch, in.quantization, in.parallelism,
-                                                  in.engine, 0)) {
+  for (double x : model::WeightsPerGpuByComponent(
+           in.arch, in.quantization, in.parallelism,
+           model::ResolveForHardware(in.engine, in.hardware), 0)) {
     w += x;
   }
   return w;
@@ -623,7 +624,7 @@ TEST(Seed002, ExpertParallelVersusTensorSlicedExperts) {
   // Expert width 640 / 4 = 160 per rank: what a 64-wide kernel alignment
   // would add to the TP-sliced layout (the EP layout keeps 640).
   model::EngineBehaviour padded;
-  padded.moe_padding.push_back({model::WeightFormat::kNvfp4, 1, 64});
+  padded.moe_padding.push_back({model::WeightFormat::kNvfp4, 1, 64, {}, {}});
   model::ParallelismSpec p;
   p.tp = 4;
   const double tp_padded =
