@@ -54,8 +54,8 @@ int ParseWithPython(const std::string& xml) {
   TempFile file("doc.xml");
   file.Write(xml);
   std::string command = absl::StrCat(
-      kPython, " -c \"import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])\" ",
-      file.path(), " 2>/dev/null");
+      kPython, " -c \"import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])\" '",
+      file.path(), "' 2>/dev/null");
   return std::system(command.c_str());
 }
 
@@ -72,8 +72,8 @@ google::protobuf::Struct ElementsSeenByPython(const std::string& xml) {
       "open(sys.argv[2],'w',encoding='utf-8').write(json.dumps({'elements':out}))\n";
   TempFile script_file("seen.py");
   script_file.Write(script);
-  std::string command =
-      absl::StrCat(kPython, " ", script_file.path(), " ", doc.path(), " ", dump.path());
+  std::string command = absl::StrCat(kPython, " '", script_file.path(), "' '", doc.path(),
+                                     "' '", dump.path(), "'");
   google::protobuf::Struct parsed;
   if (std::system(command.c_str()) != 0) return parsed;
   google::protobuf::util::JsonParseOptions options;
