@@ -68,6 +68,11 @@
 //   --dtype and prefix caching are returned in their own fields: they do not
 //        override the checkpoint's weight format.
 //
+// Not read: vLLM's --config FILE (a YAML of flags; listed as unmodelled), the
+// engine version (not on a launch line), and whether vLLM's -dp on a MoE model
+// acts as attention data parallelism (vLLM runs attention per DP rank and the
+// experts across TP × DP): dp_attention is set only by SGLang's flag.
+//
 // Errors are InvalidArgument naming the flag as written, its value and the
 // rule: "--tensor-parallel-size = two; must be a whole number ≥ 1".
 
