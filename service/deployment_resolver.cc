@@ -15,9 +15,9 @@ absl::Status Invalid(const std::string& path, const std::string& rest) {
   return absl::InvalidArgumentError(absl::StrCat(path, rest));
 }
 
-// Largest context the model supports: its native length, or the rope-scaled
-// length when the config scales rope.
-uint64_t ContextLimit(const v1::Model& model) {
+}  // namespace
+
+uint64_t ModelContextLimit(const v1::Model& model) {
   uint64_t limit = model.native_context_tokens();
   if (model.rope_scaling_factor() > 1.0 && model.rope_original_context_tokens() > 0) {
     limit = std::max<uint64_t>(
@@ -26,6 +26,8 @@ uint64_t ContextLimit(const v1::Model& model) {
   }
   return limit;
 }
+
+namespace {
 
 bool IsFraction(double v) { return std::isfinite(v) && v > 0 && v <= 1; }
 
@@ -102,8 +104,10 @@ bool SpeculationOn(const v1::SpeculativeDecoding& s) {
 
 }  // namespace
 
-absl::StatusOr<ResolvedDeployment> ResolveDeployment(
-    const Catalog& catalog, const v1::Deployment& d, const std::string& path) {
+namespace {
+
+absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Deployment& d,
+                                           const std::string& path, bool allow_withheld) {
   ResolvedDeployment r;
   v1::DeploymentConfig base;
   if (!d.baseline_id().empty()) {
@@ -144,7 +148,9 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
 
   // Hardware.
   std::string hardware_id = d.hardware_id().empty() ? base.hardware_id() : d.hardware_id();
-  if (hardware_id.empty()) {
+  if (hardware_id.empty() && allow_withheld && r.baseline != nullptr) {
+    r.input.hardware.name = "withheld";
+  } else if (hardware_id.empty()) {
     if (r.baseline != nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s.hardware_id is empty and baseline '%s' does not name its GPU (%s); set hardware_id",
@@ -152,13 +158,15 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
     }
     return Invalid(path, ".hardware_id is empty; must name a GPU (ListHardware lists them)");
   }
-  r.hardware = catalog.FindHardware(hardware_id);
-  if (r.hardware == nullptr) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)", path,
-        hardware_id));
+  if (!hardware_id.empty()) {
+    r.hardware = catalog.FindHardware(hardware_id);
+    if (r.hardware == nullptr) {
+      return absl::NotFoundError(absl::StrFormat(
+          "%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)", path,
+          hardware_id));
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(r.input.hardware, ToHardwareSpec(*r.hardware));
   }
-  CAPPLAN_ASSIGN_OR_RETURN(r.input.hardware, ToHardwareSpec(*r.hardware));
 
   // Parallelism and GPU count.
   r.parallelism = base.parallelism();
@@ -267,7 +275,7 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
     return Invalid(path, ".engine.gpu_memory_utilization is vLLM's knob; SGLang takes "
                          "mem_fraction_static");
   }
-  uint64_t limit = ContextLimit(r.model);
+  uint64_t limit = ModelContextLimit(r.model);
   if (r.engine.max_model_len() > limit) {
     return Invalid(path, absl::StrFormat(
         ".engine.max_model_len = %d; must not exceed the model's context of %d tokens "
@@ -295,6 +303,18 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
   CAPPLAN_ASSIGN_OR_RETURN(r.input.engine, ToEngineBehaviour(*r.preset.preset));
   r.input.settings = ToEngineSettings(r.engine);
   return r;
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedDeployment> ResolveDeployment(
+    const Catalog& catalog, const v1::Deployment& d, const std::string& path) {
+  return Resolve(catalog, d, path, /*allow_withheld=*/false);
+}
+
+absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
+    const Catalog& catalog, const v1::Deployment& d, const std::string& path) {
+  return Resolve(catalog, d, path, /*allow_withheld=*/true);
 }
 
 bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& r) {

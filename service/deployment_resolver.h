@@ -36,6 +36,18 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
     const Catalog& catalog, const v1::Deployment& deployment,
     const std::string& path);
 
+// The same, but a baseline that withholds its GPU (and a deployment that names
+// none) resolves with hardware == nullptr and an empty input.hardware instead
+// of FAILED_PRECONDITION: PredictLoad fits and predicts such a baseline's own
+// rows in the card's unknown units (load_service.h).
+absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
+    const Catalog& catalog, const v1::Deployment& deployment,
+    const std::string& path);
+
+// The longest context a model supports: its native length, or the
+// rope-scaled length when its config scales rope.
+uint64_t ModelContextLimit(const v1::Model& model);
+
 // True when `baseline` measured the configuration `resolved` describes: same
 // model, hardware, GPU count, TP and PP, engine, weight format and the engine
 // memory settings the baseline states. Expert parallelism and speculative
