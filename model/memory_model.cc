@@ -787,6 +787,25 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
     }
   }
   MemoryPlan result = std::move(best->plan);
+  // Expert parallelism against TP-sliced experts: the same routed-expert bytes
+  // per GPU except where slicing meets kernel padding or per-tensor scales.
+  if (a.moe && p.tp > 1) {
+    ParallelismSpec other = p;
+    other.ep = p.ep > 1 ? 1 : p.tp;
+    if (a.moe->num_routed_experts % other.ep == 0) {
+      const int experts = static_cast<int>(Component::kRoutedExperts);
+      const double here = result.weights_by_component_bytes[experts];
+      const double there = WeightsPerGpuByComponent(arch_loaded, in.quantization, other, e,
+                                                    result.pipeline_stage)[experts];
+      result.notes.push_back(absl::StrFormat(
+          "routed experts take %.2f GiB per GPU %s; %s they would take %.2f GiB (%+.2f GiB): "
+          "whole experts per rank and TP-sliced experts differ only by kernel padding and scales",
+          here / (1024.0 * 1024.0 * 1024.0),
+          p.ep > 1 ? "with expert parallelism" : "sliced by tensor parallelism",
+          p.ep > 1 ? "sliced by tensor parallelism" : "with expert parallelism over the TP ranks",
+          there / (1024.0 * 1024.0 * 1024.0), (there - here) / (1024.0 * 1024.0 * 1024.0)));
+    }
+  }
   if (p.pp > 1) {
     result.notes.push_back(absl::StrCat("pipeline stage ", result.pipeline_stage,
                                         " binds (engines take the smallest pool over workers)"));

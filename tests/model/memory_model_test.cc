@@ -250,6 +250,20 @@ TEST(ResolveForHardware, FirstApplicableRulePerFormatWins) {
   EXPECT_TRUE(ResolveForHardware(only_hopper, gb10).moe_padding.empty());
 }
 
+TEST(PlanMemory, NotesWhatExpertParallelismWouldChange) {
+  MemoryPlanInput in = Input(Moe(), Vllm());
+  in.parallelism.tp = 4;
+  in.engine.moe_padding.push_back(MoePaddingRule{WeightFormat::kNative, 1, 128, {}, {}});
+  in.quantization.format = WeightFormat::kNative;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  bool found = false;
+  for (const std::string& n : plan->notes) {
+    found |= n.find("sliced by tensor parallelism; with expert parallelism") != std::string::npos;
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(WeightsPerGpu, PipelineStagesSplitLayersAndEnds) {
   const ModelArchitecture a = Dense();
   ParallelismSpec p;
