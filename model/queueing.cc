@@ -587,6 +587,20 @@ void AddWaitBranches(const LoadDependentServer& server, double weight,
   }
 }
 
+}  // namespace
+
+double PrefillStageMeanWait(const LoadDependentServer& server,
+                            double arrival_rate_rps, int population) {
+  std::vector<double> service;
+  for (int j = 0; j < server.LengthNodes(); ++j) {
+    service.push_back(server.NodePrefillOccupancySeconds(population, j));
+  }
+  const PrefillQueue q = PrefillStageQueue(arrival_rate_rps, service, 1.0);
+  return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
+}
+
+namespace {
+
 // The prefill stage's queueing, evaluated at the mean population. Arrivals
 // to the prefill stage are taken as Poisson in both loops (c_a² = 1): over
 // the short time scale of a prefill the superposition of many users' cycles
@@ -741,7 +755,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       AddWaitBranches(server, wait_w, &ttft, &e2e);
     }
     // Others' arrivals only: a user never queues behind itself.
-    ApplyPrefillQueue(server, x * (n - 1) / n, in_service, 1.0,
+    ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
                       &ttft, &e2e);
     pt.ttft = Summarise(ttft);
     pt.e2e = Summarise(e2e);
@@ -758,7 +772,7 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
   const double mu_s = server.SaturationRate();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
-  const double allen_cunneen = 2.0 / (1.0 + cv * cv);
+  const double cv2 = std::min(1.0, cv * cv);
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
   for (double lambda : rates_rps) {
@@ -778,10 +792,26 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     // log π_n (unnormalised) for n = 0..S; tail n > S geometric in ρ.
     std::vector<double> lp(s + 1, 0.0);
     const double log_lambda = std::log(lambda);
+    // A request holds its slot while it waits for the prefill stage too.
+    const double extra = PrefillStageMeanWait(
+        server, lambda,
+        std::clamp(static_cast<int>(std::lround(rho * s)), 1, s));
+    auto rate = [&](int n) { return n / (n / server.CompletionRate(n) + extra); };
     for (int n = 1; n <= s; ++n) {
-      lp[n] = lp[n - 1] + log_lambda - std::log(server.CompletionRate(n));
+      lp[n] = lp[n - 1] + log_lambda - std::log(rate(n));
     }
-    const double log_tail = lp[s] - std::log1p(-rho);  // Σ_{n >= S}
+    const double rho2 = lambda / rate(s);
+    if (rho2 >= 1) {
+      pt.stable = false;
+      pt.utilization = rho2;
+      pt.requests_per_second = rate(s);
+      pt.output_tokens_per_second = rate(s) * o;
+      pt.mean_batch_size = s;
+      pt.slot_wait_probability = 1.0;
+      out.push_back(std::move(pt));
+      continue;
+    }
+    const double log_tail = lp[s] - std::log1p(-rho2);  // Σ_{n >= S}
     double shift = log_tail;
     for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
     double total = std::exp(log_tail - shift);
@@ -789,7 +819,8 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     std::vector<double> pi(s);
     for (int n = 0; n < s; ++n) pi[n] = std::exp(lp[n] - shift) / total;
     const double p_wait = std::exp(log_tail - shift) / total;  // P(n >= S)
-    const double pi_s = p_wait * (1 - rho);
+    const double pi_s = p_wait * (1 - rho2);
+    pt.utilization = rho2;
     pt.requests_per_second = lambda;
     pt.output_tokens_per_second = lambda * o;
     double in_service = s * p_wait;
@@ -803,14 +834,21 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     tpot_w.emplace_back(s, p_wait);
     AddBinnedAtoms(server, pi, lambda, true, &ttft, &e2e);
     pt.mean_batch_size = in_service;
-    pt.mean_queue_length = pi_s * rho / ((1 - rho) * (1 - rho));
+    pt.mean_queue_length = pi_s * rho2 / ((1 - rho2) * (1 - rho2));
     pt.slot_wait_probability = p_wait;
     pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+    // M/G/S correction of the M/M/S wait (Cosmetatos 1976 for M/D/S,
+    // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
+    // M/M/S one times 1 + (1 − ρ)(S − 1)(√(4 + 5S) − 2)/(16ρS).
+    const double md_factor =
+        0.5 * (1 + (1 - rho2) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) /
+                       (16 * rho2 * s));
+    const double wait_scale = cv2 + (1 - cv2) * md_factor;
     if (p_wait > kTailMassTolerance) {
       for (LatencyLaw* law : {&ttft, &e2e}) {
-        law->wait.phase_rate = kappa * mu_s * allen_cunneen;
+        law->wait.phase_rate = kappa * rate(s) / wait_scale;
         law->wait.phases_per_completion = kappa;
-        law->wait.geometric_ratio = rho;
+        law->wait.geometric_ratio = rho2;
       }
       AddWaitBranches(server, p_wait, &ttft, &e2e);
     } else {

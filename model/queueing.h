@@ -23,10 +23,15 @@
 // modelled as κ exponential phases of rate κ·μ(S) (an Erlang-κ gap, κ from
 // the request service-time variability: κ ≈ 1 / cv², 1 <= κ <= 16), so the
 // wait is a mixture of Erlang(m·κ) laws; with κ = 1 this is the exact
-// birth–death answer. In the open loop the phase rate is further scaled by
-// 2 / (1 + cv²), the Allen–Cunneen M/G/S correction (an M/D/S queue waits
-// about half as long as M/M/S). Percentiles come from the mixture's CDF
-// (computed exactly through Poisson sums), never a normal approximation.
+// birth–death answer. In the open loop the mean wait is further scaled
+// from M/M/S towards M/D/S by cv² (Cosmetatos' M/D/S approximation); in the
+// closed loop the time to m completions uses the order statistics of S
+// residual lives. Percentiles come from the mixture's CDF (computed exactly:
+// roots-of-unity filter for the geometric mixture, Poisson sums for
+// Erlangs), never a normal approximation.
+//
+// Prefill: the prefill path is a G/G/1 queue in front of decoding (Poisson
+// arrivals in the open loop), which adds an exponential delay to TTFT.
 #ifndef CAPPLAN_MODEL_QUEUEING_H_
 #define CAPPLAN_MODEL_QUEUEING_H_
 
@@ -276,6 +281,15 @@ PrefillQueue PrefillStageQueue(double arrival_rate_rps,
                                const std::vector<double>& service_seconds,
                                double arrival_cv2);
 inline constexpr double kMaxPrefillUtilization = 0.995;
+// Mean prefill-stage wait (Poisson arrivals at λ) with `population` in
+// service. The open-loop chain counts it in the slot holding time:
+// μ_λ(n) = n / (n/μ(n) + W_p(λ)), and stability is λ < μ_λ(S).
+double PrefillStageMeanWait(const LoadDependentServer& server,
+                            double arrival_rate_rps, int population);
+// Closed loops without think time stagger themselves (each completion
+// triggers the next arrival), so their prefill arrivals are far more regular
+// than Poisson; squared cv used for them, chosen against the simulator.
+inline constexpr double kClosedLoopPrefillArrivalCv2 = 0.1;
 
 // Law of the waiting time W for a slot, in one of two forms:
 //  * geometric (open loop): M completions with P(M = m) = (1 − r)·r^(m − 1),

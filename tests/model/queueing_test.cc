@@ -231,10 +231,17 @@ TEST(OpenLoop, StationaryLawMatchesTruncatedChainSolvedNumerically) {
   ASSERT_TRUE(c.ok());
   for (size_t i = 0; i < rates.size(); ++i) {
     const int n_max = 600;
+    // The chain OpenLoopCurve documents: holding time includes the mean
+    // prefill-stage wait.
+    const double w = PrefillStageMeanWait(
+        s, rates[i],
+        std::clamp(static_cast<int>(std::lround(rates[i] / mu * 5)), 1, 5));
+    EXPECT_GT(w, 0);
     Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n_max + 1, n_max + 1);
     for (int k = 0; k <= n_max; ++k) {
       if (k < n_max) q(k, k + 1) = rates[i];
-      if (k > 0) q(k, k - 1) = s.CompletionRate(k);
+      const int busy = std::min(k, 5);
+      if (k > 0) q(k, k - 1) = busy / (busy / s.CompletionRate(k) + w);
       q(k, k) = -q.row(k).sum();
     }
     Eigen::MatrixXd a = q.transpose();
@@ -285,7 +292,7 @@ TEST(OpenLoop, PastSaturationPointsAreUnstableWithoutLatency) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
   const double mu = s.SaturationRate();
   absl::StatusOr<std::vector<LoadPoint>> c =
-      OpenLoopCurve(s, {0.5 * mu, 0.999 * mu, mu, 2 * mu});
+      OpenLoopCurve(s, {0.5 * mu, 0.99 * mu, mu, 2 * mu});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE((*c)[0].stable);
   EXPECT_TRUE((*c)[1].stable);
