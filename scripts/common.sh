@@ -11,7 +11,7 @@ CAPPLAN_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3 python3-grpcio python3-grpc-tools python3-protobuf grpc-proto prometheus
+  python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml grpc-proto prometheus
 )
 
 capplan_install_packages() {
