@@ -145,7 +145,8 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
 
 absl::StatusOr<CalibrationResult> Calibrate(
     const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior) {
+    const std::optional<CoefficientPrior>& prior,
+    const CalibrationOptions& calibration_options) {
   CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepTimeInputs(ctx.inputs));
   if (ctx.scheduler.max_batched_tokens < 1) {
     return Invalid("CalibrationContext.scheduler.max_batched_tokens",
@@ -210,7 +211,8 @@ absl::StatusOr<CalibrationResult> Calibrate(
   }
   RobustFitOptions options;
   options.unweighted_trailing_rows = prior_rows;
-  options.require_full_rank = !prior.has_value();
+  options.require_full_rank =
+      !prior.has_value() && calibration_options.require_identifiable;
   absl::StatusOr<RobustFitResult> fit =
       RobustNonNegativeLeastSquares(a, b, options);
   if (!fit.ok()) {
@@ -224,6 +226,7 @@ absl::StatusOr<CalibrationResult> Calibrate(
   result.coefficients = StepTimeCoefficients::FromVector(coef);
   result.used_prior = prior.has_value();
   result.rank = fit->rank;
+  result.rank_deficient = fit->rank < cols;
   result.relative_error_band = fit->relative_error_band;
   result.relative_rms_residual = fit->relative_rms_residual;
   for (int i = 0; i < rows; ++i) {

@@ -84,6 +84,15 @@ struct Observation {
   double huber_weight = 1;      // final IRLS weight (< 1: down-weighted)
 };
 
+struct CalibrationOptions {
+  // When the observations cannot separate every identified coefficient
+  // (e.g. FLOPs and all-reduce bytes both scale with tokens on one
+  // deployment) and there is no prior: true = FAILED_PRECONDITION; false =
+  // return the minimum-norm non-negative fit, flagged rank_deficient (its
+  // predictions hold for deployments like the measured one).
+  bool require_identifiable = false;
+};
+
 struct CalibrationResult {
   StepTimeCoefficients coefficients;
   // False for a coefficient whose feature is zero in every observation: its
@@ -92,6 +101,8 @@ struct CalibrationResult {
   std::vector<Observation> observations;
   bool used_prior = false;
   int rank = 0;
+  // The fit could not separate some coefficients (see CalibrationOptions).
+  bool rank_deficient = false;
   // Relative error band of the fit (robust_fit.h); absent without spare
   // degrees of freedom or when only the prior was used.
   std::optional<double> relative_error_band;
@@ -105,11 +116,11 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
 
 // Fits α and the β's. With no points the prior is returned as is
 // (used_prior, nothing identified); with neither, FAILED_PRECONDITION.
-// FAILED_PRECONDITION too when the observations cannot determine the
-// identified coefficients and no prior is given.
+// Rank deficiency without a prior: see CalibrationOptions.
 absl::StatusOr<CalibrationResult> Calibrate(
     const CalibrationContext& context, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior);
+    const std::optional<CoefficientPrior>& prior,
+    const CalibrationOptions& options = {});
 
 // The model's prediction for a measured point's load with the given
 // coefficients (closed or open loop at the point's load, S = context.slots):

@@ -163,15 +163,32 @@ TEST(Calibrate, HuberDownWeightsANonSteadyStateRow) {
   EXPECT_LT(RelErr(*pred->tpot_seconds, *clean.tpot_seconds), 0.10);
 }
 
-TEST(Calibrate, CollinearFeaturesWithoutPriorAreFailedPrecondition) {
+TEST(Calibrate, CollinearFeaturesWithoutPriorAreFlaggedOrRefused) {
   // On one deployment FLOPs and all-reduce bytes both scale with tokens, so a
-  // sweep alone cannot tell β_flops from β_comm: a prior is needed.
+  // sweep alone cannot tell β_flops from β_comm.
+  const std::vector<MeasuredPoint> rows = Sweep({1, 2, 4, 8, 16});
+  CalibrationOptions strict;
+  strict.require_identifiable = true;
   absl::StatusOr<CalibrationResult> fit =
-      Calibrate(Context(MoeInputs()), Sweep({1, 2, 4, 8, 16}), std::nullopt);
+      Calibrate(Context(MoeInputs()), rows, std::nullopt, strict);
   EXPECT_EQ(fit.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(fit.status().message().find("rank = 4 < columns = 5"),
             std::string::npos)
       << fit.status();
+  // By default the minimum-norm fit comes back, flagged, and still predicts
+  // the deployment it was measured on.
+  fit = Calibrate(Context(MoeInputs()), rows, std::nullopt);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_TRUE(fit->rank_deficient);
+  EXPECT_EQ(fit->rank, 4);
+  EXPECT_GE(fit->coefficients.AsVector().minCoeff(), 0.0);
+  const MeasuredPoint held_out = Measure(MoeInputs(), Truth(), 6);
+  absl::StatusOr<LoadPoint> pred =
+      PredictPoint(Context(MoeInputs()), held_out, fit->coefficients);
+  ASSERT_TRUE(pred.ok());
+  EXPECT_LT(RelErr(pred->output_tokens_per_second,
+                   *held_out.output_tokens_per_second),
+            0.10);
 }
 
 TEST(Calibrate, CoefficientsAreNeverNegative) {
