@@ -21,9 +21,11 @@ namespace {
 // Poisson sums are taken over mean ± kPoissonSpanSigmas·sqrt(mean) + slack.
 constexpr double kPoissonSpanSigmas = 12.0;
 constexpr double kPoissonSpanSlack = 20.0;
-constexpr double kQuantileRelativeTolerance = 1e-7;
+constexpr double kQuantileRelativeTolerance = 1e-6;
 // Populations beyond this many are pooled into bins for the TTFT atoms.
 constexpr int kMaxAtomStates = 256;
+// exp(−kExpSaturation) is below double precision relative to 1.
+constexpr double kExpSaturation = 40.0;
 // Mixture atoms lighter than this are dropped (their total is < 1e-10).
 constexpr double kNegligibleWeight = 1e-15;
 // Below this geometric ratio the closed form cancels badly; sum instead.
@@ -397,6 +399,7 @@ namespace {
 // P(U + E <= x) for U ~ Uniform(0, w) and E ~ Exp(ν).
 double UniformPlusExpCdf(double x, double w, double nu) {
   if (x <= 0) return 0;
+  if (nu * (x - w) > kExpSaturation) return 1.0;  // e^(−40) < 1e-17
   if (w <= 0) return -std::expm1(-nu * x);
   const double m = std::min(x, w);
   return (m - (std::exp(-nu * (x - m)) - std::exp(-nu * x)) / nu) / w;
