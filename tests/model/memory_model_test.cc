@@ -183,6 +183,45 @@ TEST(PlanMemory, SlidingWindowGroupsInVllmHybridAllocator) {
   EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, plan->kv_blocks / 649.0);
 }
 
+TEST(PlanMemory, VllmHybridGrowsAttentionBlockToTheMambaPage) {
+  // Qwen3-Next shape at TP4 in bf16: attention page per token 2 · 1 (2 KV
+  // heads < 4 ranks) · 256 · 2 = 1,024 B per layer; state page per layer
+  // conv (2·16·128 + 32·128)/4 · 3 · 2 = 12,288 + SSM 32/4 · 128 · 128 · 2 =
+  // 262,144 → 274,432 B; vLLM: block = 16 · cdiv(274,432, 16 · 1,024) = 272.
+  ModelArchitecture a = Dense();
+  a.hidden_size = 2048;
+  a.num_attention_heads = 16;
+  a.num_kv_heads = 2;
+  a.head_dim = 256;
+  a.native_context_tokens = 262144;
+  a.layers.clear();
+  for (int i = 0; i < 48; ++i) {
+    a.layers.push_back({(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear,
+                        MlpKind::kDense});
+  }
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 16, .num_value_heads = 32,
+                                           .key_head_dim = 128, .value_head_dim = 128,
+                                           .conv_kernel_size = 4};
+  EngineBehaviour e = Vllm();
+  e.hybrid_kv_cache_groups = true;
+  e.conv_state_bytes = 2;
+  e.ssm_state_bytes = 2;
+  MemoryPlanInput in = Input(a, e);
+  in.parallelism.tp = 4;
+  in.hardware.memory_bytes = 80e9;
+  in.settings.memory_fraction = 0.9;
+  in.settings.max_model_len = 32768;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->block_size, 272);
+  // 12 full + 36 linear layers: groups of 12 → 1 attention + 3 state groups;
+  // a block holds 12 layers' pages of 272 · 1,024 B.
+  EXPECT_DOUBLE_EQ(plan->per_gpu.kv_pool_bytes, plan->kv_blocks * 272.0 * 1024 * 12);
+  EXPECT_EQ(plan->kv_pool_tokens, plan->kv_blocks / 4 * 272);
+  // Per request: cdiv(32,768, 272) = 121 attention blocks + 3 state blocks.
+  EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, plan->kv_blocks / 124.0);
+}
+
 TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
   // Full only: 1,000 blocks of 16, requests of 1,000 tokens need 63 blocks.
   EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt}, 1000),
