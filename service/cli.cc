@@ -60,6 +60,15 @@ Memory (does it fit, how large is the KV pool):
     FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
     --baseline starts from a catalogue baseline's configuration; other flags override it.
 
+Load (throughput and latency against load, the knee, the safe operating point):
+  capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID [deployment flags]
+      --input-tokens N --output-tokens N (--concurrency 1,2,4,8 | --rate 0.5,1,2)
+      [--think-time S] [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--concurrency-gate N]
+      [--calibration FILE] [--no-catalog-calibration] [--svg FILE]
+    --baseline also takes the workload and concurrencies of the baseline's sweep.
+    --calibration: a Sweep (text proto or JSON) or several, measured rows to fit on.
+  capplan accuracy [--baseline ID]           leave-one-row-out accuracy on the catalogue
+
 Options:
   --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
   --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)

@@ -1,10 +1,15 @@
 // The CLI commands defined outside cli.cc, in one list.
 #include "service/cli_context.h"
+#include "service/cli_load.h"
 
 namespace capplan::service {
 
 const std::vector<CliCommandSpec>& ExtraCliCommands() {
-  static const auto* const kCommands = new std::vector<CliCommandSpec>{};
+  static const auto* const kCommands = [] {
+    auto* commands = new std::vector<CliCommandSpec>{};
+    for (CliCommandSpec& spec : LoadCliCommands()) commands->push_back(std::move(spec));
+    return commands;
+  }();
   return *kCommands;
 }
 

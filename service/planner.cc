@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "service/load_service.h"
 #include "service/memory_service.h"
 #include "service/model_info.h"
 #include "service/status_util.h"
@@ -142,6 +143,11 @@ absl::StatusOr<v1::Baseline> Planner::GetBaseline(
 absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(
     const v1::PlanMemoryRequest& request) {
   return service::PlanMemory(*catalog(), request);
+}
+
+absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(
+    const v1::PredictLoadRequest& request) {
+  return service::PredictLoad(*catalog(), request);
 }
 
 }  // namespace capplan::service

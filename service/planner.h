@@ -31,6 +31,8 @@ class PlannerApi {
       const v1::GetBaselineRequest& request) = 0;
   virtual absl::StatusOr<v1::MemoryPlan> PlanMemory(
       const v1::PlanMemoryRequest& request) = 0;
+  virtual absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
@@ -56,6 +58,8 @@ class Planner : public PlannerApi {
       const v1::GetBaselineRequest& request) override;
   absl::StatusOr<v1::MemoryPlan> PlanMemory(
       const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) override;
 
  private:
   mutable absl::Mutex mu_;

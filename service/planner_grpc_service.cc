@@ -59,4 +59,10 @@ grpc::Status PlannerGrpcService::PlanMemory(grpc::ServerContext*,
   return Handle(planner_, &PlannerApi::PlanMemory, request, response);
 }
 
+grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext*,
+                                             const v1::PredictLoadRequest* request,
+                                             v1::LoadCurve* response) {
+  return Handle(planner_, &PlannerApi::PredictLoad, request, response);
+}
+
 }  // namespace capplan::service

@@ -33,6 +33,9 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
   grpc::Status PlanMemory(grpc::ServerContext* context,
                           const v1::PlanMemoryRequest* request,
                           v1::MemoryPlan* response) override;
+  grpc::Status PredictLoad(grpc::ServerContext* context,
+                           const v1::PredictLoadRequest* request,
+                           v1::LoadCurve* response) override;
 
  private:
   PlannerApi* planner_;

@@ -70,4 +70,10 @@ absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(
       &v1::CapacityPlanner::Stub::PlanMemory, request);
 }
 
+absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(
+    const v1::PredictLoadRequest& request) {
+  return Call<v1::PredictLoadRequest, v1::LoadCurve>(
+      &v1::CapacityPlanner::Stub::PredictLoad, request);
+}
+
 }  // namespace capplan::service

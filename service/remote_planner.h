@@ -30,6 +30,8 @@ class RemotePlanner : public PlannerApi {
       const v1::GetBaselineRequest& request) override;
   absl::StatusOr<v1::MemoryPlan> PlanMemory(
       const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) override;
 
  private:
   template <typename Request, typename Response, typename Method>
