@@ -1,6 +1,8 @@
 // The CLI commands defined outside cli.cc, in one list.
 #include "service/cli_context.h"
 #include "service/cli_load.h"
+#include "service/cli_plan.h"
+#include "service/cli_validate.h"
 
 namespace capplan::service {
 
@@ -8,6 +10,8 @@ const std::vector<CliCommandSpec>& ExtraCliCommands() {
   static const auto* const kCommands = [] {
     auto* commands = new std::vector<CliCommandSpec>{};
     for (CliCommandSpec& spec : LoadCliCommands()) commands->push_back(std::move(spec));
+    commands->push_back(PlanCommandSpec());
+    commands->push_back(ValidateCommandSpec());
     return commands;
   }();
   return *kCommands;

@@ -277,7 +277,11 @@ absl::Status ValidateLoadQuery(const LoadQuery& q) {
 model::SpeculativeDecoding SpeculationFor(const DeploymentPerformance& perf, int draft_tokens,
                                           double acceptance_rate) {
   model::SpeculativeDecoding s;
-  if (perf.speculative.has_value()) s = *perf.speculative;
+  if (perf.speculative.has_value()) {
+    s = *perf.speculative;
+  } else if (perf.draft.has_value()) {
+    s = *perf.draft;
+  }
   s.draft_tokens = draft_tokens;
   s.acceptance_rate = std::clamp(acceptance_rate, 0.0, 1.0);
   return s;
@@ -409,21 +413,37 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
     }
   }
 
-  const v1::SpeculativeDecoding& spec = r.engine.speculative();
-  if (SpeculationOn(spec)) {
+  // One draft pass: the draft (MTP) layer's active share plus the LM head.
+  const double active_share =
+      counts.total > 0 ? static_cast<double>(counts.active_per_token) / counts.total : 1.0;
+  auto draft_pass = [&](const model::MemoryPlan& plan) {
     model::SpeculativeDecoding s;
-    s.draft_tokens = DraftTokens(spec);
-    s.acceptance_rate = spec.acceptance_rate();
-    // One draft pass: the draft (MTP) layer's active share plus the LM head.
-    const double active_share =
-        counts.total > 0 ? static_cast<double>(counts.active_per_token) / counts.total : 1.0;
+    s.draft_tokens = 1;
     s.draft_weight_bytes_per_gpu =
-        component(model::Component::kDraft) * active_share + component(model::Component::kLmHead);
+        plan.weights_by_component_bytes[static_cast<int>(model::Component::kDraft)] *
+            active_share +
+        plan.weights_by_component_bytes[static_cast<int>(model::Component::kLmHead)];
     s.draft_active_parameters_per_token_per_gpu =
         (static_cast<double>(counts.draft) * active_share +
          static_cast<double>(counts.Of(model::Component::kLmHead))) /
         tp;
+    return s;
+  };
+  const v1::SpeculativeDecoding& spec = r.engine.speculative();
+  if (SpeculationOn(spec)) {
+    model::SpeculativeDecoding s = draft_pass(m);
+    s.draft_tokens = DraftTokens(spec);
+    s.acceptance_rate = spec.acceptance_rate();
     perf.speculative = s;
+    if (spec.method() == v1::SPECULATIVE_METHOD_MTP) perf.draft = s;
+  } else if (arch.num_mtp_layers > 0) {
+    // The deployment does not speculate, but the model ships MTP layers:
+    // what a draft pass would cost, for fitting measured MTP rows.
+    model::MemoryPlanInput with_mtp = input;
+    with_mtp.settings.speculative_method = model::SpeculativeMethod::kMtp;
+    with_mtp.settings.num_speculative_tokens = 1;
+    absl::StatusOr<model::MemoryPlan> mtp_plan = model::PlanMemory(with_mtp);
+    if (mtp_plan.ok()) perf.draft = draft_pass(*mtp_plan);
   }
   return perf;
 }
@@ -570,6 +590,31 @@ absl::StatusOr<std::vector<SourcedPoint>> BaselinePoints(const v1::Baseline& bas
           RowPoint(row, sweep, *w, sweep.closed_loop(), spec, baseline.id());
       if (p.has_value()) out.push_back(*std::move(p));
     }
+  }
+  // Single long-context runs that state their workload and speculative
+  // setting: a long prefill (TTFT) and decoding at a long context (TPOT)
+  // separate FLOPs and KV reads from weight reads.
+  for (const v1::LongContextRun& run : baseline.long_context_runs()) {
+    const v1::Workload& w = run.workload();
+    if (!w.has_input_tokens() || !w.has_output_tokens() || !run.has_speculative() ||
+        run.speculative().method() == v1::SPECULATIVE_METHOD_UNSPECIFIED ||
+        run.concurrency() != 1) {
+      continue;
+    }
+    SourcedPoint sp;
+    sp.baseline_id = baseline.id();
+    sp.sweep = run.name();
+    sp.point.source = Where(baseline.id(), run.name(), "c=1");
+    sp.point.concurrency = 1;
+    sp.point.workload.input_tokens = w.input_tokens();
+    sp.point.workload.output_tokens = w.output_tokens();
+    sp.point.ttft_seconds = Figure(run.ttft(), false);
+    sp.point.tpot_seconds = Figure(run.tpot(), true);
+    sp.has_ttft = sp.point.ttft_seconds.has_value();
+    sp.has_tpot = sp.point.tpot_seconds.has_value();
+    sp.speculative = SpeculationOn(run.speculative());
+    sp.draft_tokens = DraftTokens(run.speculative());
+    if (sp.has_ttft || sp.has_tpot) out.push_back(std::move(sp));
   }
   if (with_variants && first_workload.has_value()) {
     for (const v1::SpeculativeVariant& v : baseline.speculative_variants()) {
@@ -730,9 +775,10 @@ absl::StatusOr<PerformanceFit> FitPerformance(const model::CalibrationContext& c
     }
   }
   PerformanceFit out;
-  if (spec.empty() || (!perf.speculative.has_value() && !plain.empty())) {
-    // No speculative rows, or a deployment that does not speculate: the
-    // plain rows alone.
+  if (spec.empty() ||
+      (!perf.speculative.has_value() && !perf.draft.has_value() && !plain.empty())) {
+    // No speculative rows, or no draft layers to model them with: the plain
+    // rows alone.
     if (plain.empty()) return absl::FailedPreconditionError("no measured rows to fit on");
     CAPPLAN_ASSIGN_OR_RETURN(out.calibration, CalibrateOrRegularise(ctx, plain));
   } else {
@@ -1117,7 +1163,11 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
   }
   if (src.inline_calibration) notes.push_back("fitted on the request's calibration sweeps too");
   *out.mutable_memory() = perf.memory;
-  for (std::string& n : notes) out.add_notes(std::move(n));
+  for (std::string& n : notes) {
+    if (std::find(out.notes().begin(), out.notes().end(), n) == out.notes().end()) {
+      out.add_notes(std::move(n));
+    }
+  }
   return out;
 }
 
@@ -1147,7 +1197,11 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
   q.no_catalog_calibration = request.no_catalog_calibration();
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(q));
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, r, q));
-  for (std::string& n : notes) curve.add_notes(std::move(n));
+  for (std::string& n : notes) {
+    if (std::find(curve.notes().begin(), curve.notes().end(), n) == curve.notes().end()) {
+      curve.add_notes(std::move(n));
+    }
+  }
   return curve;
 }
 

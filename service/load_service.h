@@ -87,6 +87,10 @@ struct DeploymentPerformance {
   // Speculative decoding of the deployment with its acceptance rate unknown
   // (0) until fitted; nullopt without speculation.
   std::optional<model::SpeculativeDecoding> speculative;
+  // What one draft pass of the model's own draft (MTP) layers costs, whether
+  // or not the deployment speculates: measured speculative rows of the same
+  // model are fitted with it. nullopt for a model without draft layers.
+  std::optional<model::SpeculativeDecoding> draft;
   // Every limit except the operator gate (filled per use).
   model::SlotLimits limits;
   v1::MemoryPlan memory;

@@ -8,6 +8,8 @@
 #include "service/load_service.h"
 #include "service/memory_service.h"
 #include "service/model_info.h"
+#include "service/plan_service.h"
+#include "service/validate_service.h"
 #include "service/status_util.h"
 
 namespace capplan::service {
@@ -148,6 +150,14 @@ absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(
 absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(
     const v1::PredictLoadRequest& request) {
   return service::PredictLoad(*catalog(), request);
+}
+
+absl::StatusOr<v1::PlanResponse> Planner::Plan(const v1::PlanRequest& request) {
+  return service::Plan(*catalog(), request);
+}
+
+absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest& request) {
+  return service::Validate(*catalog(), request);
 }
 
 }  // namespace capplan::service

@@ -33,6 +33,9 @@ class PlannerApi {
       const v1::PlanMemoryRequest& request) = 0;
   virtual absl::StatusOr<v1::LoadCurve> PredictLoad(
       const v1::PredictLoadRequest& request) = 0;
+  virtual absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) = 0;
+  virtual absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
@@ -60,6 +63,9 @@ class Planner : public PlannerApi {
       const v1::PlanMemoryRequest& request) override;
   absl::StatusOr<v1::LoadCurve> PredictLoad(
       const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) override;
 
  private:
   mutable absl::Mutex mu_;

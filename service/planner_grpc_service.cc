@@ -65,4 +65,15 @@ grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext*,
   return Handle(planner_, &PlannerApi::PredictLoad, request, response);
 }
 
+grpc::Status PlannerGrpcService::Plan(grpc::ServerContext*, const v1::PlanRequest* request,
+                                      v1::PlanResponse* response) {
+  return Handle(planner_, &PlannerApi::Plan, request, response);
+}
+
+grpc::Status PlannerGrpcService::Validate(grpc::ServerContext*,
+                                          const v1::ValidateRequest* request,
+                                          v1::ValidateResponse* response) {
+  return Handle(planner_, &PlannerApi::Validate, request, response);
+}
+
 }  // namespace capplan::service

@@ -36,6 +36,10 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
   grpc::Status PredictLoad(grpc::ServerContext* context,
                            const v1::PredictLoadRequest* request,
                            v1::LoadCurve* response) override;
+  grpc::Status Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
+                    v1::PlanResponse* response) override;
+  grpc::Status Validate(grpc::ServerContext* context, const v1::ValidateRequest* request,
+                        v1::ValidateResponse* response) override;
 
  private:
   PlannerApi* planner_;

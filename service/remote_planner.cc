@@ -76,4 +76,14 @@ absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(
       &v1::CapacityPlanner::Stub::PredictLoad, request);
 }
 
+absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request) {
+  return Call<v1::PlanRequest, v1::PlanResponse>(&v1::CapacityPlanner::Stub::Plan, request);
+}
+
+absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(
+    const v1::ValidateRequest& request) {
+  return Call<v1::ValidateRequest, v1::ValidateResponse>(&v1::CapacityPlanner::Stub::Validate,
+                                                         request);
+}
+
 }  // namespace capplan::service

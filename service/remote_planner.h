@@ -32,6 +32,9 @@ class RemotePlanner : public PlannerApi {
       const v1::PlanMemoryRequest& request) override;
   absl::StatusOr<v1::LoadCurve> PredictLoad(
       const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) override;
 
  private:
   template <typename Request, typename Response, typename Method>

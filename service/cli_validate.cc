@@ -1,0 +1,229 @@
+// capplan validate: a deployment spec or an engine launch line, checked, with
+// a verdict, the findings, an exit code and optionally a JUnit report.
+#include "service/cli_validate.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "service/cli.h"
+#include "service/cli_deployment.h"
+#include "service/cli_format.h"
+#include "service/junit.h"
+#include "service/status_util.h"
+
+namespace capplan::service {
+namespace {
+
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (message_.empty()) {
+      message_ = absl::StrFormat("%d:%d: %s", line + 1, column + 1, message);
+    }
+  }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
+std::string SeverityName(v1::Severity s) {
+  switch (s) {
+    case v1::SEVERITY_ERROR: return "ERROR";
+    case v1::SEVERITY_WARNING: return "WARNING";
+    case v1::SEVERITY_INFO: return "INFO";
+    default: return "-";
+  }
+}
+
+// Optional workload, SLO and expected load from flags, shared with plan.
+absl::Status ApplyLoadFlags(const CliArgs& args, v1::ValidateRequest* request) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> in, args.GetDouble("input-tokens"));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> out, args.GetDouble("output-tokens"));
+  if (in.has_value() != out.has_value()) {
+    return absl::InvalidArgumentError("--input-tokens and --output-tokens go together");
+  }
+  if (in.has_value()) {
+    request->mutable_workload()->set_input_tokens(*in);
+    request->mutable_workload()->set_output_tokens(*out);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> ttft, args.GetDouble("ttft-p95"));
+  if (ttft.has_value()) request->mutable_slo()->set_ttft_p95_seconds(*ttft);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> tpot, args.GetDouble("tpot"));
+  if (tpot.has_value()) request->mutable_slo()->set_tpot_seconds(*tpot);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> e2e, args.GetDouble("e2e-p95"));
+  if (e2e.has_value()) request->mutable_slo()->set_e2e_p95_seconds(*e2e);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> users, args.GetInt("users", 1));
+  if (users.has_value()) request->mutable_expected_load()->set_concurrent_users(*users);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> rps, args.GetDouble("rps"));
+  if (rps.has_value()) request->mutable_expected_load()->set_requests_per_second(*rps);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ValidateRequest> RequestFromFlags(const CliArgs& args) {
+  v1::ValidateRequest request;
+  if (args.Has("spec")) {
+    if (args.Has("launch") || args.Has("model") || args.Has("baseline")) {
+      return absl::InvalidArgumentError("--spec excludes --launch, --model and --baseline");
+    }
+    std::string path = *args.Get("spec");
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("spec", path));
+    CAPPLAN_ASSIGN_OR_RETURN(request, ParseValidateSpec(path, text));
+  } else if (args.Has("launch")) {
+    request.set_launch_line(*args.Get("launch"));
+    if (auto gpu = args.Get("gpu")) request.mutable_deployment()->set_hardware_id(*gpu);
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gpus, args.GetInt("gpus", 1));
+    if (gpus.has_value()) request.mutable_deployment()->set_gpu_count(*gpus);
+    if (auto config = args.Get("model-config")) {
+      CAPPLAN_ASSIGN_OR_RETURN(std::string json, ReadFileForFlag("model-config", *config));
+      request.mutable_deployment()->set_model_config_json(json);
+    }
+    if (!args.Has("gpu")) {
+      return absl::InvalidArgumentError("--launch needs --gpu ID (a launch line does not name "
+                                        "the GPU)");
+    }
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(args));
+  }
+  CAPPLAN_RETURN_IF_ERROR(ApplyLoadFlags(args, &request));
+  for (const std::string& code : args.GetAll("allow")) request.add_allow(code);
+  return request;
+}
+
+JunitSuite ToJunit(const v1::ValidateResponse& response) {
+  JunitSuite suite;
+  suite.name = "capplan validate";
+  for (const v1::Check& check : response.checks()) {
+    JunitCase c;
+    c.name = check.name();
+    c.classname = absl::StrCat("capplan.validate.", absl::AsciiStrToLower(check.code()));
+    if (check.skipped()) {
+      c.skipped = check.detail();
+    } else if (!check.passed()) {
+      JunitProblem problem;
+      problem.type = check.code();
+      problem.message = check.detail();
+      for (const v1::Finding& f : response.findings()) {
+        if (f.code() != check.code()) continue;
+        problem.message = f.message();
+        problem.text += absl::StrCat(SeverityName(f.severity()), " ", f.code(), " at ", f.field(),
+                                     ": ", f.message(), "\n");
+        for (const auto& [key, value] : f.figures()) {
+          problem.text += absl::StrFormat("  %s = %g\n", key, value);
+        }
+      }
+      c.failure = problem;
+    } else {
+      c.system_out = check.detail();
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so a failed
+// write never leaves a truncated report where the old one was.
+absl::Status WriteFileAtomically(const std::string& flag, const std::string& path,
+                                 const std::string& text) {
+  std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(temp.c_str());
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; cannot write the file", flag, path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s = %s; cannot write the file: %s", flag, path, ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+void PrintValidation(const v1::ValidateResponse& response, std::ostream& out) {
+  out << "verdict: " << (response.verdict() == v1::VERDICT_PASS ? "PASS" : "FAIL") << "\n\n";
+  TextTable table({"SEVERITY", "CODE", "FIELD", "MESSAGE"});
+  for (const v1::Finding& f : response.findings()) {
+    table.AddRow({SeverityName(f.severity()), f.code(), f.field(), f.message()});
+  }
+  if (response.findings_size() > 0) {
+    table.Print(out);
+    out << "\n";
+  }
+  TextTable checks({"CHECK", "RESULT", "DETAIL"});
+  for (const v1::Check& c : response.checks()) {
+    checks.AddRow({c.name(), c.skipped() ? "skipped" : (c.passed() ? "pass" : "FAIL"),
+                   c.detail()});
+  }
+  checks.Print(out);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ValidateRequest> ParseValidateSpec(const std::string& path,
+                                                      const std::string& text) {
+  v1::ValidateRequest request;
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    google::protobuf::util::JsonParseOptions options;
+    options.ignore_unknown_fields = false;
+    auto status = google::protobuf::util::JsonStringToMessage(text, &request, options);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: not a valid ValidateRequest in JSON: %s", path,
+                          std::string(status.message())));
+    }
+    return request;
+  }
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &request)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%s (a ValidateRequest in text format)", path, errors.message()));
+  }
+  return request;
+}
+
+absl::StatusOr<int> ValidateCommand(CliContext& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError("usage: capplan validate (--spec FILE | --launch LINE "
+                                      "--gpu ID | --model ID --gpu ID ...)");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateRequest request, RequestFromFlags(ctx.args));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request));
+  if (auto junit = ctx.args.Get("junit")) {
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomically("junit", *junit, JunitXml(ToJunit(response))));
+  }
+  if (ctx.json) {
+    CAPPLAN_RETURN_IF_ERROR(PrintJson(response, ctx.out));
+  } else {
+    PrintValidation(response, ctx.out);
+  }
+  return response.verdict() == v1::VERDICT_PASS ? kExitOk : kExitFail;
+}
+
+CliCommandSpec ValidateCommandSpec() {
+  std::vector<std::string> valued = DeploymentValuedFlags();
+  for (const char* flag : {"spec", "launch", "input-tokens", "output-tokens", "ttft-p95", "tpot",
+                           "e2e-p95", "users", "rps", "allow", "junit"}) {
+    valued.push_back(flag);
+  }
+  return {"validate", &ValidateCommand, valued, DeploymentSwitches()};
+}
+
+}  // namespace capplan::service
