@@ -20,6 +20,15 @@
 // carries the unknown card's 1 / bandwidth; fit and prediction use the same
 // inputs, so the curve is consistent, but such a fit never transfers.
 //
+// Rows used: every sweep row; speculative variants that state a setting and
+// a throughput; single long-context runs that state their workload and
+// speculative setting (their long prefill and long-context decoding separate
+// FLOPs and KV reads from weight reads). With measured speculative rows and a
+// model with draft (MTP) layers, the coefficients and the acceptance rate are
+// fitted together, so curves with and without speculation share coefficients.
+// A fit the rows cannot determine is regularised weakly towards the roofline
+// (α = 0, β = 1). The knee is FindKnee on the median TTFT.
+//
 // Sweeps that do not state their workload: output tokens per request are
 // derived per row as output tok/s ÷ req/s when both are measured; input
 // tokens fall back to the input the same report states for its sustained
