@@ -21,10 +21,10 @@ void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) 
   out << title << " (" << c.at() << ")\n";
   out << absl::StrFormat(
       "  %s tokens/month in+out, %s output tokens/month (%.0f-day month, duty %.2f)\n"
-      "  %.1f tok/s in+out, %.1f output tok/s\n",
+      "  %s tok/s in+out, %s output tok/s\n",
       Tokens(c.tokens_per_month_total()), Tokens(c.output_tokens_per_month()),
-      c.days_per_month(), c.duty_factor(), c.tokens_per_second_total(),
-      c.output_tokens_per_second());
+      c.days_per_month(), c.duty_factor(), FormatScaled(c.tokens_per_second_total(), 1, 1),
+      FormatScaled(c.output_tokens_per_second(), 1, 1));
 }
 
 void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& out) {

@@ -133,8 +133,7 @@ absl::StatusOr<v1::MemoryPlan> PlanMemoryFor(
 
   if (mean_sequence_tokens.has_value() && *mean_sequence_tokens > 0 &&
       plan.kv_pool_tokens() > 0) {
-    double slots = static_cast<double>(plan.kv_pool_tokens()) /
-                   static_cast<double>(*mean_sequence_tokens);
+    double slots = model::MaxConcurrencyAt(m.layout, static_cast<int64_t>(*mean_sequence_tokens));
     if (m.max_num_seqs > 0) slots = std::min(slots, static_cast<double>(m.max_num_seqs));
     if (plan.state_slots() > 0) slots = std::min(slots, static_cast<double>(plan.state_slots()));
     plan.set_max_concurrency_at_mean_sequence(slots);

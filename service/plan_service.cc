@@ -97,9 +97,13 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
 
 // Capacity from the measured sustained runs of the baselines behind the plan.
 void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
+                         const v1::Deployment& request_deployment,
                          const model::CapacityPeriod& period, v1::PlanResponse* response) {
   std::vector<const v1::Baseline*> baselines;
-  if (r.baseline != nullptr) baselines.push_back(r.baseline);
+  // The baseline the plan starts from counts only while nothing was changed.
+  v1::Deployment overrides = request_deployment;
+  overrides.clear_baseline_id();
+  if (r.baseline != nullptr && overrides.ByteSizeLong() == 0) baselines.push_back(r.baseline);
   for (const v1::Baseline& b : catalog.baselines()) {
     if (&b != r.baseline && r.hardware != nullptr && BaselineMatches(b, r)) baselines.push_back(&b);
   }
@@ -130,10 +134,13 @@ void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
         auto from_rate = model::MonthlyCapacityFromTokenRates(
             std::nullopt, run.output_tokens_per_second(), measured_period);
         if (from_rate.ok()) {
-          *m->mutable_from_output_rate() = ToCapacity(
-              *from_rate, measured_period,
-              absl::StrFormat("measured %s: %.0f output tok/s", run.name(),
-                              run.output_tokens_per_second()));
+          v1::Capacity* c = m->mutable_from_output_rate();
+          *c = ToCapacity(*from_rate, measured_period,
+                          absl::StrFormat("measured %s: %.0f output tok/s", run.name(),
+                                          run.output_tokens_per_second()));
+          // The run measured output only: no input+output figure to give.
+          c->clear_tokens_per_month_total();
+          c->clear_tokens_per_second_total();
         }
       }
       m->set_note(absl::StrFormat(
@@ -286,7 +293,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
                                                 (response.capacity().output_tokens_per_month() /
                                                  1e6));
   }
-  AddMeasuredCapacity(catalog, r, period, &response);
+  AddMeasuredCapacity(catalog, r, request.deployment(), period, &response);
   return response;
 }
 
