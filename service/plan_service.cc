@@ -103,6 +103,8 @@ void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
   // The baseline the plan starts from counts only while nothing was changed.
   v1::Deployment overrides = request_deployment;
   overrides.clear_baseline_id();
+  if (overrides.parallelism().ByteSizeLong() == 0) overrides.clear_parallelism();
+  if (overrides.engine().ByteSizeLong() == 0) overrides.clear_engine();
   if (r.baseline != nullptr && overrides.ByteSizeLong() == 0) baselines.push_back(r.baseline);
   for (const v1::Baseline& b : catalog.baselines()) {
     if (&b != r.baseline && r.hardware != nullptr && BaselineMatches(b, r)) baselines.push_back(&b);
