@@ -12,14 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Catalog& Bundled() {
-  static const auto* const catalog = [] {
-    auto loaded = Catalog::LoadFromDirectory(testing::BundledDataDir());
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new std::shared_ptr<const Catalog>(*loaded);
-  }();
-  return **catalog;
-}
+const Catalog& Bundled() { return testing::BundledCatalogue(); }
 
 v1::PlanMemoryRequest Request(const std::string& text) {
   v1::PlanMemoryRequest request;

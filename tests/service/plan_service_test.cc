@@ -13,14 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const Catalog& Bundled() {
-  static const auto* const catalog = [] {
-    auto loaded = Catalog::LoadFromDirectory(testing::BundledDataDir());
-    EXPECT_TRUE(loaded.ok()) << loaded.status();
-    return new std::shared_ptr<const Catalog>(*loaded);
-  }();
-  return **catalog;
-}
+const Catalog& Bundled() { return testing::BundledCatalogue(); }
 
 const v1::Baseline& Seed(const std::string& prefix) {
   for (const v1::Baseline& b : Bundled().baselines()) {

@@ -6,7 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <memory>
 #include <string>
+
+#include "gtest/gtest.h"
+#include "service/catalog.h"
 
 namespace capplan::testing {
 
@@ -37,6 +41,16 @@ class TempDir {
 // The bundled catalogue of the source tree.
 inline std::string BundledDataDir() {
   return std::string(CAPPLAN_SOURCE_DIR) + "/data";
+}
+
+// The bundled catalogue, loaded once per test binary.
+inline const service::Catalog& BundledCatalogue() {
+  static const auto* const catalog = [] {
+    auto loaded = service::Catalog::LoadFromDirectory(BundledDataDir());
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    return new std::shared_ptr<const service::Catalog>(loaded.ok() ? *loaded : nullptr);
+  }();
+  return **catalog;
 }
 
 // A minimal valid catalogue: one GPU, one model, one baseline.
