@@ -12,6 +12,9 @@
 namespace capplan::service {
 namespace {
 
+// The closed-loop model's largest concurrency.
+constexpr uint32_t kMaxUsers = 16384;
+
 constexpr char kSafeCheck[] = "expected users within the safe concurrency";
 constexpr char kTtftCheck[] = "TTFT p95 within the SLO at the expected load";
 constexpr char kTpotCheck[] = "TPOT within the SLO at the expected load";
@@ -21,7 +24,7 @@ constexpr char kStableCheck[] = "expected request rate below saturation";
 // Concurrencies 1..2·users (at most 4,096 points), always including `users`.
 v1::ClosedLoopAxis UsersAxis(uint32_t users) {
   std::set<uint32_t> grid;
-  uint32_t top = std::min<uint32_t>(std::max<uint32_t>(2 * users, 16), 1u << 20);
+  uint32_t top = std::min<uint32_t>(std::max<uint32_t>(2 * users, 16), kMaxUsers);
   for (uint32_t c = 1; c <= top && grid.size() < 256; ++c) grid.insert(c);
   for (double c = 256; c <= top; c *= 1.25) grid.insert(static_cast<uint32_t>(c));
   grid.insert(users);
@@ -109,6 +112,14 @@ absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& res
     findings->Skip(kTpotCheck, kTpotSloMissed, why);
     findings->Skip(kE2eCheck, kE2eSloMissed, why);
     return absl::OkStatus();
+  }
+  double sequence = request.workload().input_tokens() + request.workload().output_tokens();
+  uint64_t max_len = response->memory().deployment().max_model_len();
+  if (max_len > 0 && sequence > static_cast<double>(max_len)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ValidateRequest.workload: input_tokens + output_tokens = %g; must not exceed the "
+        "deployment's max_model_len = %d",
+        sequence, max_len));
   }
   LoadQuery query;
   query.workload = request.workload();

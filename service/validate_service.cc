@@ -81,9 +81,11 @@ absl::Status CheckRequest(const v1::ValidateRequest& request) {
     }
   }
   const v1::ExpectedLoad& load = request.expected_load();
-  if (load.has_concurrent_users() && load.concurrent_users() == 0) {
-    return absl::InvalidArgumentError(
-        "ValidateRequest.expected_load.concurrent_users = 0; must be > 0");
+  if (load.has_concurrent_users() &&
+      (load.concurrent_users() == 0 || load.concurrent_users() > 16384)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ValidateRequest.expected_load.concurrent_users = %d; must be in [1, 16384]",
+        load.concurrent_users()));
   }
   if (load.has_requests_per_second() &&
       !(std::isfinite(load.requests_per_second()) && load.requests_per_second() > 0)) {
