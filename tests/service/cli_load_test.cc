@@ -12,11 +12,14 @@
 #include "gtest/gtest.h"
 #include "service/cli.h"
 #include "service/server.h"
+#include "tests/service/cli_test_util.h"
 #include "tests/service/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using Result = ::capplan::testing::CliResult;
+using ::capplan::testing::RunCapplan;
 using ::capplan::testing::BundledDataDir;
 using ::capplan::testing::TempDir;
 using ::testing::HasSubstr;
@@ -24,18 +27,6 @@ using ::testing::Not;
 
 constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
 constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunCapplan(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 class CliLoadTest : public ::testing::Test {
  protected:

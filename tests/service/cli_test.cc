@@ -6,27 +6,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/server.h"
+#include "tests/service/cli_test_util.h"
 #include "tests/service/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using Result = ::capplan::testing::CliResult;
+using ::capplan::testing::RunCapplan;
 using ::capplan::testing::TempDir;
 using ::capplan::testing::WriteMiniCatalogue;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunCapplan(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 class CliTest : public ::testing::Test {
  protected:

@@ -8,29 +8,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/cli.h"
+#include "tests/service/cli_test_util.h"
 #include "tests/service/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using Result = ::capplan::testing::CliResult;
+using ::capplan::testing::RunCapplan;
 using ::capplan::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result Capplan(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
 TEST(CliValidate, LongContextOnA4090FailsWithExitOne) {
-  Result r = Capplan({"validate", "--launch",
+  Result r = RunCapplan({"validate", "--launch",
                       "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
                       "--gpu", "nvidia-rtx-4090-24gb"});
   EXPECT_EQ(r.code, kExitFail) << r.err;
@@ -39,7 +30,7 @@ TEST(CliValidate, LongContextOnA4090FailsWithExitOne) {
 }
 
 TEST(CliValidate, ShortContextOnAnH100PassesWithExitZero) {
-  Result r = Capplan({"validate", "--launch",
+  Result r = RunCapplan({"validate", "--launch",
                       "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192",
                       "--gpu", "nvidia-h100-sxm-80gb"});
   EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
@@ -47,7 +38,7 @@ TEST(CliValidate, ShortContextOnAnH100PassesWithExitZero) {
 }
 
 TEST(CliValidate, AllowListTurnsTheErrorIntoAWarning) {
-  Result r = Capplan({"validate", "--launch",
+  Result r = RunCapplan({"validate", "--launch",
                       "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
                       "--gpu", "nvidia-rtx-4090-24gb", "--allow", "KV_POOL_BELOW_ONE_REQUEST"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
@@ -57,39 +48,39 @@ TEST(CliValidate, AllowListTurnsTheErrorIntoAWarning) {
 TEST(CliValidate, MalformedSpecExitsTwoNamingTheField) {
   TempDir dir;
   dir.Write("bad.txtpb", "deployment {\n  model_id: \"qwen3-8b\"\n  gpu_cont: 2\n}\n");
-  Result r = Capplan({"validate", "--spec", (dir.path() / "bad.txtpb").string()});
+  Result r = RunCapplan({"validate", "--spec", (dir.path() / "bad.txtpb").string()});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("bad.txtpb:3:11:"));
   EXPECT_THAT(r.err, HasSubstr("gpu_cont"));
 
   dir.Write("bad.json", R"({"deployment": {"model_id": "qwen3-8b", "gpu_cont": 2}})");
-  r = Capplan({"validate", "--spec", (dir.path() / "bad.json").string()});
+  r = RunCapplan({"validate", "--spec", (dir.path() / "bad.json").string()});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("gpu_cont"));
 
   dir.Write("range.txtpb", R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
                                            engine { gpu_memory_utilization: 1.5 } })");
-  r = Capplan({"validate", "--spec", (dir.path() / "range.txtpb").string()});
+  r = RunCapplan({"validate", "--spec", (dir.path() / "range.txtpb").string()});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: ValidateRequest.deployment.engine."
                                "gpu_memory_utilization = 1.5; must be in (0, 1]"));
 }
 
 TEST(CliValidate, UnreachableServerExitsTwo) {
-  Result r = Capplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--server",
+  Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--server",
                       "127.0.0.1:1", "--timeout-seconds", "2"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("unreachable"));
 }
 
 TEST(CliValidate, LaunchNeedsTheGpu) {
-  Result r = Capplan({"validate", "--launch", "vllm serve Qwen/Qwen3-8B"});
+  Result r = RunCapplan({"validate", "--launch", "vllm serve Qwen/Qwen3-8B"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--launch needs --gpu"));
 }
 
 TEST(CliValidate, UnknownAllowCodeIsInvalid) {
-  Result r = Capplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--allow",
+  Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--allow",
                       "NOT_A_CODE"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("ValidateRequest.allow[0] = \"NOT_A_CODE\""));
@@ -98,7 +89,7 @@ TEST(CliValidate, UnknownAllowCodeIsInvalid) {
 TEST(CliValidate, JunitReportParsesAndListsTheFailedCheck) {
   TempDir dir;
   std::string xml = (dir.path() / "report.xml").string();
-  Result r = Capplan({"validate", "--launch",
+  Result r = RunCapplan({"validate", "--launch",
                       "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
                       "--gpu", "nvidia-rtx-4090-24gb", "--junit", xml});
   ASSERT_EQ(r.code, kExitFail) << r.err;
@@ -121,20 +112,20 @@ TEST(CliValidate, JunitReportParsesAndListsTheFailedCheck) {
 }
 
 TEST(CliValidate, JunitWriteFailureLeavesNoFileAndExitsTwo) {
-  Result r = Capplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--junit",
+  Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--junit",
                       "/nonexistent-dir/report.xml"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--junit = /nonexistent-dir/report.xml; cannot write"));
 }
 
 TEST(CliPlan, BaselinePlanPrintsCapacityWithUnits) {
-  Result r = Capplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
+  Result r = RunCapplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
                       "--ttft-p95", "1"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("tokens/month"));
   EXPECT_THAT(r.out, HasSubstr("30-day month"));
   EXPECT_THAT(r.out, HasSubstr("PEAK"));
-  Result json = Capplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
+  Result json = RunCapplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
                          "--json"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"tokens_per_month_total\""));
@@ -142,7 +133,7 @@ TEST(CliPlan, BaselinePlanPrintsCapacityWithUnits) {
 }
 
 TEST(CliPlan, ConflictingTargetsAreRejected) {
-  Result r = Capplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
+  Result r = RunCapplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
                       "--input-tokens", "100", "--output-tokens", "100", "--target-rps", "1",
                       "--target-users", "3"});
   EXPECT_EQ(r.code, kExitInvalid);
