@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
     std::cout << ", metrics on http://" << (*server)->metrics_endpoint()
               << "/metrics";
   }
-  std::cout << "\ncapplan-server: try  capplan baselines list --server "
+  // The CLI is built beside the server.
+  std::string cli = std::filesystem::path(argv[0]).parent_path().append("capplan").string();
+  std::cout << "\ncapplan-server: try  " << cli << " baselines list --server "
             << grpc_address << "\n"
             << std::flush;
 
