@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/step_inputs.h"
 #include "model/architecture.h"
 #include "model/memory_model.h"
 #include "service/memory_service.h"
@@ -106,33 +107,6 @@ std::pair<double, std::string> ComputePeak(const v1::Hardware& hardware,
 
 // Attention FLOPs per token per context token on one GPU: QKᵀ and AV, two
 // FLOPs per multiply-add, over the layers that attend to a context.
-double AttentionFlopsPerContextToken(const model::ModelArchitecture& arch, int tp) {
-  double per_layer_full = 0;
-  double per_layer_mla = 0;
-  const double heads = static_cast<double>(arch.num_attention_heads) / tp;
-  const double d = static_cast<double>(arch.EffectiveHeadDim());
-  per_layer_full = 2.0 * heads * (d + d);
-  if (arch.mla.has_value()) {
-    const model::MlaSpec& m = *arch.mla;
-    per_layer_mla = 2.0 * heads *
-                    static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
-  }
-  double total = 0;
-  for (const model::LayerSpec& layer : arch.layers) {
-    switch (layer.attention) {
-      case model::AttentionKind::kFull:
-      case model::AttentionKind::kSlidingWindow:
-        total += per_layer_full;
-        break;
-      case model::AttentionKind::kMla:
-        total += per_layer_mla;
-        break;
-      default:
-        break;
-    }
-  }
-  return total;
-}
 
 v1::MemoryPlan WithheldMemoryPlan(const ResolvedDeployment& r, const model::MemoryPlan& m) {
   v1::MemoryPlan plan;
@@ -303,39 +277,8 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
   const model::ModelArchitecture& arch = r.input.arch;
   const int tp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.tp()));
   const int pp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.pp()));
-  auto component = [&](model::Component c) {
-    return m.weights_by_component_bytes[static_cast<int>(c)];
-  };
-  double dense = 0;
-  for (int c = 0; c < model::kNumComponents; ++c) {
-    if (c == static_cast<int>(model::Component::kRoutedExperts) ||
-        c == static_cast<int>(model::Component::kDraft)) {
-      continue;
-    }
-    dense += m.weights_by_component_bytes[c];
-  }
-  // A step passes through every pipeline stage in turn: per step, the
-  // replica reads pp stages' worth of what one GPU holds.
   model::StepTimeInputs& in = perf.inputs;
-  in.dense_weight_bytes_per_gpu = dense * pp;
-  in.routed_expert_weight_bytes_per_gpu = component(model::Component::kRoutedExperts) * pp;
-  if (arch.moe.has_value() && arch.moe->num_routed_experts > 0) {
-    in.routed_experts = static_cast<int>(arch.moe->num_routed_experts);
-    in.experts_per_token = static_cast<int>(arch.moe->experts_per_token);
-  }
-  in.kv_bytes_per_token_per_gpu = m.kv_bytes_per_token * pp;
-  in.state_bytes_per_sequence_per_gpu = m.state_bytes_per_request * pp;
-  const model::ParameterCounts counts = model::ComputeParameterCounts(arch);
-  in.active_parameters_per_token_per_gpu = static_cast<double>(counts.active_per_token) / tp;
-  in.attention_flops_per_token_per_context_token_per_gpu =
-      AttentionFlopsPerContextToken(arch, tp);
-  if (tp > 1) {
-    // Two all-reduces per layer (attention and MLP outputs) of hidden_size
-    // activations; a ring all-reduce sends 2 (tp − 1) / tp of the buffer.
-    in.allreduce_bytes_per_token_per_gpu =
-        static_cast<double>(arch.layers.size()) * 2.0 * static_cast<double>(arch.hidden_size) *
-        model::BytesPerElement(arch.native_dtype) * 2.0 * (tp - 1) / tp;
-  }
+  in = model::StepInputsFromMemoryPlan(arch, m, tp, pp);
   if (perf.hardware_withheld) {
     in.memory_bandwidth_bytes_per_second = 1;
     in.peak_flops_per_second = 1;
@@ -414,6 +357,7 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
   }
 
   // One draft pass: the draft (MTP) layer's active share plus the LM head.
+  const model::ParameterCounts counts = model::ComputeParameterCounts(arch);
   const double active_share =
       counts.total > 0 ? static_cast<double>(counts.active_per_token) / counts.total : 1.0;
   auto draft_pass = [&](const model::MemoryPlan& plan) {

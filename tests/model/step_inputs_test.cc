@@ -1,0 +1,62 @@
+#include "model/step_inputs.h"
+
+#include "gtest/gtest.h"
+
+namespace capplan::model {
+namespace {
+
+ModelArchitecture Dense() {
+  ModelArchitecture a;
+  a.hidden_size = 1024;
+  a.intermediate_size = 4096;
+  a.num_attention_heads = 16;
+  a.num_kv_heads = 4;
+  a.head_dim = 64;
+  a.vocab_size = 1000;
+  a.native_context_tokens = 4096;
+  a.layers.assign(8, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
+  return a;
+}
+
+TEST(AttentionFlopsPerContextToken, HandComputedForFullAndLinearLayers) {
+  ModelArchitecture a = Dense();
+  // 2 · (16/2 heads) · (64 + 64) per layer, 8 layers.
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerContextToken(a, 2), 8 * 2.0 * 8 * 128);
+  a.layers[0].attention = AttentionKind::kLinear;
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerContextToken(a, 2), 7 * 2.0 * 8 * 128);
+}
+
+TEST(AttentionFlopsPerContextToken, MlaUsesItsHeadDims) {
+  ModelArchitecture a = Dense();
+  a.mla = MlaSpec{0, 512, 128, 64, 128};
+  a.layers.assign(2, LayerSpec{AttentionKind::kMla, MlpKind::kDense});
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerContextToken(a, 1), 2 * 2.0 * 16 * (128 + 64 + 128));
+}
+
+TEST(AllReduceBytesPerToken, RingAllReduceOfTwoActivationsPerLayer) {
+  ModelArchitecture a = Dense();
+  EXPECT_EQ(AllReduceBytesPerToken(a, 1), 0);
+  // 8 layers · 2 all-reduces · 1024 · 2 bytes · 2 · 3/4 (tp = 4, bf16).
+  EXPECT_DOUBLE_EQ(AllReduceBytesPerToken(a, 4), 8 * 2.0 * 1024 * 2 * 2 * 3.0 / 4);
+}
+
+TEST(StepInputsFromMemoryPlan, SplitsRoutedExpertsAndScalesByPipelineStages) {
+  ModelArchitecture a = Dense();
+  a.moe = MoeSpec{8, 2, 0, 512, 0};
+  MemoryPlan plan;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kAttention)] = 100;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kRoutedExperts)] = 1000;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kDraft)] = 7;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kEmbeddings)] = 10;
+  plan.kv_bytes_per_token = 64;
+  StepTimeInputs in = StepInputsFromMemoryPlan(a, plan, 1, 2);
+  EXPECT_DOUBLE_EQ(in.dense_weight_bytes_per_gpu, 2 * 110);  // draft excluded
+  EXPECT_DOUBLE_EQ(in.routed_expert_weight_bytes_per_gpu, 2 * 1000);
+  EXPECT_EQ(in.routed_experts, 8);
+  EXPECT_EQ(in.experts_per_token, 2);
+  EXPECT_DOUBLE_EQ(in.kv_bytes_per_token_per_gpu, 128);
+  EXPECT_EQ(in.memory_bandwidth_bytes_per_second, 0) << "hardware is the caller's";
+}
+
+}  // namespace
+}  // namespace capplan::model
