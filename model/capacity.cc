@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "model/perf_checks.h"
 
 namespace capplan::model {
@@ -154,6 +155,24 @@ absl::StatusOr<double> PrefillSeconds(const PerformanceModel& model,
   const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
       model.inputs, model.scheduler, model.speculative, w, 1);
   return StepSeconds(model.coefficients, f.prefill);
+}
+
+absl::StatusOr<double> CostPerMillionOutputTokens(double price_per_gpu_hour, int gpus,
+                                                  const CapacityPeriod& period,
+                                                  double output_tokens_per_month) {
+  if (!(std::isfinite(price_per_gpu_hour) && price_per_gpu_hour > 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "price_per_gpu_hour = %g; must be > 0", price_per_gpu_hour));
+  }
+  if (gpus <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("gpus = %d; must be > 0", gpus));
+  }
+  if (!(std::isfinite(output_tokens_per_month) && output_tokens_per_month > 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "output_tokens_per_month = %g; must be > 0", output_tokens_per_month));
+  }
+  const double gpu_hours = 24.0 * period.days * gpus;
+  return price_per_gpu_hour * gpu_hours / (output_tokens_per_month / 1e6);
 }
 
 }  // namespace capplan::model

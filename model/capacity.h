@@ -44,6 +44,13 @@ absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromTokenRates(
 absl::StatusOr<int> ReplicasForTarget(double target_load,
                                       double safe_load_per_replica);
 
+// Cost of a million output tokens when `gpus` GPUs are paid for around the
+// clock over the period (24 h × days) and serve `output_tokens_per_month`
+// (which already carries the duty factor).
+absl::StatusOr<double> CostPerMillionOutputTokens(double price_per_gpu_hour, int gpus,
+                                                  const CapacityPeriod& period,
+                                                  double output_tokens_per_month);
+
 // The third report's multi-node method; thresholds come from data.
 struct ScalingThresholds {
   double min_efficiency = 0;                     // e.g. MultiNodeMethod

@@ -290,10 +290,11 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   }
 
   if (request.has_price_per_gpu_hour() && response.capacity().output_tokens_per_month() > 0) {
-    double gpu_hours = 24.0 * period.days * gpus_per_replica;
-    response.set_cost_per_million_output_tokens(request.price_per_gpu_hour() * gpu_hours /
-                                                (response.capacity().output_tokens_per_month() /
-                                                 1e6));
+    CAPPLAN_ASSIGN_OR_RETURN(
+        double cost, model::CostPerMillionOutputTokens(
+                         request.price_per_gpu_hour(), static_cast<int>(gpus_per_replica),
+                         period, response.capacity().output_tokens_per_month()));
+    response.set_cost_per_million_output_tokens(cost);
   }
   AddMeasuredCapacity(catalog, r, request.deployment(), period, &response);
   return response;

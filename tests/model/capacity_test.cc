@@ -115,3 +115,24 @@ TEST(PrefillSeconds, GrowsFasterThanLinearlyWithContext) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(CostPerMillionOutputTokens, PaysEveryHourOfTheMonth) {
+  // 4 GPUs × 720 h × 2.0 = 5,760 for 1.44e9 output tokens → 4.0 per million.
+  absl::StatusOr<double> cost = CostPerMillionOutputTokens(2.0, 4, CapacityPeriod{30, 0.5}, 1.44e9);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  EXPECT_DOUBLE_EQ(*cost, 4.0);
+}
+
+TEST(CostPerMillionOutputTokens, RejectsNonPositiveInputsNamingThem) {
+  EXPECT_NE(CostPerMillionOutputTokens(0, 1, {}, 1e6).status().message().find("price_per_gpu_hour"),
+            std::string::npos);
+  EXPECT_NE(CostPerMillionOutputTokens(1, 0, {}, 1e6).status().message().find("gpus = 0"),
+            std::string::npos);
+  EXPECT_FALSE(CostPerMillionOutputTokens(1, 1, {}, 0).ok());
+}
+
+}  // namespace
+}  // namespace capplan::model
