@@ -29,7 +29,9 @@ void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) 
 
 void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& out) {
   if (!p.found()) {
-    out << title << ": none meets the SLO (binding: " << p.binding() << ")\n";
+    out << title << ": none"
+        << (p.binding() == "DOES_NOT_FIT" ? " (the deployment does not fit)\n"
+                                          : " meets the SLO (binding: " + p.binding() + ")\n");
     return;
   }
   out << title << ": ";
@@ -74,6 +76,10 @@ void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
     out << "  " << mc.note() << "\n";
   }
   out << "\n";
+  if (plan.provenance_size() == 0) {
+    for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
+    return;
+  }
   TextTable tiers({"METRIC", "TIER", "ERROR BAND (±%)", "BASELINES"});
   for (const v1::MetricProvenance& p : plan.provenance()) {
     tiers.AddRow({p.metric(), TierName(p.tier()),

@@ -937,6 +937,14 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
   }
 
   CAPPLAN_ASSIGN_OR_RETURN(FitSource src, ChooseFit(catalog, r, perf, q, gate, &notes));
+  // A deployment that cannot start serves nothing: no curve to draw.
+  if (!perf.hardware_withheld && !perf.memory.fits()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s.deployment does not fit: %s is short by %.2f GiB per GPU (PlanMemory shows the "
+        "account); there is no load to predict",
+        q.path, perf.memory.binding_constraint(),
+        static_cast<double>(perf.memory.shortfall_bytes()) / (1024.0 * 1024 * 1024)));
+  }
 
   model::LoadCurveRequest req;
   req.model.inputs = perf.inputs;

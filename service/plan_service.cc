@@ -203,6 +203,35 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   v1::ClosedLoopAxis users = UserGrid();
   if (request.has_think_time_seconds()) users.set_think_time_seconds(request.think_time_seconds());
   query.closed_loop = users;
+  CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(query));
+  // A deployment that does not fit is an answer: its memory plan, no safe
+  // point, no capacity.
+  v1::MemoryPlan memory;
+  if (r.hardware != nullptr) {
+    CAPPLAN_ASSIGN_OR_RETURN(memory, PlanMemoryFor(catalog, r, std::nullopt));
+  }
+  if (r.hardware != nullptr && !memory.fits()) {
+    *response.mutable_memory() = memory;
+    for (v1::OperatingPoint* p :
+         {response.mutable_safe_closed_loop(), response.mutable_safe_open_loop()}) {
+      p->set_found(false);
+      p->set_binding("DOES_NOT_FIT");
+    }
+    for (v1::Capacity* c : {response.mutable_capacity(), response.mutable_capacity_at_peak()}) {
+      c->set_at("the deployment does not fit: it serves nothing");
+      c->set_days_per_month(period.days);
+      c->set_duty_factor(period.duty_factor);
+    }
+    response.add_notes(absl::StrFormat(
+        "does not fit: %s is short by %.2f GiB per GPU; see memory", memory.binding_constraint(),
+        static_cast<double>(memory.shortfall_bytes()) / (1024.0 * 1024 * 1024)));
+    if (request.target_case() != v1::PlanRequest::TARGET_NOT_SET) {
+      return absl::FailedPreconditionError(
+          "PlanRequest: the deployment does not fit, so no number of replicas reaches the "
+          "target; PlanMemory shows the account");
+    }
+    return response;
+  }
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed, PredictLoadFor(catalog, r, query));
   *response.mutable_memory() = closed.memory();
   *response.mutable_safe_closed_loop() = ToOperatingPoint(closed.safe_operating_point());

@@ -270,6 +270,18 @@ TEST(PredictLoad, OperatorGateFromTheRequestBindsTheSlots) {
   EXPECT_EQ(curve->safe_operating_point().binding(), "SLOT_WAIT");
 }
 
+TEST(PredictLoad, DeploymentThatDoesNotFitIsAFailedPrecondition) {
+  v1::PredictLoadRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-70b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-rtx-4090-24gb");
+  r.mutable_workload()->set_input_tokens(100);
+  r.mutable_workload()->set_output_tokens(100);
+  r.mutable_closed_loop()->add_concurrencies(1);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+  EXPECT_EQ(curve.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(curve.status().message().find("does not fit"), std::string::npos) << curve.status();
+}
+
 struct BadCase {
   std::string name;
   void (*mutate)(v1::PredictLoadRequest*);

@@ -7,6 +7,7 @@
 
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/service/test_catalog.h"
 
 namespace capplan::service {
 namespace {
@@ -82,16 +83,9 @@ TEST(CompareVersions, NumericNotLexicographic) {
   EXPECT_EQ(CompareVersions({0, 2, 7}, {0, 6, 3}), -1);
 }
 
+// The presets as the catalogue loader reads them from data/engines.
 std::vector<v1::EnginePreset> BundledPresets() {
-  std::vector<v1::EnginePreset> out;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           std::string(CAPPLAN_SOURCE_DIR) + "/data/engines")) {
-    std::ifstream in(entry.path());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(Text<v1::EnginePreset>(ss.str()));
-  }
-  return out;
+  return ::capplan::testing::BundledCatalogue().engine_presets();
 }
 
 struct PresetCase {

@@ -117,6 +117,22 @@ TEST(Plan, DutyFactorScalesTheMonthNotTheRate) {
   EXPECT_EQ(half->capacity().tokens_per_second_total(), full->capacity().tokens_per_second_total());
 }
 
+TEST(Plan, DeploymentThatDoesNotFitServesNothing) {
+  std::string base = R"(
+      deployment { model_id: "llama-3.1-70b-instruct" hardware_id: "nvidia-rtx-4090-24gb" }
+      workload { input_tokens: 100 output_tokens: 100 })";
+  auto plan = Plan(Bundled(), Request(base));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->memory().fits());
+  EXPECT_FALSE(plan->safe_closed_loop().found());
+  EXPECT_FALSE(plan->safe_open_loop().found());
+  EXPECT_EQ(plan->safe_open_loop().binding(), "DOES_NOT_FIT");
+  EXPECT_EQ(plan->capacity().tokens_per_month_total(), 0);
+  EXPECT_EQ(plan->capacity_at_peak().tokens_per_month_total(), 0);
+  auto sized = Plan(Bundled(), Request(base + " target_requests_per_second: 1"));
+  EXPECT_EQ(sized.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 struct Bad {
   std::string name;
   std::string text;
