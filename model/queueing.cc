@@ -674,10 +674,15 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
 
 // The time to m completions at rate μ(S) as an Erlang law whose squared cv is
 // (1/m)·[(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))] (see kMaxErlangPhases).
+// With think time the arrival-theorem mixture over m already carries the
+// exponential-like spread of the product form, so the m completions are taken
+// as a renewal count of the saturated slots: cv² = cv_R² / m (renewal CLT).
 WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
-                               double weight) {
+                               double weight, bool think_time) {
   const double frac = std::min(1.0, m / (s + 1.0));
-  const double cv2 = (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
+  const double cv2 =
+      think_time ? cv_r * cv_r / m
+                 : (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
   const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
                                      1, kMaxErlangPhases)
                         : kMaxErlangPhases;
@@ -749,7 +754,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       if (w < kNegligibleWeight) continue;
       wait_w += w;
       // Waits for m = j − S + 1 completions at rate μ(S).
-      ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w));
+      ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
     }
     pt.slot_wait_probability = wait_w;
     if (wait_w > 0) {
