@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -281,6 +282,30 @@ absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
   if (load > max_measured_load) doublings = std::log2(load / max_measured_load);
   return std::optional<double>(*band *
                                (1 + options.widening_per_doubling * doublings));
+}
+
+double MinimiseOnUnitInterval(const std::function<double(double)>& f) {
+  // Grid, then golden-section search around the best grid point.
+  constexpr int kGrid = 40;
+  double best_x = 0.5, best = std::numeric_limits<double>::infinity();
+  for (int i = 1; i < kGrid; ++i) {
+    double x = static_cast<double>(i) / kGrid;
+    double v = f(x);
+    if (v < best) best = v, best_x = x;
+  }
+  double lo = std::max(0.0, best_x - 1.0 / kGrid), hi = std::min(1.0, best_x + 1.0 / kGrid);
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+  double f1 = f(x1), f2 = f(x2);
+  for (int it = 0; it < 30; ++it) {
+    if (f1 < f2) {
+      hi = x2, x2 = x1, f2 = f1, x1 = hi - g * (hi - lo), f1 = f(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2, x2 = lo + g * (hi - lo), f2 = f(x2);
+    }
+  }
+  double x = (lo + hi) / 2;
+  return f(x) <= best ? x : best_x;
 }
 
 }  // namespace capplan::model

@@ -24,6 +24,7 @@
 #define CAPPLAN_MODEL_CALIBRATION_H_
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,6 +145,11 @@ struct ErrorBandOptions {
 absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
     const CalibrationResult& fit, double load, double min_measured_load,
     double max_measured_load, const ErrorBandOptions& options = {});
+
+// The minimiser of a one-parameter objective on [0, 1] (e.g. a speculative
+// acceptance rate fitted jointly with the step-time coefficients): a grid of
+// 39 interior points, then golden-section search around the best of them.
+double MinimiseOnUnitInterval(const std::function<double(double)>& f);
 
 }  // namespace capplan::model
 

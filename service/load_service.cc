@@ -679,29 +679,6 @@ absl::StatusOr<model::CalibrationResult> CalibrateOrRegularise(
   return model::Calibrate(ctx, points, prior);
 }
 
-double MinimiseOnUnitInterval(const std::function<double(double)>& f) {
-  // Grid, then golden-section search around the best grid point.
-  constexpr int kGrid = 40;
-  double best_x = 0.5, best = std::numeric_limits<double>::infinity();
-  for (int i = 1; i < kGrid; ++i) {
-    double x = static_cast<double>(i) / kGrid;
-    double v = f(x);
-    if (v < best) best = v, best_x = x;
-  }
-  double lo = std::max(0.0, best_x - 1.0 / kGrid), hi = std::min(1.0, best_x + 1.0 / kGrid);
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
-  double f1 = f(x1), f2 = f(x2);
-  for (int it = 0; it < 30; ++it) {
-    if (f1 < f2) {
-      hi = x2, x2 = x1, f2 = f1, x1 = hi - g * (hi - lo), f1 = f(x1);
-    } else {
-      lo = x1, x1 = x2, f1 = f2, x2 = lo + g * (hi - lo), f2 = f(x2);
-    }
-  }
-  double x = (lo + hi) / 2;
-  return f(x) <= best ? x : best_x;
-}
 
 }  // namespace
 
@@ -747,7 +724,7 @@ absl::StatusOr<PerformanceFit> FitPerformance(const model::CalibrationContext& c
       if (loss < best_loss) best_loss = loss, best = *r, best_a = a;
       return loss;
     };
-    MinimiseOnUnitInterval(fit_at);
+    model::MinimiseOnUnitInterval(fit_at);
     if (!best.has_value()) {
       return absl::FailedPreconditionError(
           "the measured rows cannot determine the step-time coefficients at any acceptance rate");

@@ -319,3 +319,18 @@ TEST(RelativeErrorBandAt, WidensPerDoublingOutsideTheMeasuredRange) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(MinimiseOnUnitInterval, FindsAnInteriorMinimumAndRespectsTheBounds) {
+  EXPECT_NEAR(MinimiseOnUnitInterval([](double x) { return (x - 0.3137) * (x - 0.3137); }),
+              0.3137, 1e-6);
+  // A minimum outside [0, 1] ends at the nearest edge of the search.
+  double edge = MinimiseOnUnitInterval([](double x) { return -x; });
+  EXPECT_GE(edge, 0.97);
+  EXPECT_LE(edge, 1.0);
+}
+
+}  // namespace
+}  // namespace capplan::model
