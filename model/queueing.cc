@@ -602,6 +602,34 @@ double PrefillStageMeanWait(const LoadDependentServer& server,
   return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
 }
 
+std::vector<double> CoArrivalPositions(int others, double q) {
+  if (others < 1 || !(q > 0)) return {1.0};
+  q = std::min(q, 1.0);
+  // K ~ Binomial(others, q): only k within the span around the mean carry
+  // mass above 1e-30.
+  const double mean = others * q;
+  const int kmax = std::min<double>(
+      others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) +
+                        kPoissonSpanSlack));
+  std::vector<double> pk(kmax + 1, 0.0);
+  for (int k = 0; k <= kmax; ++k) {
+    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) -
+                   std::lgamma(others - k + 1.0);
+    if (k > 0) log_p += k * std::log(q);
+    if (others - k > 0) log_p += (others - k) * std::log1p(-q);
+    pk[k] = q < 1 || k == others ? std::exp(log_p) : 0.0;
+  }
+  // P(U = u) = Σ_{k >= u} P(K = k) / (k + 1).
+  std::vector<double> pu(kmax + 1, 0.0);
+  double tail = 0;
+  for (int u = kmax; u >= 0; --u) {
+    tail += pk[u] / (u + 1.0);
+    pu[u] = tail;
+  }
+  while (pu.size() > 1 && pu.back() < kNegligibleWeight) pu.pop_back();
+  return pu;
+}
+
 namespace {
 
 // The prefill stage's queueing, evaluated at the mean population. Arrivals
@@ -673,20 +701,56 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
 }
 
 // The time to m completions at rate μ(S) as an Erlang law whose squared cv is
-// (1/m)·[(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))] (see kMaxErlangPhases).
-// With think time the arrival-theorem mixture over m already carries the
-// exponential-like spread of the product form, so the m completions are taken
-// as a renewal count of the saturated slots: cv² = cv_R² / m (renewal CLT).
+// (1/m)·[φ·(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))] (see kMaxErlangPhases),
+// φ = kSaturatedPhaseSpreadShare: the order-statistic term of S independent
+// residual lives, shrunk because the slots' phases are more even than
+// independent ones. With think time the arrival-theorem mixture over m
+// already carries the exponential-like spread of the product form, so the m
+// completions are taken as a renewal count of the saturated slots:
+// cv² = cv_R² / m (renewal CLT).
 WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
                                double weight, bool think_time) {
   const double frac = std::min(1.0, m / (s + 1.0));
   const double cv2 =
       think_time ? cv_r * cv_r / m
-                 : (std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) / m;
+                 : (kSaturatedPhaseSpreadShare *
+                        std::max(0.0, 1.0 - m / (s + 1.0)) +
+                    cv_r * cv_r * frac) /
+                       m;
   const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
                                      1, kMaxErlangPhases)
                         : kMaxErlangPhases;
   return WaitLaw::Erlang{weight, k, k * mu_s / m};
+}
+
+// Closed loop without think time: every atom is split by the number U of
+// co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
+// one mean prefill occupancy at population n to TTFT and end-to-end time.
+void AddCoArrivals(const LoadDependentServer& server, int n, int others,
+                   LatencyLaw* ttft, LatencyLaw* e2e) {
+  if (others < 1) return;
+  const RequestPhaseTimes& p = server.Phase(n);
+  const double q = std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
+  double occupancy = 0;
+  for (int j = 0; j < server.LengthNodes(); ++j) {
+    occupancy += server.NodePrefillOccupancySeconds(n, j);
+  }
+  occupancy /= server.LengthNodes();
+  if (!(q > 0) || !(occupancy > 0)) return;
+  const std::vector<double> pu = CoArrivalPositions(others, q);
+  for (LatencyLaw* law : {ttft, e2e}) {
+    std::vector<LatencyLaw::Atom> split;
+    split.reserve(law->atoms.size() * pu.size());
+    for (const LatencyLaw::Atom& a : law->atoms) {
+      for (size_t u = 0; u < pu.size(); ++u) {
+        const double w = a.weight * pu[u];
+        if (w < kNegligibleWeight) continue;
+        split.push_back({w, a.offset_seconds + u * occupancy,
+                         a.uniform_width_seconds});
+      }
+    }
+    law->atoms = std::move(split);
+  }
 }
 
 }  // namespace
@@ -761,6 +825,9 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
       for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
       e2e.wait = ttft.wait;
       AddWaitBranches(server, wait_w, &ttft, &e2e);
+    }
+    if (z == 0) {
+      AddCoArrivals(server, std::min(n, s), std::min(n - 1, s), &ttft, &e2e);
     }
     // Others' arrivals only: a user never queues behind itself.
     ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,

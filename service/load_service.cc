@@ -738,6 +738,23 @@ absl::StatusOr<PerformanceFit> FitPerformance(const model::CalibrationContext& c
 
 // ------------------------------------------------------------------ predict
 
+int TransferRank(const v1::Hardware& target, const v1::Hardware& candidate,
+                 bool same_model) {
+  auto same = [](const std::string& a, const std::string& b) {
+    return !a.empty() && absl::AsciiStrToLower(a) == absl::AsciiStrToLower(b);
+  };
+  int hardware_class = 0;
+  if (target.id() == candidate.id()) {
+    hardware_class = 3;
+  } else if (same(target.vendor(), candidate.vendor()) &&
+             same(target.architecture(), candidate.architecture())) {
+    hardware_class = 2;
+  } else if (same(target.vendor(), candidate.vendor())) {
+    hardware_class = 1;
+  }
+  return 2 * hardware_class + (same_model ? 1 : 0);
+}
+
 namespace {
 
 struct FitSource {
@@ -782,6 +799,19 @@ absl::StatusOr<PerformanceFit> FitOtherBaseline(const Catalog& catalog, const v1
   return FitPerformance(ctx, perf, points);
 }
 
+const char* TransferClassName(int rank) {
+  switch (rank / 2) {
+    case 3:
+      return "same card";
+    case 2:
+      return "same architecture";
+    case 1:
+      return "same vendor";
+    default:
+      return "another vendor";
+  }
+}
+
 absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const ResolvedDeployment& r,
                                     const DeploymentPerformance& perf, const LoadQuery& q,
                                     std::optional<int> gate, std::vector<std::string>* notes) {
@@ -824,16 +854,20 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const ResolvedDeploy
     return src;
   }
   if (!q.no_catalog_calibration) {
-    // Another configuration with a known card: the same model first.
-    std::vector<const v1::Baseline*> candidates;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (const v1::Baseline& b : catalog.baselines()) {
-        if (b.deployment().hardware_id().empty() || b.sweeps().empty()) continue;
-        bool same_model = !r.model_id.empty() && b.deployment().model_id() == r.model_id;
-        if ((pass == 0) == same_model) candidates.push_back(&b);
-      }
+    // Another configuration with a known card, closest hardware class first.
+    std::vector<std::pair<int, const v1::Baseline*>> candidates;
+    for (const v1::Baseline& b : catalog.baselines()) {
+      if (b.deployment().hardware_id().empty() || b.sweeps().empty()) continue;
+      const v1::Hardware* hw = catalog.FindHardware(b.deployment().hardware_id());
+      if (hw == nullptr) continue;
+      const bool same_model = !r.model_id.empty() && b.deployment().model_id() == r.model_id;
+      const int rank = r.hardware != nullptr ? TransferRank(*r.hardware, *hw, same_model)
+                                             : static_cast<int>(same_model);
+      candidates.emplace_back(rank, &b);
     }
-    for (const v1::Baseline* b : candidates) {
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [rank, b] : candidates) {
       absl::StatusOr<PerformanceFit> fit = FitOtherBaseline(catalog, *b);
       if (!fit.ok()) continue;
       src.fit = *std::move(fit);
@@ -841,8 +875,9 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const ResolvedDeploy
       src.baseline_ids.push_back(b->id());
       notes->push_back(absl::StrFormat(
           "no baseline measured this configuration: step-time efficiencies transferred from "
-          "'%s' (%s on %s) by roofline ratios",
-          b->id(), b->deployment().model_id(), b->deployment().hardware_id()));
+          "'%s' (%s on %s, %s) by roofline ratios",
+          b->id(), b->deployment().model_id(), b->deployment().hardware_id(),
+          TransferClassName(rank)));
       return src;
     }
   }

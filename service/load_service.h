@@ -157,6 +157,13 @@ absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
     const DeploymentPerformance& performance, const model::Workload& workload,
     std::optional<int> gate);
 
+// Where no baseline measured the configuration, step-time efficiencies are
+// borrowed from a baseline of another one: the hardware class decides first
+// (same card, then same architecture, then same vendor), the model second.
+// Higher is closer; candidates are tried in decreasing rank.
+int TransferRank(const v1::Hardware& target, const v1::Hardware& candidate,
+                 bool same_model);
+
 // Speculative decoding with `draft_tokens` drafts at `acceptance_rate` for
 // this deployment's draft layers.
 model::SpeculativeDecoding SpeculationFor(const DeploymentPerformance& performance,

@@ -410,6 +410,31 @@ std::vector<LoadPoint> KneeCurve() {
   return *ClosedLoopCurve(s, {1, 2, 4, 6, 8, 16, 32}, 0.0);
 }
 
+TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
+  // U = uniform position among K + 1 arrivals, K ~ Binomial(n, q):
+  // E[U] = n·q / 2 and P(U = 0) = E[1/(K+1)] = (1 − (1−q)^(n+1)) / ((n+1)q).
+  for (const auto& [n, q] : std::vector<std::pair<int, double>>{
+           {1, 0.3}, {7, 0.05}, {40, 0.01}, {2000, 0.02}}) {
+    const std::vector<double> pu = CoArrivalPositions(n, q);
+    double total = 0;
+    double mean = 0;
+    for (size_t u = 0; u < pu.size(); ++u) {
+      EXPECT_GE(pu[u], 0.0);
+      if (u > 0) {
+        EXPECT_LE(pu[u], pu[u - 1]) << "P(U = u) falls with u";
+      }
+      total += pu[u];
+      mean += u * pu[u];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-9) << n << " " << q;
+    EXPECT_NEAR(mean, n * q / 2, 1e-9 * std::max(1.0, n * q)) << n;
+    EXPECT_NEAR(pu[0], (1 - std::pow(1 - q, n + 1)) / ((n + 1) * q), 1e-12)
+        << n;
+  }
+  EXPECT_EQ(CoArrivalPositions(0, 0.5), std::vector<double>{1.0});
+  EXPECT_EQ(CoArrivalPositions(5, 0.0), std::vector<double>{1.0});
+}
+
 TEST(FindKnee, NoKneeWhenTtftStaysFlat) {
   const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 256), 64);
   absl::StatusOr<std::vector<LoadPoint>> c =

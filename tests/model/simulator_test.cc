@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -16,6 +18,11 @@ using testing::MoeInputs;
 using testing::RandomScenario;
 using testing::Scenario;
 using testing::TypicalCoefficients;
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
 
 SimulationConfig BaseConfig() {
   SimulationConfig c;
@@ -121,15 +128,19 @@ TEST(Simulator, RejectsNegativeThinkTimeNamingTheField) {
 }
 
 // The analytical model against its oracle on randomised scenarios.
-// Caveat, stated where the bar is asserted: scenarios 0..199 of this
-// generator were used while developing the queueing approximations, and these
-// 60 are among them (54/60 agree). On scenarios never used for tuning,
-// agreement is 174/200 (200..399) and 173/200 (400..599): out of sample the
-// model is below the 90% bar. Throughput is always within 2.5%; the misses are
-// TTFT p95 of closed loops without think time (co-arrivals at one iteration
-// boundary) and of open loops where 5-20% of arrivals wait for a slot.
+// The asserted scenarios (5000..5059) were never used while developing the
+// approximations: scenarios 0..599 were (two constants in queueing.h were
+// chosen on 200..599), 600..999 served as the check (365/400 agree), and
+// 5000..5199 were run once after the last change (181/200; these first 60:
+// 56/60). Throughput is always within 2.5%; the misses are TTFT p95, mostly of
+// open loops where 5-20% of arrivals wait for a slot (the birth-death chain
+// gives too few waits: arrival bursts also slow the running requests down by
+// their prefills, which a chain in the population alone does not see).
 TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
-  constexpr int kScenarios = 60;
+  // The range can be moved for exploration (CAPPLAN_ORACLE_FIRST_SEED,
+  // CAPPLAN_ORACLE_SCENARIOS); the bar applies to whatever range runs.
+  const int first_seed = EnvInt("CAPPLAN_ORACLE_FIRST_SEED", 5000);
+  const int scenarios = EnvInt("CAPPLAN_ORACLE_SCENARIOS", 60);
   constexpr double kTolerance = 0.15;
   int agree = 0;
   int runs = 0;
@@ -137,8 +148,8 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
       "%3s %-6s %4s %5s %5s %5s %4s %6s | %9s %9s %6s | %8s %8s %6s | %6s %6s %6s %6s\n", "id",
       "loop", "S", "in", "out", "load", "kap", "rho", "ttft95_an", "ttft95_sim",
       "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "pw_an", "pw_sim");
-  for (int i = 0; i < kScenarios; ++i) {
-    Scenario sc = RandomScenario(1000 + i);
+  for (int i = 0; i < scenarios; ++i) {
+    Scenario sc = RandomScenario(first_seed + i);
     absl::StatusOr<Slots> slots = ComputeSlots(sc.limits, sc.workload);
     ASSERT_TRUE(slots.ok()) << slots.status();
     absl::StatusOr<LoadDependentServer> server =
@@ -175,7 +186,8 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
     ++runs;
     std::printf(
         "%3d %-6s %4d %5.0f %5.0f %5.2f %4d %6.3f | %9.4f %9.4f %+6.1f%% | "
-        "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.3f %6.3f %s\n",
+        "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.3f %6.3f | %5.2f %6.3f %6.3f "
+        "%s\n",
         i, sc.concurrency ? "closed" : "open", slots->slots,
         sc.workload.input_tokens, sc.workload.output_tokens,
         sc.concurrency ? static_cast<double>(*sc.concurrency)
@@ -183,7 +195,9 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
         server->PhasesPerCompletion(), p.utilization, p.ttft->p95_seconds,
         r->ttft.p95_seconds, 100 * e_ttft, p.requests_per_second,
         r->requests_per_second, 100 * e_rps, p.mean_batch_size,
-        r->mean_batch_size, p.slot_wait_probability, r->slot_wait_fraction, ok ? "" : "<-- disagree");
+        r->mean_batch_size, p.slot_wait_probability, r->slot_wait_fraction,
+        sc.think_time_seconds, p.ttft->mean_seconds, r->ttft.mean_seconds,
+        ok ? "" : "<-- disagree");
   }
   std::printf("agreement: %d / %d scenarios within %.0f%%\n", agree, runs,
               100 * kTolerance);
@@ -254,6 +268,41 @@ TEST(SimulatorActualLengthKv, SoftKvLimitAdmitsFewerThanTheMeanSuggests) {
   ASSERT_TRUE(slots.ok());
   EXPECT_EQ(slots->slots, 15);
   EXPECT_NEAR(r->mean_batch_size, slots->slots, 2.5);
+}
+
+}  // namespace
+}  // namespace capplan::model
+namespace capplan::model {
+namespace {
+
+// Closed loops without think time, short answers, many users: requests that
+// complete in the same iteration come back together and queue for the prefill
+// path (CoArrivalPositions). Without that branch the analytical TTFT p95 is
+// 30-42% below the simulator's in these two cases; with it, within 15%.
+TEST(SimulatorCoArrivals, ClosedLoopWithoutThinkTimeTtftP95MatchesOracle) {
+  for (const auto& [in, out] :
+       std::vector<std::pair<double, double>>{{1000, 16}, {3000, 64}}) {
+    SimulationConfig c;
+    c.model.inputs = testing::DenseInputs();
+    c.model.coefficients = testing::TypicalCoefficients();
+    c.model.scheduler.max_batched_tokens = 4096;
+    c.workload.input_tokens = in;
+    c.workload.output_tokens = out;
+    c.workload.output_tokens_cv = 0.3;
+    c.limits.max_running_requests = 32;
+    c.concurrency = 16;
+    c.measured_requests = 6000;
+    c.warmup_requests = 300;
+    absl::StatusOr<SimulationResult> r = Simulate(c);
+    ASSERT_TRUE(r.ok()) << r.status();
+    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
+        c.model, c.workload, Slots{32, SlotBound::kRunningRequestLimit});
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<std::vector<LoadPoint>> p = ClosedLoopCurve(*s, {16}, 0.0);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_NEAR(p->front().ttft->p95_seconds / r->ttft.p95_seconds, 1.0, 0.15)
+        << "input " << in << ", output " << out;
+  }
 }
 
 }  // namespace
