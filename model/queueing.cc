@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 #include <limits>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "model/perf_checks.h"
@@ -592,13 +593,25 @@ void AddWaitBranches(const LoadDependentServer& server, double weight,
 
 }  // namespace
 
+namespace {
+
+// Prefill-path occupancy of each length node with `population` in service.
+std::vector<double> PrefillOccupancies(const LoadDependentServer& server,
+                                       int population) {
+  std::vector<double> out;
+  out.reserve(server.LengthNodes());
+  for (int j = 0; j < server.LengthNodes(); ++j) {
+    out.push_back(server.NodePrefillOccupancySeconds(population, j));
+  }
+  return out;
+}
+
+}  // namespace
+
 double PrefillStageMeanWait(const LoadDependentServer& server,
                             double arrival_rate_rps, int population) {
-  std::vector<double> service;
-  for (int j = 0; j < server.LengthNodes(); ++j) {
-    service.push_back(server.NodePrefillOccupancySeconds(population, j));
-  }
-  const PrefillQueue q = PrefillStageQueue(arrival_rate_rps, service, 1.0);
+  const PrefillQueue q = PrefillStageQueue(
+      arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
   return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
 }
 
@@ -608,16 +621,17 @@ std::vector<double> CoArrivalPositions(int others, double q) {
   // K ~ Binomial(others, q): only k within the span around the mean carry
   // mass above 1e-30.
   const double mean = others * q;
-  const int kmax = std::min<double>(
-      others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) +
-                        kPoissonSpanSlack));
+  const int kmax = static_cast<int>(
+      std::min<double>(others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) +
+                                         kPoissonSpanSlack)));
   std::vector<double> pk(kmax + 1, 0.0);
   for (int k = 0; k <= kmax; ++k) {
     double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) -
                    std::lgamma(others - k + 1.0);
+    // Guarded so that q = 1 gives 0·log(0) = 0, not NaN.
     if (k > 0) log_p += k * std::log(q);
     if (others - k > 0) log_p += (others - k) * std::log1p(-q);
-    pk[k] = q < 1 || k == others ? std::exp(log_p) : 0.0;
+    pk[k] = std::exp(log_p);
   }
   // P(U = u) = Σ_{k >= u} P(K = k) / (k + 1).
   std::vector<double> pu(kmax + 1, 0.0);
@@ -641,11 +655,8 @@ void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
                        LatencyLaw* ttft, LatencyLaw* e2e) {
   const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1,
                            server.slots());
-  std::vector<double> service;
-  for (int j = 0; j < server.LengthNodes(); ++j) {
-    service.push_back(server.NodePrefillOccupancySeconds(n, j));
-  }
-  const PrefillQueue q = PrefillStageQueue(rate_rps, service, arrival_cv2);
+  const PrefillQueue q =
+      PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
   if (!(q.wait_rate > 0)) return;
   // Arrivals that waited for a slot are admitted one per completion, spaced
   // out, so the prefill-stage queueing applies to the atoms only.
@@ -731,11 +742,10 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others,
   if (others < 1) return;
   const RequestPhaseTimes& p = server.Phase(n);
   const double q = std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
-  double occupancy = 0;
-  for (int j = 0; j < server.LengthNodes(); ++j) {
-    occupancy += server.NodePrefillOccupancySeconds(n, j);
-  }
-  occupancy /= server.LengthNodes();
+  const std::vector<double> occupancies = PrefillOccupancies(server, n);
+  const double occupancy =
+      std::accumulate(occupancies.begin(), occupancies.end(), 0.0) /
+      occupancies.size();
   if (!(q > 0) || !(occupancy > 0)) return;
   const std::vector<double> pu = CoArrivalPositions(others, q);
   for (LatencyLaw* law : {ttft, e2e}) {
