@@ -66,6 +66,12 @@ const char* BindingLimitName(BindingLimit limit) {
   return "UNKNOWN";
 }
 
+double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
+  return limits.kv_tokens_per_request.value_or(
+      w.input_tokens +
+      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+}
+
 absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
                                    const Workload& w) {
   CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(w));
@@ -91,10 +97,7 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
   if (limits.kv_pool_tokens.has_value()) {
     CAPPLAN_PERF_RETURN_IF_ERROR(
         CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
-    const double per_request =
-        limits.kv_tokens_per_request.value_or(
-            w.input_tokens +
-            w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+    const double per_request = KvTokensPerRequest(limits, w);
     CAPPLAN_PERF_RETURN_IF_ERROR(
         CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
     const double fit = std::floor(*limits.kv_pool_tokens / per_request);
@@ -646,10 +649,11 @@ std::vector<double> CoArrivalPositions(int others, double q) {
 
 namespace {
 
-// The prefill stage's queueing, evaluated at the mean population. Arrivals
-// to the prefill stage are taken as Poisson in both loops (c_a² = 1): over
-// the short time scale of a prefill the superposition of many users' cycles
-// looks Poisson.
+// The prefill stage's queueing, evaluated at the mean population, for
+// arrivals with squared cv `arrival_cv2`: Poisson (1) in the open loop and in
+// closed loops with think time (over the short time scale of a prefill the
+// superposition of many users' cycles looks Poisson), far more regular
+// without think time (kClosedLoopPrefillArrivalCv2).
 void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
                        double mean_in_service, double arrival_cv2,
                        LatencyLaw* ttft, LatencyLaw* e2e) {
@@ -712,7 +716,7 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
 }
 
 // The time to m completions at rate μ(S) as an Erlang law whose squared cv is
-// (1/m)·[φ·(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))] (see kMaxErlangPhases),
+// (1/m)·[φ·(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))],
 // φ = kSaturatedPhaseSpreadShare: the order-statistic term of S independent
 // residual lives, shrunk because the slots' phases are more even than
 // independent ones. With think time the arrival-theorem mixture over m
@@ -863,15 +867,20 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
   for (double lambda : rates_rps) {
     LoadPoint pt;
     pt.arrival_rate_rps = lambda;
-    const double rho = lambda / mu_s;
-    pt.utilization = rho;
-    if (!(rho < 1.0)) {
+    // Past saturation: the server completes `rate` requests per second with
+    // every slot busy; no latency figures.
+    auto saturated = [&](double utilization, double rate) {
       pt.stable = false;
-      pt.requests_per_second = mu_s;
-      pt.output_tokens_per_second = mu_s * o;
+      pt.utilization = utilization;
+      pt.requests_per_second = rate;
+      pt.output_tokens_per_second = rate * o;
       pt.mean_batch_size = s;
       pt.slot_wait_probability = 1.0;
       out.push_back(std::move(pt));
+    };
+    const double rho = lambda / mu_s;
+    if (!(rho < 1.0)) {
+      saturated(rho, mu_s);
       continue;
     }
     // log π_n (unnormalised) for n = 0..S; tail n > S geometric in ρ.
@@ -887,13 +896,7 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     }
     const double rho2 = lambda / rate(s);
     if (rho2 >= 1) {
-      pt.stable = false;
-      pt.utilization = rho2;
-      pt.requests_per_second = rate(s);
-      pt.output_tokens_per_second = rate(s) * o;
-      pt.mean_batch_size = s;
-      pt.slot_wait_probability = 1.0;
-      out.push_back(std::move(pt));
+      saturated(rho2, rate(s));
       continue;
     }
     const double log_tail = lp[s] - std::log1p(-rho2);  // Σ_{n >= S}
@@ -963,11 +966,13 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
         "FindKnee.points[0] has no TTFT (unstable first point); no flat "
         "region to measure from");
   }
-  const double base = points[0].ttft->p95_seconds;
-  const double limit = options.flat_ratio * base;
+  auto ttft = [&options](const LoadPoint& p) {
+    return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds
+                                                  : p.ttft->p95_seconds;
+  };
+  const double limit = options.flat_ratio * ttft(points[0]);
   for (size_t i = 1; i < points.size(); ++i) {
-    const bool steep =
-        !points[i].ttft.has_value() || points[i].ttft->p95_seconds > limit;
+    const bool steep = !points[i].ttft.has_value() || ttft(points[i]) > limit;
     if (!steep) continue;
     Knee k;
     k.last_flat_index = static_cast<int>(i) - 1;
@@ -977,8 +982,8 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
     if (!b.ttft.has_value()) {
       k.load = b.load();
     } else {
-      const double ya = a.ttft->p95_seconds;
-      const double yb = b.ttft->p95_seconds;
+      const double ya = ttft(a);
+      const double yb = ttft(b);
       const double f = yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0)
                                : 1.0;
       k.load = a.load() + f * (b.load() - a.load());

@@ -16,8 +16,10 @@
 //
 // Open loop (Poisson arrivals at λ): the birth–death chain with λ and
 // μ(min(n, S)); stationary π_n in closed form (product of ratios below S, a
-// geometric tail above); stable iff λ < μ(S). An arrival finding n >= S waits
-// for n − S + 1 completions.
+// geometric tail above); a request also holds its slot while it waits for the
+// prefill path, so the chain's rates are μ_λ(n) (PrefillStageMeanWait) and it
+// is stable iff λ < μ_λ(S). An arrival finding n >= S waits for n − S + 1
+// completions.
 //
 // Waiting time for m completions: a sum of m inter-completion gaps, each
 // modelled as κ exponential phases of rate κ·μ(S) (an Erlang-κ gap, κ from
@@ -25,8 +27,8 @@
 // wait is a mixture of Erlang(m·κ) laws; with κ = 1 this is the exact
 // birth–death answer. In the open loop the mean wait is further scaled
 // from M/M/S towards M/D/S by cv² (Cosmetatos' M/D/S approximation); in the
-// closed loop the time to m completions uses the order statistics of S
-// residual lives. Percentiles come from the mixture's CDF (computed exactly:
+// closed loop the time to m completions is an Erlang law whose spread is set
+// as kMaxErlangPhases describes. Percentiles come from the mixture's CDF (computed exactly:
 // roots-of-unity filter for the geometric mixture, Poisson sums for
 // Erlangs), never a normal approximation.
 //
@@ -52,9 +54,12 @@ inline constexpr int kMaxLoadPoints = 4096;
 inline constexpr int kMaxClosedLoopConcurrency = 16384;
 // Phases per inter-completion gap (see above).
 inline constexpr int kMaxPhasesPerCompletion = 16;
-// Closed loop: Erlang phases of the time to m completions, whose squared cv
-// is (1/m)·[(1 − m/(S+1))⁺ + cv²·min(1, m/(S+1))] — the m-th order statistic
-// of S residual lives (exponential-like when m << S, regular when m ≈ S).
+// Closed loop: Erlang phases of the time to m completions. Without think
+// time its squared cv is (1/m)·[φ·(1 − m/(S+1))⁺ + cv_R²·min(1, m/(S+1))]:
+// the m-th order statistic of S residual lives (exponential-like when m << S,
+// regular when m ≈ S), φ = kSaturatedPhaseSpreadShare; with think time it is
+// the renewal count cv_R²/m (the product form's mixture over m carries the
+// rest of the spread).
 inline constexpr int kMaxErlangPhases = 64;
 // Open loop: probability mass beyond which the stationary tail is ignored.
 inline constexpr double kTailMassTolerance = 1e-12;
@@ -85,6 +90,10 @@ struct Slots {
   SlotBound bound = SlotBound::kRunningRequestLimit;
 };
 
+// KV tokens one request reserves: limits.kv_tokens_per_request, else the
+// length-biased default described there.
+double KvTokensPerRequest(const SlotLimits& limits, const Workload& w);
+
 // S and the limit that sets it (ties go to the first in SlotBound order).
 // FAILED_PRECONDITION when the KV pool cannot hold one request.
 absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w);
@@ -97,7 +106,6 @@ class LoadDependentServer {
                                                     const Slots& slots);
 
   int slots() const { return slots_.slots; }
-  SlotBound slot_bound() const { return slots_.bound; }
   const Workload& workload() const { return workload_; }
   // μ(min(n, S)) for n >= 1, requests per second.
   double CompletionRate(int n) const;
@@ -118,7 +126,7 @@ class LoadDependentServer {
   // Time node j's prefill holds the prefill path: what its chunks add to
   // their iterations beyond the others' decoding (prefill is compute-bound,
   // so prefills packed into one iteration still take turns). The prefill
-  // stage is modelled as an M/G/1 queue with these service times.
+  // stage is modelled as a G/G/1 queue with these service times.
   double NodePrefillOccupancySeconds(int n, int j) const;
 
  private:
@@ -155,9 +163,10 @@ struct LatencyPercentiles {
 struct LoadPoint {
   std::optional<int> concurrency;
   std::optional<double> arrival_rate_rps;
-  // Open loop: λ < μ(S). Closed loop: always true.
+  // Open loop: λ < μ_λ(S). Closed loop: always true.
   bool stable = true;
-  // Throughput ÷ μ(S); the offered ρ = λ / μ(S) for open-loop points.
+  // Throughput ÷ μ(S) (closed loop); the offered ρ = λ / μ_λ(S) for
+  // open-loop points.
   double utilization = 0;
   double requests_per_second = 0;
   double output_tokens_per_second = 0;
@@ -180,22 +189,26 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
     double think_time_seconds);
 
 // Open loop at each arrival rate (strictly increasing, > 0, at most 4096).
-// Points with λ >= μ(S) come back stable = false, without latency figures.
+// Points with λ >= μ_λ(S) come back stable = false, without latency figures.
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     const LoadDependentServer& server, absl::Span<const double> rates_rps);
 
 // ---------------------------------------------------------------- analysis
 
+// Which TTFT percentile the knee is measured on.
+enum class KneeMetric { kTtftP95, kTtftP50 };
+
 struct KneeOptions {
-  // TTFT p95 above flat_ratio × the lowest load's TTFT p95 has left the
-  // flat region.
+  // TTFT (the chosen percentile) above flat_ratio × its value at the lowest
+  // load has left the flat region.
   double flat_ratio = 2.0;
+  KneeMetric metric = KneeMetric::kTtftP95;
 };
 
 struct Knee {
   int last_flat_index = 0;
   int first_steep_index = 0;
-  // Load where TTFT p95 crosses flat_ratio × base, interpolated linearly
+  // Load where the TTFT percentile crosses flat_ratio × base, interpolated linearly
   // between the two points (the steep point's load when it is unstable).
   double load = 0;
 };
@@ -218,7 +231,7 @@ enum class BindingLimit {
   kTpot,
   kE2eP95,
   kSlotWait,   // requests would wait for a slot
-  kStability,  // λ >= μ(S)
+  kStability,  // λ >= μ_λ(S)
 };
 const char* BindingLimitName(BindingLimit limit);
 
@@ -351,13 +364,13 @@ struct LatencyLaw {
   WaitLaw wait;
   // Prefill-stage queueing added to every atom (not to the wait branches,
   // which are admitted one per completion): with probability
-  // prefill_wait_probability an Exp(prefill_wait_rate) delay (the M/G/1
-  // waiting law with its Pollaczek–Khinchine mean).
+  // prefill_wait_probability an Exp(prefill_wait_rate) delay (the G/G/1
+  // waiting law of PrefillStageQueue).
   double prefill_wait_probability = 0;
   double prefill_wait_rate = 0;
 };
 double LatencyCdf(const LatencyLaw& law, double t);
-// Smallest t with CDF(t) >= q (bisection to a relative 1e-9).
+// Smallest t with CDF(t) >= q (bisection to a relative 1e-6).
 double LatencyQuantile(const LatencyLaw& law, double q);
 double LatencyMean(const LatencyLaw& law);
 

@@ -301,11 +301,11 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
       const v1::LoadCurvePoint& p = curve.points(static_cast<int>(i));
       return closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps());
     };
-    out << absl::StrFormat("knee: %.3g%s (TTFT p95 passes twice its lowest-load value between %s and %s)\n",
+    out << absl::StrFormat("knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
                            k.load(), unit, load_at(k.last_flat_index()),
                            load_at(k.first_steep_index()));
   } else {
-    out << "knee: none (TTFT p95 stays below twice its lowest-load value over the whole range)\n";
+    out << "knee: none (median TTFT stays below twice its lowest-load value over the whole range)\n";
   }
   const v1::SafeOperatingPoint& s = curve.safe_operating_point();
   if (s.found()) {

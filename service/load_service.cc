@@ -959,6 +959,10 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
   }
 
   model::LoadCurveRequest req;
+  // The knee on the median TTFT: at the lightest load the p95 has no
+  // contention in it at all, so the p95's rise from its lightest-load value
+  // is mostly prefill contention, not the slot queue the knee is about.
+  req.knee.metric = model::KneeMetric::kTtftP50;
   req.model.inputs = perf.inputs;
   req.model.scheduler = perf.scheduler;
   req.model.coefficients =
@@ -1004,18 +1008,6 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
     return absl::Status(curve.status().code(),
                         absl::StrCat(q.path, ": ", curve.status().message()));
   }
-  // The knee on the median TTFT: at the lightest load the p95 has no
-  // contention in it at all, so the p95's rise from its lightest-load value
-  // is mostly prefill contention, not the slot queue the knee is about.
-  {
-    std::vector<model::LoadPoint> median = curve->points;
-    for (model::LoadPoint& p : median) {
-      if (p.ttft.has_value()) p.ttft->p95_seconds = p.ttft->p50_seconds;
-    }
-    absl::StatusOr<std::optional<model::Knee>> knee = model::FindKnee(median, req.knee);
-    if (knee.ok()) curve->knee = *knee;
-  }
-
   v1::LoadCurve out;
   for (const model::LoadPoint& p : curve->points) FillPoint(p, out.add_points());
   if (curve->knee.has_value()) {

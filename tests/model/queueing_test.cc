@@ -445,6 +445,29 @@ TEST(FindKnee, NoKneeWhenTtftStaysFlat) {
   EXPECT_FALSE(k->has_value());
 }
 
+TEST(FindKnee, MeasuresTheChosenPercentile) {
+  // p95 doubles at the second point, the median only at the third.
+  std::vector<LoadPoint> pts(3);
+  const double p50[] = {1.0, 1.5, 3.0};
+  const double p95[] = {1.0, 3.0, 4.0};
+  for (int i = 0; i < 3; ++i) {
+    pts[i].concurrency = i + 1;
+    pts[i].ttft = LatencyPercentiles{};
+    pts[i].ttft->p50_seconds = p50[i];
+    pts[i].ttft->p95_seconds = p95[i];
+  }
+  absl::StatusOr<std::optional<Knee>> on_p95 = FindKnee(pts);
+  ASSERT_TRUE(on_p95.ok() && on_p95->has_value());
+  EXPECT_EQ((*on_p95)->first_steep_index, 1);
+  EXPECT_DOUBLE_EQ((*on_p95)->load, 1.5);  // 1 + (2 − 1)/(3 − 1)
+  KneeOptions median;
+  median.metric = KneeMetric::kTtftP50;
+  absl::StatusOr<std::optional<Knee>> on_p50 = FindKnee(pts, median);
+  ASSERT_TRUE(on_p50.ok() && on_p50->has_value());
+  EXPECT_EQ((*on_p50)->first_steep_index, 2);
+  EXPECT_DOUBLE_EQ((*on_p50)->load, 2 + 0.5 / 1.5);
+}
+
 TEST(FindKnee, RejectsBadRatioAndEmptyCurve) {
   KneeOptions o;
   o.flat_ratio = 1.0;
