@@ -180,32 +180,6 @@ int64_t ModelArchitecture::EffectiveHeadDim() const {
   return hidden_size / num_attention_heads;
 }
 
-absl::string_view ComponentName(Component component) {
-  switch (component) {
-    case Component::kAttention:
-      return "attention";
-    case Component::kDenseMlp:
-      return "dense_mlp";
-    case Component::kRoutedExperts:
-      return "routed_experts";
-    case Component::kSharedExperts:
-      return "shared_experts";
-    case Component::kRouter:
-      return "router";
-    case Component::kEmbeddings:
-      return "embeddings";
-    case Component::kLmHead:
-      return "lm_head";
-    case Component::kNorms:
-      return "norms";
-    case Component::kDraft:
-      return "draft";
-    case Component::kLinearAttention:
-      return "linear_attention";
-  }
-  return "unknown";
-}
-
 absl::Status ValidateArchitecture(const ModelArchitecture& a) {
   if (a.hidden_size <= 0) return Invalid("hidden_size", a.hidden_size, "must be positive");
   if (a.vocab_size <= 0) return Invalid("vocab_size", a.vocab_size, "must be positive");

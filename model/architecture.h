@@ -125,7 +125,6 @@ enum class Component {
   kLinearAttention,
 };
 inline constexpr int kNumComponents = 10;
-absl::string_view ComponentName(Component component);
 
 // How the engines (vLLM, SGLang) shard a tensor across tensor-parallel ranks.
 enum class Sharding {

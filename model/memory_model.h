@@ -56,7 +56,9 @@ enum class EngineKind { kVllm, kSglang };
 enum class BudgetRule {
   // vLLM before memory_profiling (≤ 0.6.2): KV = total × gmu − (total − free
   // after the profile run): weights, activation peak, CUDA context and
-  // everything else allocated count against the budget.
+  // everything else allocated count against the budget. PlanMemory computes
+  // it with the kVllmProfiled formula; the difference (the CUDA context and
+  // the rest) is in the preset's fitted non-torch base bytes.
   kVllmTotalMinusPeak,
   // vLLM ≥ 0.6.3 (V0) and V1: KV = total × gmu − weights − torch activation
   // peak − non-torch increase (NCCL, cuBLAS workspaces; not the CUDA context).

@@ -126,9 +126,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
   const int state_slots =
       c.limits.state_slots.value_or(std::numeric_limits<int>::max());
   // Fixed reservation, as ComputeSlots counts it.
-  const double fixed_reservation = c.limits.kv_tokens_per_request.value_or(
-      w.input_tokens +
-      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+  const double fixed_reservation = KvTokensPerRequest(c.limits, w);
   const bool fixed = c.kv_admission == KvAdmission::kReserveFixed;
   const int k_draft = m.speculative ? m.speculative->draft_tokens : 0;
   const double accept = m.speculative ? m.speculative->acceptance_rate : 0;

@@ -242,22 +242,10 @@ StepFeatures MixedStep(const StepTimeInputs& in,
   shape.prefill_tokens = p;
   shape.prefill_sequences = p > 0 ? seqs : 0;
   shape.prefill_context_tokens = prefill_ctx;
-  if (spec.has_value()) shape.decode_tokens_per_sequence = spec->draft_tokens + 1;
-  StepFeatures f = ComputeStepFeatures(in, shape);
-  if (spec.has_value()) {
-    f += spec->draft_tokens * DraftPassFeatures(in, *spec, b);
-  }
-  return f;
+  return ComputeEngineStepFeatures(in, spec, shape);
 }
 
 }  // namespace
-
-StepFeatures ComputeSpeculativeDecodeFeatures(const StepTimeInputs& in,
-                                              const SpeculativeDecoding& spec,
-                                              double decode_sequences,
-                                              double decode_context_tokens) {
-  return MixedStep(in, spec, decode_sequences, decode_context_tokens, 0, 0, 0);
-}
 
 StepFeatures ComputeEngineStepFeatures(
     const StepTimeInputs& in, const std::optional<SpeculativeDecoding>& spec,
@@ -372,12 +360,9 @@ RequestPhaseFeatures ComputeRequestPhaseFeatures(
       q * MixedStep(in, spec, b_all, decode_ctx, p_all, p_all / chunk,
                     prefill_ctx) +
       (1.0 - q) * MixedStep(in, spec, b_all, decode_ctx, 0, 0, 0);
-  r.decode_steps = d;
   r.tokens_per_decode_step = tau;
   r.prefill_steps = s_p;
   r.mean_decode_batch = b_all;
-  r.prefill_step_share = q;
-  r.prefill_budget_share = std::min(1.0, input_eff / (s_p * chunk_budget));
   return r;
 }
 

@@ -124,13 +124,6 @@ absl::Status ValidateStepShape(const StepShape& shape);
 StepFeatures ComputeStepFeatures(const StepTimeInputs& inputs,
                                  const StepShape& shape);
 
-// Features of one speculative decode step for `decode_sequences` sequences:
-// the verification pass over b·(k+1) tokens plus k draft passes over b.
-StepFeatures ComputeSpeculativeDecodeFeatures(const StepTimeInputs& inputs,
-                                              const SpeculativeDecoding& spec,
-                                              double decode_sequences,
-                                              double decode_context_tokens);
-
 // Features of one engine iteration: with speculative decoding every decoder
 // pushes k + 1 tokens through the verification pass (decode_tokens_per_sequence
 // is overwritten) and k draft passes over the decoders are added.
@@ -187,14 +180,9 @@ struct RequestPhaseFeatures {
   StepFeatures prefill_marginal;
   StepFeatures per_decode_step; // one decode step incl. others' prefills
   StepFeatures mean_step;       // average iteration of the server
-  double decode_steps = 0;      // (o − 1) / tokens per step
   double tokens_per_decode_step = 1;
   double prefill_steps = 0;     // ceil(input / chunk)
   double mean_decode_batch = 0; // b̄
-  double prefill_step_share = 0;  // share of iterations carrying prefill
-  // Share of its prefill iterations' token budget the request fills
-  // (input ÷ (prefill_steps × budget left by decoders)), in (0, 1].
-  double prefill_budget_share = 1;
 };
 RequestPhaseFeatures ComputeRequestPhaseFeatures(
     const StepTimeInputs& inputs, const SchedulerConfig& scheduler,
