@@ -16,17 +16,6 @@ constexpr double kMinResidualScaleRelative = 1e-9;
 // Coefficients at or below this (in equilibrated units) leave the passive set.
 constexpr double kNnlsZeroTolerance = 1e-14;
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double m = v[mid];
-  if (v.size() % 2 == 0) {
-    m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + mid));
-  }
-  return m;
-}
-
 int NumericalRank(const Eigen::MatrixXd& a) {
   if (a.rows() == 0 || a.cols() == 0) return 0;
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a.rows(),
@@ -37,6 +26,17 @@ int NumericalRank(const Eigen::MatrixXd& a) {
 }
 
 }  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  double m = v[mid];
+  if (v.size() % 2 == 0) {
+    m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + mid));
+  }
+  return m;
+}
 
 Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
   const int n = static_cast<int>(a.cols());

@@ -11,6 +11,7 @@
 #define CAPPLAN_MODEL_ROBUST_FIT_H_
 
 #include <optional>
+#include <vector>
 
 #include "Eigen/Core"
 #include "absl/status/statusor.h"
@@ -59,6 +60,9 @@ struct RobustFitResult {
 };
 
 // Unweighted Lawson–Hanson NNLS (inputs assumed checked).
+// Median of v (mean of the two middle values for an even count); 0 if empty.
+double Median(std::vector<double> v);
+
 Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
 
 // Checks shape (rows >= 1, columns >= 1, b.size() == rows, limits),

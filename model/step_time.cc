@@ -36,6 +36,12 @@ StepFeatures StepTimeCoefficients::AsVector() const {
   return v;
 }
 
+StepTimeCoefficients StepTimeCoefficients::Roofline() {
+  StepTimeCoefficients c;
+  c.beta_weights = c.beta_kv = c.beta_flops = c.beta_comm = 1;
+  return c;
+}
+
 StepTimeCoefficients StepTimeCoefficients::FromVector(const StepFeatures& v) {
   return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature),
                               v(kKvFeature), v(kFlopsFeature),

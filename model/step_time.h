@@ -90,6 +90,8 @@ struct StepTimeCoefficients {
 
   StepFeatures AsVector() const;
   static StepTimeCoefficients FromVector(const StepFeatures& v);
+  // The roofline: no fixed cost, every resource at its peak (every β = 1).
+  static StepTimeCoefficients Roofline();
 };
 
 // Speculative decoding (MTP or a draft model) with k draft tokens per step

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/robust_fit.h"
 #include "service/deployment_resolver.h"
 #include "service/load_service.h"
 #include "service/status_util.h"
@@ -13,31 +14,12 @@
 namespace capplan::service {
 namespace {
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, AccuracyReport* report) {
-  v1::Deployment d;
-  d.set_baseline_id(b.id());
-  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
-                           ResolveDeploymentAllowingWithheldHardware(catalog, d, "baseline"));
-  CAPPLAN_ASSIGN_OR_RETURN(DeploymentPerformance perf, DescribePerformance(catalog, r));
-  std::vector<std::string> ignored;
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> points, BaselinePoints(b, true, &ignored));
-  if (points.size() < 2) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "baseline '%s' has %d measured rows; leave-one-out needs at least 2", b.id(),
-        points.size()));
-  }
-  std::optional<int> gate;
-  if (b.deployment().has_concurrency_gate()) {
-    gate = static_cast<int>(b.deployment().concurrency_gate());
-  }
-  CAPPLAN_ASSIGN_OR_RETURN(model::CalibrationContext ctx,
-                           CalibrationContextFor(perf, points.front().point.workload, gate));
+  CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
+                           PrepareBaselineFit(catalog, b, true, 2, "leave-one-out"));
+  const DeploymentPerformance& perf = setup.performance;
+  const std::vector<SourcedPoint>& points = setup.points;
+  const model::CalibrationContext& ctx = setup.context;
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<SourcedPoint> train;
     for (size_t j = 0; j < points.size(); ++j) {
@@ -135,7 +117,7 @@ absl::StatusOr<AccuracyReport> LeaveOneRowOut(const Catalog& catalog,
       s.baseline_id = b.id();
       s.metric = metric;
       s.count = static_cast<int>(errors.size());
-      s.median_abs_error_fraction = Median(errors);
+      s.median_abs_error_fraction = model::Median(errors);
       s.max_abs_error_fraction = *std::max_element(errors.begin(), errors.end());
       report.summaries.push_back(s);
     }

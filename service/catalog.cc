@@ -307,9 +307,6 @@ const v1::Model* Catalog::FindModel(absl::string_view id_or_repo) const {
 const v1::Baseline* Catalog::FindBaseline(absl::string_view id) const {
   return Lookup(baseline_index_, baselines_, id);
 }
-const v1::EnginePreset* Catalog::FindEnginePreset(absl::string_view id) const {
-  return Lookup(engine_index_, engine_presets_, id);
-}
 
 const std::string& Catalog::OriginOf(absl::string_view id) const {
   static const std::string* const kNone = new std::string();

@@ -38,7 +38,6 @@ class Catalog {
   // matched case-insensitively).
   const v1::Model* FindModel(absl::string_view id_or_repo) const;
   const v1::Baseline* FindBaseline(absl::string_view id) const;
-  const v1::EnginePreset* FindEnginePreset(absl::string_view id) const;
 
   // Sorted by id.
   const std::vector<v1::Hardware>& hardware() const { return hardware_; }

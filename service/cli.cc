@@ -12,6 +12,7 @@
 #include "service/cli_context.h"
 #include "service/cli_deployment.h"
 #include "service/cli_format.h"
+#include "service/model_translation.h"
 #include "service/planner.h"
 #include "service/remote_planner.h"
 #include "service/status_util.h"
@@ -93,13 +94,6 @@ absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what)
         absl::StrFormat("usage: capplan %s get ID", what));
   }
   return pos[2];
-}
-
-double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format) {
-  for (const v1::PeakCompute& peak : hardware.peak_compute()) {
-    if (peak.format() == format) return peak.dense_flops_per_second();
-  }
-  return 0;
 }
 
 std::string LinkName(const v1::Interconnect& link) {

@@ -15,6 +15,7 @@
 #include "service/cli.h"
 #include "service/cli_deployment.h"
 #include "service/cli_format.h"
+#include "service/file_util.h"
 #include "service/load_service.h"
 #include "service/status_util.h"
 #include "service/svg_plot.h"

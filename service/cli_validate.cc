@@ -3,8 +3,6 @@
 #include "service/cli_validate.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +13,7 @@
 #include "service/cli.h"
 #include "service/cli_deployment.h"
 #include "service/cli_format.h"
+#include "service/file_util.h"
 #include "service/junit.h"
 #include "service/status_util.h"
 
@@ -129,31 +128,6 @@ JunitSuite ToJunit(const v1::ValidateResponse& response) {
   return suite;
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so a failed
-// write never leaves a truncated report where the old one was.
-absl::Status WriteFileAtomically(const std::string& flag, const std::string& path,
-                                 const std::string& text) {
-  std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--%s = %s; cannot write the file", flag, path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s = %s; cannot write the file: %s", flag, path, ec.message()));
-  }
-  return absl::OkStatus();
-}
-
 void PrintValidation(const v1::ValidateResponse& response, std::ostream& out) {
   out << "verdict: " << (response.verdict() == v1::VERDICT_PASS ? "PASS" : "FAIL") << "\n\n";
   TextTable table({"SEVERITY", "CODE", "FIELD", "MESSAGE"});
@@ -207,7 +181,11 @@ absl::StatusOr<int> ValidateCommand(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateRequest request, RequestFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request));
   if (auto junit = ctx.args.Get("junit")) {
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomically("junit", *junit, JunitXml(ToJunit(response))));
+    absl::Status written = WriteFileAtomically(*junit, JunitXml(ToJunit(response)));
+    if (!written.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--junit = %s; %s", *junit, written.message()));
+    }
   }
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(response, ctx.out));

@@ -97,12 +97,12 @@ absl::Status MergeEngine(const v1::EngineSettings& in, const std::string& path,
   return absl::OkStatus();
 }
 
+}  // namespace
+
 bool SpeculationOn(const v1::SpeculativeDecoding& s) {
   return s.method() != v1::SPECULATIVE_METHOD_UNSPECIFIED &&
          s.method() != v1::SPECULATIVE_METHOD_NONE;
 }
-
-}  // namespace
 
 namespace {
 

@@ -48,6 +48,9 @@ absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
 // rope-scaled length when its config scales rope.
 uint64_t ModelContextLimit(const v1::Model& model);
 
+// The deployment asks for speculative decoding (a method other than NONE).
+bool SpeculationOn(const v1::SpeculativeDecoding& s);
+
 // True when `baseline` measured the configuration `resolved` describes: same
 // model, hardware, GPU count, TP and PP, engine, weight format and the engine
 // memory settings the baseline states. Expert parallelism and speculative

@@ -195,7 +195,7 @@ absl::StatusOr<v1::Quantization> ReadQuantization(const Struct& q) {
   std::set<int> unquantized;
   if (method == "awq" || method == "gptq") {
     int64_t bits = 0;
-    CAPPLAN_ASSIGN(bits, r.Int("bits", 1, method == "awq" ? 4 : 4));
+    CAPPLAN_ASSIGN(bits, r.Int("bits", 1, 4));
     int64_t group = 0;
     CAPPLAN_ASSIGN(group, r.Int("group_size", -1, 128));
     if (bits == 4) {

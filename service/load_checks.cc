@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "absl/strings/str_format.h"
 #include "service/load_service.h"
@@ -12,42 +11,11 @@
 namespace capplan::service {
 namespace {
 
-// The closed-loop model's largest concurrency.
-constexpr uint32_t kMaxUsers = 16384;
-
 constexpr char kSafeCheck[] = "expected users within the safe concurrency";
 constexpr char kTtftCheck[] = "TTFT p95 within the SLO at the expected load";
 constexpr char kTpotCheck[] = "TPOT within the SLO at the expected load";
 constexpr char kE2eCheck[] = "end-to-end p95 within the SLO at the expected load";
 constexpr char kStableCheck[] = "expected request rate below saturation";
-
-// Concurrencies 1..2·users (at most 4,096 points), always including `users`.
-v1::ClosedLoopAxis UsersAxis(uint32_t users) {
-  std::set<uint32_t> grid;
-  uint32_t top = std::min<uint32_t>(std::max<uint32_t>(2 * users, 16), kMaxUsers);
-  for (uint32_t c = 1; c <= top && grid.size() < 256; ++c) grid.insert(c);
-  for (double c = 256; c <= top; c *= 1.25) grid.insert(static_cast<uint32_t>(c));
-  grid.insert(users);
-  v1::ClosedLoopAxis axis;
-  for (uint32_t c : grid) {
-    if (axis.concurrencies_size() >= 4000) break;
-    axis.add_concurrencies(c);
-  }
-  if (!std::count(axis.concurrencies().begin(), axis.concurrencies().end(), users)) {
-    axis.add_concurrencies(users);
-  }
-  return axis;
-}
-
-// Rates from rps/64 to 2·rps, including rps.
-v1::OpenLoopAxis RateAxis(double rps) {
-  std::set<double> grid;
-  for (int k = 1; k <= 128; ++k) grid.insert(rps * k / 64.0);
-  grid.insert(rps);
-  v1::OpenLoopAxis axis;
-  for (double r : grid) axis.add_arrival_rates_rps(r);
-  return axis;
-}
 
 const v1::LoadCurvePoint* PointAt(const v1::LoadCurve& curve, std::optional<uint32_t> users,
                                   std::optional<double> rps) {
@@ -127,7 +95,11 @@ absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& res
   query.path = "ValidateRequest";
   if (load.has_concurrent_users()) {
     uint32_t users = load.concurrent_users();
-    query.closed_loop = UsersAxis(users);
+    // Concurrencies 1..2·users, always including `users`.
+    query.closed_loop = ConcurrencyGrid(
+        std::min<uint32_t>(std::max<uint32_t>(2 * users, 16),
+                           model::kMaxClosedLoopConcurrency),
+        users);
     CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, query));
     AddTiers(curve, tiers);
     const v1::SafeOperatingPoint& safe = curve.safe_operating_point();
@@ -160,7 +132,8 @@ absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& res
     double rps = load.requests_per_second();
     LoadQuery open = query;
     open.closed_loop.reset();
-    open.open_loop = RateAxis(rps);
+    // Rates from rps/64 to 2·rps, including rps.
+    open.open_loop = RateGrid(rps, 128);
     CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, open));
     AddTiers(curve, tiers);
     const v1::LoadCurvePoint* p = PointAt(curve, std::nullopt, rps);

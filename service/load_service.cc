@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -13,6 +14,7 @@
 #include "model/architecture.h"
 #include "model/memory_model.h"
 #include "service/memory_service.h"
+#include "service/model_translation.h"
 #include "service/status_util.h"
 
 namespace capplan::service {
@@ -22,18 +24,11 @@ namespace {
 // model is asked for weights and KV bytes per token only, with no memory
 // limit; the pool comes from the baseline's own statement.
 constexpr double kUnboundedMemoryBytes = 1e15;
-// Widening of the error band per doubling of load outside the measured range.
-constexpr double kWideningPerDoubling = 0.5;
 // Relative tolerance for "a row measured the request's point".
 constexpr double kSameWorkloadTolerance = 0.05;
 // Weight (in observations) of the roofline regulariser for rank-deficient
 // fits.
 constexpr double kRooflinePriorWeight = 0.1;
-
-bool SpeculationOn(const v1::SpeculativeDecoding& s) {
-  return s.method() != v1::SPECULATIVE_METHOD_UNSPECIFIED &&
-         s.method() != v1::SPECULATIVE_METHOD_NONE;
-}
 
 int DraftTokens(const v1::SpeculativeDecoding& s) {
   return SpeculationOn(s) ? std::max<int>(1, static_cast<int>(s.num_speculative_tokens())) : 0;
@@ -64,13 +59,6 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& w) {
   out.output_tokens_cv = w.has_output_tokens_cv() ? w.output_tokens_cv() : 0.0;
   out.prefix_cache_hit_rate = w.has_prefix_cache_hit_rate() ? w.prefix_cache_hit_rate() : 0.0;
   return out;
-}
-
-double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format) {
-  for (const v1::PeakCompute& p : hardware.peak_compute()) {
-    if (p.format() == format) return p.dense_flops_per_second();
-  }
-  return 0;
 }
 
 // Peak FLOP/s of the format the GEMMs run in: FP8 checkpoints in FP8, FP4
@@ -104,9 +92,6 @@ std::pair<double, std::string> ComputePeak(const v1::Hardware& hardware,
   }
   return {0, ""};
 }
-
-// Attention FLOPs per token per context token on one GPU: QKᵀ and AV, two
-// FLOPs per multiply-add, over the layers that attend to a context.
 
 v1::MemoryPlan WithheldMemoryPlan(const ResolvedDeployment& r, const model::MemoryPlan& m) {
   v1::MemoryPlan plan;
@@ -672,9 +657,7 @@ absl::StatusOr<model::CalibrationResult> CalibrateOrRegularise(
       model::Calibrate(ctx, points, std::nullopt, strict);
   if (r.ok() || r.status().code() != absl::StatusCode::kFailedPrecondition) return r;
   model::CoefficientPrior prior;
-  prior.coefficients.alpha_seconds = 0;
-  prior.coefficients.beta_weights = prior.coefficients.beta_kv = 1;
-  prior.coefficients.beta_flops = prior.coefficients.beta_comm = 1;
+  prior.coefficients = model::StepTimeCoefficients::Roofline();
   prior.weight = kRooflinePriorWeight;
   return model::Calibrate(ctx, points, prior);
 }
@@ -738,6 +721,54 @@ absl::StatusOr<PerformanceFit> FitPerformance(const model::CalibrationContext& c
 
 // ------------------------------------------------------------------ predict
 
+v1::ClosedLoopAxis ConcurrencyGrid(uint32_t top, std::optional<uint32_t> include) {
+  std::set<uint32_t> grid;
+  for (uint32_t c = 1; c <= std::min<uint32_t>(top, 256); ++c) grid.insert(c);
+  for (double c = 256; c <= top; c *= 1.25) grid.insert(static_cast<uint32_t>(c));
+  if (include.has_value()) grid.insert(*include);
+  v1::ClosedLoopAxis axis;
+  for (uint32_t c : grid) axis.add_concurrencies(c);
+  return axis;
+}
+
+v1::OpenLoopAxis RateGrid(double unit_rps, int sixty_fourths) {
+  v1::OpenLoopAxis axis;
+  for (int k = 1; k <= sixty_fourths; ++k) axis.add_arrival_rates_rps(unit_rps * k / 64.0);
+  return axis;
+}
+
+std::optional<int> BaselineGate(const v1::Baseline& b) {
+  if (!b.deployment().has_concurrency_gate()) return std::nullopt;
+  return static_cast<int>(b.deployment().concurrency_gate());
+}
+
+absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog,
+                                                    const v1::Baseline& b,
+                                                    bool allow_withheld_hardware,
+                                                    size_t min_rows,
+                                                    absl::string_view purpose) {
+  v1::Deployment d;
+  d.set_baseline_id(b.id());
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           allow_withheld_hardware
+                               ? ResolveDeploymentAllowingWithheldHardware(catalog, d, "baseline")
+                               : ResolveDeployment(catalog, d, "baseline"));
+  BaselineFitSetup setup;
+  CAPPLAN_ASSIGN_OR_RETURN(setup.performance, DescribePerformance(catalog, r));
+  std::vector<std::string> ignored;
+  CAPPLAN_ASSIGN_OR_RETURN(setup.points, BaselinePoints(b, true, &ignored));
+  if (setup.points.size() < std::max<size_t>(min_rows, 1)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("baseline '%s' has %d measured rows; %s needs at least %d", b.id(),
+                        setup.points.size(), std::string(purpose), min_rows));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(setup.context,
+                           CalibrationContextFor(setup.performance,
+                                                 setup.points.front().point.workload,
+                                                 BaselineGate(b)));
+  return setup;
+}
+
 int TransferRank(const v1::Hardware& target, const v1::Hardware& candidate,
                  bool same_model) {
   auto same = [](const std::string& a, const std::string& b) {
@@ -766,13 +797,6 @@ struct FitSource {
   std::vector<SourcedPoint> inline_points;  // the request's calibration rows
 };
 
-model::StepTimeCoefficients RooflineCoefficients() {
-  model::StepTimeCoefficients c;
-  c.alpha_seconds = 0;
-  c.beta_weights = c.beta_kv = c.beta_flops = c.beta_comm = 1;
-  return c;
-}
-
 bool OwnBaseline(const v1::Baseline& b, const ResolvedDeployment& r) {
   if (r.hardware == nullptr) return r.baseline == &b;
   return BaselineMatches(b, r);
@@ -785,18 +809,9 @@ void AddUnique(std::vector<std::string>* ids, const std::string& id) {
 // Fits a baseline of another configuration on its own deployment (its
 // coefficients are efficiencies, so they carry over).
 absl::StatusOr<PerformanceFit> FitOtherBaseline(const Catalog& catalog, const v1::Baseline& b) {
-  v1::Deployment d;
-  d.set_baseline_id(b.id());
-  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeployment(catalog, d, "baseline"));
-  CAPPLAN_ASSIGN_OR_RETURN(DeploymentPerformance perf, DescribePerformance(catalog, r));
-  std::vector<std::string> ignored;
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> points, BaselinePoints(b, true, &ignored));
-  if (points.empty()) return absl::FailedPreconditionError("no rows");
-  std::optional<int> gate;
-  if (b.deployment().has_concurrency_gate()) gate = static_cast<int>(b.deployment().concurrency_gate());
-  CAPPLAN_ASSIGN_OR_RETURN(model::CalibrationContext ctx,
-                           CalibrationContextFor(perf, points.front().point.workload, gate));
-  return FitPerformance(ctx, perf, points);
+  CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
+                           PrepareBaselineFit(catalog, b, false, 1, "a transfer"));
+  return FitPerformance(setup.context, setup.performance, setup.points);
 }
 
 const char* TransferClassName(int rank) {
@@ -824,8 +839,8 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const ResolvedDeploy
       CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> ps, BaselinePoints(b, true, notes));
       if (ps.empty()) continue;
       AddUnique(&src.baseline_ids, b.id());
-      if (!q.operator_concurrency_gate.has_value() && b.deployment().has_concurrency_gate()) {
-        fit_gate = static_cast<int>(b.deployment().concurrency_gate());
+      if (!q.operator_concurrency_gate.has_value() && BaselineGate(b).has_value()) {
+        fit_gate = BaselineGate(b);
       }
       for (SourcedPoint& p : ps) {
         src.own_points.push_back(p);
@@ -942,8 +957,8 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
   std::optional<int> gate;
   if (q.operator_concurrency_gate.has_value()) {
     gate = static_cast<int>(*q.operator_concurrency_gate);
-  } else if (r.baseline != nullptr && r.baseline->deployment().has_concurrency_gate()) {
-    gate = static_cast<int>(r.baseline->deployment().concurrency_gate());
+  } else if (r.baseline != nullptr && BaselineGate(*r.baseline).has_value()) {
+    gate = BaselineGate(*r.baseline);
     notes.push_back(absl::StrFormat("operator concurrency gate %d from baseline '%s'", *gate,
                                     r.baseline->id()));
   }
@@ -966,7 +981,7 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
   req.model.inputs = perf.inputs;
   req.model.scheduler = perf.scheduler;
   req.model.coefficients =
-      src.fit.has_value() ? src.fit->calibration.coefficients : RooflineCoefficients();
+      src.fit.has_value() ? src.fit->calibration.coefficients : model::StepTimeCoefficients::Roofline();
   if (perf.speculative.has_value()) {
     double a = perf.speculative->acceptance_rate;
     if (!(a > 0)) {
@@ -1102,10 +1117,8 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
       if (band.has_value() && lo.has_value()) {
         model::CalibrationResult tmp;
         tmp.relative_error_band = band;
-        model::ErrorBandOptions options;
-        options.widening_per_doubling = kWideningPerDoubling;
         absl::StatusOr<std::optional<double>> b =
-            model::RelativeErrorBandAt(tmp, std::max(n, 1e-9), *lo, *hi, options);
+            model::RelativeErrorBandAt(tmp, std::max(n, 1e-9), *lo, *hi, {});
         if (b.ok() && b->has_value()) widest = std::max(widest, **b);
       }
     }

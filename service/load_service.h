@@ -157,6 +157,31 @@ absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
     const DeploymentPerformance& performance, const model::Workload& workload,
     std::optional<int> gate);
 
+// Load grids for the checks and plans that search a curve: concurrencies
+// 1..min(top, 256), then steps of ×1.25 up to top, plus `include`; arrival
+// rates unit·k/64 for k = 1..sixty_fourths.
+v1::ClosedLoopAxis ConcurrencyGrid(uint32_t top,
+                                   std::optional<uint32_t> include = std::nullopt);
+v1::OpenLoopAxis RateGrid(double unit_rps, int sixty_fourths);
+
+// The concurrency gate a baseline ran behind, if it names one.
+std::optional<int> BaselineGate(const v1::Baseline& baseline);
+
+// A catalogue baseline made ready to fit on its own deployment: what the
+// deployment is, its measured rows and the calibration context (with the
+// baseline's gate). FAILED_PRECONDITION with fewer than `min_rows` rows, the
+// message naming `purpose` ("leave-one-out needs at least 2").
+struct BaselineFitSetup {
+  DeploymentPerformance performance;
+  std::vector<SourcedPoint> points;
+  model::CalibrationContext context;
+};
+absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog,
+                                                    const v1::Baseline& baseline,
+                                                    bool allow_withheld_hardware,
+                                                    size_t min_rows,
+                                                    absl::string_view purpose);
+
 // Where no baseline measured the configuration, step-time efficiencies are
 // borrowed from a baseline of another one: the hardware class decides first
 // (same card, then same architecture, then same vendor), the model second.

@@ -28,11 +28,6 @@ void FillWeights(const model::MemoryPlan& plan, v1::WeightsByComponent* out) {
   out->set_linear_attention_bytes(of(model::Component::kLinearAttention));
 }
 
-bool SpeculationOn(const v1::SpeculativeDecoding& s) {
-  return s.method() != v1::SPECULATIVE_METHOD_UNSPECIFIED &&
-         s.method() != v1::SPECULATIVE_METHOD_NONE;
-}
-
 void AddMeasured(v1::PlanProvenance* provenance, const std::string& name,
                  const std::string& baseline_id, const std::string& figure,
                  double measured, double predicted) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "model/architecture.h"
+#include "model/memory_model.h"
 #include "service/model_translation.h"
 #include "service/status_util.h"
 
@@ -18,12 +19,13 @@ absl::StatusOr<v1::ModelInfo> DescribeModel(const v1::Model& model) {
   derived->set_active_parameters_per_token(static_cast<uint64_t>(counts.active_per_token));
   derived->set_embedding_parameters(static_cast<uint64_t>(counts.embeddings));
   derived->set_num_layers(static_cast<uint32_t>(arch.layers.size()));
-  // 16-bit KV; recurrent state as the checkpoint's dtype for the convolution
-  // and fp32 for the SSM / delta-rule state (the engines' defaults).
+  // 16-bit KV (the field's name says so); recurrent state at the memory
+  // model's default element sizes (no engine is chosen here).
   derived->set_kv_bytes_per_token_bf16(
       static_cast<uint64_t>(std::llround(model::KvBytesPerToken(arch, 2.0))));
-  derived->set_state_bytes_per_request(
-      static_cast<uint64_t>(std::llround(model::StateBytesPerRequest(arch, 2.0, 4.0))));
+  const model::EngineBehaviour engine_defaults;
+  derived->set_state_bytes_per_request(static_cast<uint64_t>(std::llround(model::StateBytesPerRequest(
+      arch, engine_defaults.conv_state_bytes, engine_defaults.ssm_state_bytes))));
   return info;
 }
 

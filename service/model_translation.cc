@@ -128,7 +128,6 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
   if (!dtype.ok()) return dtype.status();
   a.native_dtype = *dtype;
 
-  int index = 0;
   for (int b = 0; b < m.layer_blocks_size(); ++b) {
     const v1::LayerBlock& block = m.layer_blocks(b);
     const uint32_t repeat = std::max<uint32_t>(1, block.repeat());
@@ -153,7 +152,6 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
             return Invalid("Model.layer_blocks", "(too many layers)", "must expand to at most 100000 layers");
           }
         }
-        ++index;
       }
     }
   }
@@ -210,6 +208,13 @@ absl::StatusOr<model::Quantization> ToQuantization(const v1::Quantization& q) {
   }
   if (absl::Status s = model::ValidateQuantization(out); !s.ok()) return s;
   return out;
+}
+
+double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format) {
+  for (const v1::PeakCompute& peak : hardware.peak_compute()) {
+    if (peak.format() == format) return peak.dense_flops_per_second();
+  }
+  return 0;
 }
 
 absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {

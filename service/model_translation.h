@@ -29,6 +29,9 @@ absl::StatusOr<model::Quantization> ToQuantization(const v1::Quantization& q);
 // when the usable figure is absent.
 absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& hardware);
 
+// The card's dense peak FLOP/s in `format`; 0 when the catalogue has none.
+double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format);
+
 model::ParallelismSpec ToParallelism(const v1::Parallelism& parallelism);
 
 model::EngineSettings ToEngineSettings(const v1::EngineConfig& engine);

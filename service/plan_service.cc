@@ -14,21 +14,6 @@
 namespace capplan::service {
 namespace {
 
-// Closed-loop grid: every concurrency up to 256, then 25% steps to 4,096.
-v1::ClosedLoopAxis UserGrid() {
-  v1::ClosedLoopAxis axis;
-  for (uint32_t c = 1; c <= 256; ++c) axis.add_concurrencies(c);
-  for (double c = 320; c <= 4096; c *= 1.25) axis.add_concurrencies(static_cast<uint32_t>(c));
-  return axis;
-}
-
-// Open-loop grid: 1/64 .. 1 of the saturation rate.
-v1::OpenLoopAxis RateGrid(double saturation_rps) {
-  v1::OpenLoopAxis axis;
-  for (int k = 1; k <= 64; ++k) axis.add_arrival_rates_rps(saturation_rps * k / 64.0);
-  return axis;
-}
-
 v1::OperatingPoint ToOperatingPoint(const v1::SafeOperatingPoint& safe) {
   v1::OperatingPoint out;
   out.set_found(safe.found());
@@ -200,7 +185,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   query.calibration.assign(request.calibration().begin(), request.calibration().end());
   query.no_catalog_calibration = request.no_catalog_calibration();
   query.path = "PlanRequest";
-  v1::ClosedLoopAxis users = UserGrid();
+  v1::ClosedLoopAxis users = ConcurrencyGrid(4096);
   if (request.has_think_time_seconds()) users.set_think_time_seconds(request.think_time_seconds());
   query.closed_loop = users;
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(query));
@@ -246,7 +231,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
         "the load model gives no throughput for this deployment (does it fit? see memory)");
   }
   query.closed_loop.reset();
-  query.open_loop = RateGrid(peak_rps);
+  query.open_loop = RateGrid(peak_rps, 64);  // 1/64 .. 1 of saturation
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve open, PredictLoadFor(catalog, r, query));
   *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
   for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;

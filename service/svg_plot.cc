@@ -1,12 +1,8 @@
 #include "service/svg_plot.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -199,37 +195,6 @@ std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_
   }
   svg += "</svg>\n";
   return svg;
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path temp =
-      dir / absl::StrCat(".", target.filename().string(), ".tmp", static_cast<long>(getpid()));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("cannot write %s: cannot create a file in %s", path, dir.string()));
-    }
-    out << contents;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(temp, ec);
-      return absl::InternalError(absl::StrFormat("cannot write %s: write failed", path));
-    }
-  }
-  std::error_code ec;
-  fs::rename(temp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    return absl::InvalidArgumentError(
-        absl::StrFormat("cannot write %s: %s", path, ec.message()));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace capplan::service

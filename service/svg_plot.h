@@ -18,10 +18,6 @@ namespace capplan::service {
 std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_slo_seconds,
                          const std::string& title);
 
-// Writes `contents` to `path` through a temporary file in the same
-// directory and a rename, so a failed write leaves no partial file.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
-
 }  // namespace capplan::service
 
 #endif  // CAPPLAN_SERVICE_SVG_PLOT_H_

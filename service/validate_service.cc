@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "model/queueing.h"
 #include "service/deployment_resolver.h"
 #include "service/hf_config.h"
 #include "service/launch_line.h"
@@ -82,10 +83,11 @@ absl::Status CheckRequest(const v1::ValidateRequest& request) {
   }
   const v1::ExpectedLoad& load = request.expected_load();
   if (load.has_concurrent_users() &&
-      (load.concurrent_users() == 0 || load.concurrent_users() > 16384)) {
+      (load.concurrent_users() == 0 ||
+       load.concurrent_users() > model::kMaxClosedLoopConcurrency)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ValidateRequest.expected_load.concurrent_users = %d; must be in [1, 16384]",
-        load.concurrent_users()));
+        "ValidateRequest.expected_load.concurrent_users = %d; must be in [1, %d]",
+        load.concurrent_users(), model::kMaxClosedLoopConcurrency));
   }
   if (load.has_requests_per_second() &&
       !(std::isfinite(load.requests_per_second()) && load.requests_per_second() > 0)) {

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "service/file_util.h"
 #include "tests/service/test_catalog.h"
 
 namespace capplan::service {
