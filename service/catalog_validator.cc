@@ -260,8 +260,9 @@ void ValidateBaseline(const v1::Baseline& b, Validator* v) {
   }
   if (d.model_id().empty()) v->Add("deployment.model_id", " is empty; required");
   v->Positive("deployment.gpu_count", d.gpu_count());
-  uint32_t tp = d.parallelism().tp() == 0 ? 1 : d.parallelism().tp();
-  uint32_t pp = d.parallelism().pp() == 0 ? 1 : d.parallelism().pp();
+  // 64-bit product: two 32-bit sizes must not wrap to a zero divisor.
+  const uint64_t tp = d.parallelism().tp() == 0 ? 1 : d.parallelism().tp();
+  const uint64_t pp = d.parallelism().pp() == 0 ? 1 : d.parallelism().pp();
   if (d.gpu_count() > 0 && d.gpu_count() % (tp * pp) != 0) {
     v->Add("deployment.parallelism.tp",
            absl::StrFormat(" = %d (pp = %d); tp × pp must divide gpu_count = %d",

@@ -65,13 +65,18 @@ std::vector<std::string> CliArgs::GetAll(const std::string& name) const {
 }
 
 absl::StatusOr<std::optional<int64_t>> CliArgs::GetInt(const std::string& name,
-                                                       int64_t min_value) const {
+                                                       int64_t min_value,
+                                                       int64_t max_value) const {
   std::optional<std::string> text = Get(name);
   if (!text.has_value()) return std::optional<int64_t>();
   int64_t value = 0;
   if (!absl::SimpleAtoi(*text, &value) || value < min_value) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s = %s; must be a whole number >= %d", name, *text, min_value));
+  }
+  if (value > max_value) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s = %s; must be at most %d", name, *text, max_value));
   }
   return std::optional<int64_t>(value);
 }

@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_CLI_ARGS_H_
 #define CAPPLAN_SERVICE_CLI_ARGS_H_
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +30,11 @@ class CliArgs {
   // Every value given, in order (for repeatable flags such as --allow).
   std::vector<std::string> GetAll(const std::string& name) const;
   // Typed getters: InvalidArgument "--name = value; must be ..." on bad text.
-  absl::StatusOr<std::optional<int64_t>> GetInt(const std::string& name,
-                                                int64_t min_value) const;
+  // Integers land in 32-bit request fields, so above max_value is refused
+  // rather than wrapped.
+  absl::StatusOr<std::optional<int64_t>> GetInt(
+      const std::string& name, int64_t min_value,
+      int64_t max_value = std::numeric_limits<uint32_t>::max()) const;
   absl::StatusOr<std::optional<double>> GetDouble(const std::string& name) const;
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-constexpr int64_t kMaxDimension = int64_t{1} << 40;
+// Dimensions land in 32-bit proto fields (heads, head_dim, experts, ...).
+constexpr int64_t kMaxDimension = std::numeric_limits<uint32_t>::max();
 constexpr int64_t kMaxLayers = 100000;
 
 std::string Show(const Value& v) {
@@ -551,12 +553,17 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
 
   // ---- MoE
   int64_t experts = 0, per_token = 0, expert_width = 0, shared = 0, shared_width = 0;
+  // The key the experts-per-token value came from (errors name it).
+  const char* per_token_key = "num_experts_per_tok";
   bool router_bias = false;
   if (model_type == "mixtral" || model_type == "gpt_oss" ||
       (r.Has("num_local_experts") && !r.Has("num_experts"))) {
     CAPPLAN_ASSIGN(experts, r.Int("num_local_experts", 1, 0));
     CAPPLAN_ASSIGN(per_token, r.Int("num_experts_per_tok", 1, 0));
-    if (per_token == 0) CAPPLAN_ASSIGN(per_token, r.Int("experts_per_token", 1, 0));
+    if (per_token == 0) {
+      per_token_key = "experts_per_token";
+      CAPPLAN_ASSIGN(per_token, r.Int(per_token_key, 1, 0));
+    }
     expert_width = intermediate;
     if (experts > 0) kinds.mlp.assign(layers, v1::MLP_KIND_MOE);
     router_bias = model_type == "gpt_oss";
@@ -604,7 +611,7 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
   if (experts > 0) {
     if (per_token <= 0) return r.Missing("num_experts_per_tok", "required for MoE");
     if (per_token > experts) {
-      return r.Error("num_experts_per_tok", *r.Find("num_experts_per_tok"),
+      return r.Error(per_token_key, *r.Find(per_token_key),
                      absl::StrCat("must not exceed the number of experts = ", experts));
     }
     if (expert_width <= 0) {

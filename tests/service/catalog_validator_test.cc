@@ -66,6 +66,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "sweeps[0].rows[0]", "neither concurrency nor arrival_rate_rps"},
         BadCase{"TpNotDividingGpus", "deployment { parallelism { tp: 3 } }",
                 "deployment.parallelism.tp", "must divide gpu_count = 2"},
+        // 65536 × 65536 wraps a 32-bit product to 0 (a division by zero).
+        BadCase{"TpTimesPpBeyond32Bits", "deployment { parallelism { tp: 65536 pp: 65536 } }",
+                "deployment.parallelism.tp", "must divide gpu_count = 2"},
         BadCase{"ZeroKvPool", "kv_pools { name: \"x\" tokens: 0 }",
                 "kv_pools[0].tokens", "must be > 0"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });

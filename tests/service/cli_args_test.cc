@@ -47,6 +47,14 @@ TEST(CliArgs, TypedGettersNameFlagValueAndRule) {
               HasSubstr("--f = x; must be a finite number"));
 }
 
+TEST(CliArgs, IntegersBeyond32BitsAreRefusedNotWrapped) {
+  // 2^32 + 1 would become 1 in a uint32 request field.
+  auto args = CliArgs::Parse({"--users", "4294967297"}, {}, {"users"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(std::string(args->GetInt("users", 1).status().message()),
+              HasSubstr("--users = 4294967297; must be at most 4294967295"));
+}
+
 TEST(CliArgs, DoubleDashEndsFlags) {
   auto args = CliArgs::Parse({"--", "--not-a-flag"}, {}, {});
   ASSERT_TRUE(args.ok());
