@@ -12,15 +12,8 @@ namespace {
 
 class BundledCatalogue : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = Catalog::LoadFromDirectory(testing::BundledDataDir());
-    ASSERT_TRUE(loaded.ok()) << loaded.status();
-    catalog_ = new std::shared_ptr<const Catalog>(*loaded);
-  }
-  static const Catalog& catalog() { return **catalog_; }
-  static std::shared_ptr<const Catalog>* catalog_;
+  static const Catalog& catalog() { return testing::BundledCatalogue(); }
 };
-std::shared_ptr<const Catalog>* BundledCatalogue::catalog_ = nullptr;
 
 TEST_F(BundledCatalogue, HasEveryPromisedGpu) {
   for (const char* id :

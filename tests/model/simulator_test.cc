@@ -141,6 +141,7 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
   // CAPPLAN_ORACLE_SCENARIOS); the bar applies to whatever range runs.
   const int first_seed = EnvInt("CAPPLAN_ORACLE_FIRST_SEED", 5000);
   const int scenarios = EnvInt("CAPPLAN_ORACLE_SCENARIOS", 60);
+  ASSERT_GE(scenarios, 50) << "the bar is over at least 50 scenarios";
   constexpr double kTolerance = 0.15;
   int agree = 0;
   int runs = 0;

@@ -12,11 +12,7 @@ namespace {
 constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
 constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
 
-std::shared_ptr<const Catalog> Bundled() {
-  auto c = Catalog::LoadFromDirectory(capplan::testing::BundledDataDir());
-  EXPECT_TRUE(c.ok()) << c.status();
-  return *c;
-}
+const Catalog& Bundled() { return capplan::testing::BundledCatalogue(); }
 
 const AccuracySummary* Find(const AccuracyReport& r, const std::string& baseline,
                             const std::string& metric) {
@@ -40,7 +36,7 @@ void Print(const AccuracyReport& report) {
 }
 
 TEST(LeaveOneRowOut, Seed002MedianThroughputErrorsAtMost15Percent) {
-  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(*Bundled(), k002);
+  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(Bundled(), k002);
   ASSERT_TRUE(report.ok()) << report.status();
   Print(*report);
   for (const char* metric : {"per_user_tokens_per_second", "total_tokens_per_second"}) {
@@ -52,7 +48,7 @@ TEST(LeaveOneRowOut, Seed002MedianThroughputErrorsAtMost15Percent) {
 }
 
 TEST(LeaveOneRowOut, EveryBaselineWithRowsIsReportedIncludingTheWithheldGpu) {
-  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(*Bundled(), "");
+  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(Bundled(), "");
   ASSERT_TRUE(report.ok()) << report.status();
   Print(*report);
   EXPECT_NE(Find(*report, k000, "total_tokens_per_second"), nullptr);
@@ -73,7 +69,7 @@ TEST(LeaveOneRowOut, EveryBaselineWithRowsIsReportedIncludingTheWithheldGpu) {
 }
 
 TEST(LeaveOneRowOut, UnknownBaselineIsNotFound) {
-  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(*Bundled(), "no-such-baseline");
+  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(Bundled(), "no-such-baseline");
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), absl::StatusCode::kNotFound);
 }

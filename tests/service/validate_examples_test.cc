@@ -125,6 +125,7 @@ TEST_F(ValidateExamples, AtLeastTwelveCoveringEveryCodeAndBothVerdicts) {
 
 TEST_F(ValidateExamples, EachGivesItsVerdictAndCodesOfflineAndThroughTheServer) {
   RemotePlanner remote("127.0.0.1:" + std::to_string(server_->port()), absl::Seconds(30));
+  ASSERT_FALSE(Examples().empty());
   for (const Example& e : Examples()) {
     SCOPED_TRACE(e.path);
     ASSERT_NE(e.verdict, v1::VERDICT_UNSPECIFIED) << "no expect-verdict line";
@@ -142,6 +143,7 @@ TEST_F(ValidateExamples, EachGivesItsVerdictAndCodesOfflineAndThroughTheServer) 
 }
 
 TEST_F(ValidateExamples, CliExitCodeFollowsTheVerdict) {
+  ASSERT_FALSE(Examples().empty());
   for (const Example& e : Examples()) {
     SCOPED_TRACE(e.path);
     std::ostringstream out, err;
