@@ -66,4 +66,21 @@ StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const Mem
   return in;
 }
 
+SpeculativeDecoding DraftPassFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
+                                            int tp) {
+  const ParameterCounts counts = ComputeParameterCounts(arch);
+  const double active_share =
+      counts.total > 0 ? static_cast<double>(counts.active_per_token) / counts.total : 1.0;
+  SpeculativeDecoding s;
+  s.draft_tokens = 1;
+  s.draft_weight_bytes_per_gpu =
+      plan.weights_by_component_bytes[static_cast<int>(Component::kDraft)] * active_share +
+      plan.weights_by_component_bytes[static_cast<int>(Component::kLmHead)];
+  s.draft_active_parameters_per_token_per_gpu =
+      (static_cast<double>(counts.draft) * active_share +
+       static_cast<double>(counts.Of(Component::kLmHead))) /
+      std::max(1, tp);
+  return s;
+}
+
 }  // namespace capplan::model

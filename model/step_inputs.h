@@ -16,6 +16,14 @@ namespace capplan::model {
 StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
                                         int tp, int pp);
 
+// One draft pass of speculative decoding with an MTP / draft layer (k = 1,
+// acceptance 0: the caller sets both): the draft layer's weights at the
+// model's active share (a MoE draft layer reads only its routed experts'
+// share) plus the LM head, and the matching active parameters per token on
+// one of tp GPUs.
+SpeculativeDecoding DraftPassFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
+                                            int tp);
+
 // Attention FLOPs one new token spends per token of context, per GPU:
 // 2 · heads/tp · (d_qk + d_v) per full or sliding-window layer (QKᵀ and PV),
 // with MLA's (qk_nope + qk_rope + v) head dims on MLA layers; linear-attention

@@ -95,39 +95,13 @@ std::pair<double, std::string> ComputePeak(const v1::Hardware& hardware,
 
 v1::MemoryPlan WithheldMemoryPlan(const ResolvedDeployment& r, const model::MemoryPlan& m) {
   v1::MemoryPlan plan;
-  v1::WeightsByComponent* w = plan.mutable_weights_by_component();
-  auto of = [&](model::Component c) {
-    double v = m.weights_by_component_bytes[static_cast<int>(c)];
-    return v > 0 ? static_cast<uint64_t>(std::llround(v)) : uint64_t{0};
-  };
-  w->set_attention_bytes(of(model::Component::kAttention));
-  w->set_dense_mlp_bytes(of(model::Component::kDenseMlp));
-  w->set_experts_bytes(of(model::Component::kRoutedExperts));
-  w->set_shared_experts_bytes(of(model::Component::kSharedExperts));
-  w->set_router_bytes(of(model::Component::kRouter));
-  w->set_embeddings_bytes(of(model::Component::kEmbeddings));
-  w->set_lm_head_bytes(of(model::Component::kLmHead));
-  w->set_norms_bytes(of(model::Component::kNorms));
-  w->set_draft_bytes(of(model::Component::kDraft));
-  w->set_linear_attention_bytes(of(model::Component::kLinearAttention));
+  FillWeightsByComponent(m, plan.mutable_weights_by_component());
   plan.mutable_per_gpu()->set_weights_bytes(
       static_cast<uint64_t>(std::llround(m.per_gpu.weights_bytes)));
   plan.set_kv_bytes_per_token(static_cast<uint64_t>(std::llround(m.kv_bytes_per_token)));
   plan.set_fits(true);
   plan.set_binding_constraint("NONE");
-  v1::ResolvedDeployment* d = plan.mutable_deployment();
-  d->set_model_id(r.model_id);
-  d->set_gpu_count(r.gpu_count);
-  d->set_tp(r.parallelism.tp());
-  d->set_pp(r.parallelism.pp());
-  d->set_ep(r.parallelism.ep());
-  d->set_engine(r.engine.kind());
-  d->set_engine_version(r.engine.version());
-  d->set_max_num_batched_tokens(static_cast<uint64_t>(std::max<int64_t>(0, m.max_num_batched_tokens)));
-  d->set_max_num_seqs(static_cast<uint32_t>(std::max<int64_t>(0, m.max_num_seqs)));
-  d->set_weight_format(r.quantization.format());
-  d->set_speculative_method(r.engine.speculative().method());
-  d->set_num_speculative_tokens(r.engine.speculative().num_speculative_tokens());
+  FillResolvedDeploymentCommon(r, m, plan.mutable_deployment());
   plan.mutable_provenance()->set_tier(v1::TIER_ROOFLINE);
   if (r.baseline != nullptr) plan.mutable_provenance()->add_baseline_ids(r.baseline->id());
   plan.add_notes(
@@ -341,22 +315,8 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
     }
   }
 
-  // One draft pass: the draft (MTP) layer's active share plus the LM head.
-  const model::ParameterCounts counts = model::ComputeParameterCounts(arch);
-  const double active_share =
-      counts.total > 0 ? static_cast<double>(counts.active_per_token) / counts.total : 1.0;
   auto draft_pass = [&](const model::MemoryPlan& plan) {
-    model::SpeculativeDecoding s;
-    s.draft_tokens = 1;
-    s.draft_weight_bytes_per_gpu =
-        plan.weights_by_component_bytes[static_cast<int>(model::Component::kDraft)] *
-            active_share +
-        plan.weights_by_component_bytes[static_cast<int>(model::Component::kLmHead)];
-    s.draft_active_parameters_per_token_per_gpu =
-        (static_cast<double>(counts.draft) * active_share +
-         static_cast<double>(counts.Of(model::Component::kLmHead))) /
-        tp;
-    return s;
+    return model::DraftPassFromMemoryPlan(arch, plan, tp);
   };
   const v1::SpeculativeDecoding& spec = r.engine.speculative();
   if (SpeculationOn(spec)) {

@@ -12,21 +12,6 @@ namespace {
 
 uint64_t Bytes(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v)) : 0; }
 
-void FillWeights(const model::MemoryPlan& plan, v1::WeightsByComponent* out) {
-  auto of = [&](model::Component c) {
-    return Bytes(plan.weights_by_component_bytes[static_cast<int>(c)]);
-  };
-  out->set_attention_bytes(of(model::Component::kAttention));
-  out->set_dense_mlp_bytes(of(model::Component::kDenseMlp));
-  out->set_experts_bytes(of(model::Component::kRoutedExperts));
-  out->set_shared_experts_bytes(of(model::Component::kSharedExperts));
-  out->set_router_bytes(of(model::Component::kRouter));
-  out->set_embeddings_bytes(of(model::Component::kEmbeddings));
-  out->set_lm_head_bytes(of(model::Component::kLmHead));
-  out->set_norms_bytes(of(model::Component::kNorms));
-  out->set_draft_bytes(of(model::Component::kDraft));
-  out->set_linear_attention_bytes(of(model::Component::kLinearAttention));
-}
 
 void AddMeasured(v1::PlanProvenance* provenance, const std::string& name,
                  const std::string& baseline_id, const std::string& figure,
@@ -89,7 +74,7 @@ absl::StatusOr<v1::MemoryPlan> PlanMemoryFor(
   g->set_state_pool_bytes(Bytes(m.per_gpu.state_pool_bytes));
   g->set_used_bytes(Bytes(m.per_gpu.used_bytes));
   g->set_capacity_bytes(Bytes(m.per_gpu.capacity_bytes));
-  FillWeights(m, plan.mutable_weights_by_component());
+  FillWeightsByComponent(m, plan.mutable_weights_by_component());
   plan.set_kv_bytes_per_token(Bytes(m.kv_bytes_per_token));
   plan.set_kv_pool_tokens(m.kv_pool_tokens > 0 ? m.kv_pool_tokens : 0);
   plan.set_state_slots(m.state_slots > 0 ? m.state_slots : 0);
@@ -100,23 +85,12 @@ absl::StatusOr<v1::MemoryPlan> PlanMemoryFor(
   for (const std::string& note : m.notes) plan.add_notes(note);
 
   v1::ResolvedDeployment* d = plan.mutable_deployment();
-  d->set_model_id(r.model_id);
+  FillResolvedDeploymentCommon(r, m, d);
   d->set_hardware_id(r.hardware->id());
-  d->set_gpu_count(r.gpu_count);
-  d->set_tp(r.parallelism.tp());
-  d->set_pp(r.parallelism.pp());
-  d->set_ep(r.parallelism.ep());
-  d->set_engine(r.engine.kind());
-  d->set_engine_version(r.engine.version());
   d->set_memory_fraction(m.memory_fraction);
   d->set_max_model_len(m.max_model_len > 0 ? m.max_model_len : 0);
-  d->set_max_num_batched_tokens(m.max_num_batched_tokens > 0 ? m.max_num_batched_tokens : 0);
-  d->set_max_num_seqs(m.max_num_seqs > 0 ? static_cast<uint32_t>(m.max_num_seqs) : 0);
   d->set_block_size(m.block_size > 0 ? static_cast<uint32_t>(m.block_size) : 0);
-  d->set_weight_format(r.quantization.format());
   d->set_kv_cache_dtype(r.engine.kv_cache_dtype());
-  d->set_speculative_method(r.engine.speculative().method());
-  d->set_num_speculative_tokens(r.engine.speculative().num_speculative_tokens());
   d->set_enforce_eager(r.engine.enforce_eager());
 
   v1::PlanProvenance* provenance = plan.mutable_provenance();
@@ -148,6 +122,38 @@ absl::StatusOr<v1::MemoryPlan> PlanMemory(const Catalog& catalog,
   std::optional<uint64_t> mean;
   if (request.has_mean_sequence_tokens()) mean = request.mean_sequence_tokens();
   return PlanMemoryFor(catalog, resolved, mean);
+}
+
+void FillWeightsByComponent(const model::MemoryPlan& plan, v1::WeightsByComponent* out) {
+  auto of = [&](model::Component c) {
+    return Bytes(plan.weights_by_component_bytes[static_cast<int>(c)]);
+  };
+  out->set_attention_bytes(of(model::Component::kAttention));
+  out->set_dense_mlp_bytes(of(model::Component::kDenseMlp));
+  out->set_experts_bytes(of(model::Component::kRoutedExperts));
+  out->set_shared_experts_bytes(of(model::Component::kSharedExperts));
+  out->set_router_bytes(of(model::Component::kRouter));
+  out->set_embeddings_bytes(of(model::Component::kEmbeddings));
+  out->set_lm_head_bytes(of(model::Component::kLmHead));
+  out->set_norms_bytes(of(model::Component::kNorms));
+  out->set_draft_bytes(of(model::Component::kDraft));
+  out->set_linear_attention_bytes(of(model::Component::kLinearAttention));
+}
+
+void FillResolvedDeploymentCommon(const ResolvedDeployment& r, const model::MemoryPlan& m,
+                                  v1::ResolvedDeployment* d) {
+  d->set_model_id(r.model_id);
+  d->set_gpu_count(r.gpu_count);
+  d->set_tp(r.parallelism.tp());
+  d->set_pp(r.parallelism.pp());
+  d->set_ep(r.parallelism.ep());
+  d->set_engine(r.engine.kind());
+  d->set_engine_version(r.engine.version());
+  d->set_max_num_batched_tokens(m.max_num_batched_tokens > 0 ? m.max_num_batched_tokens : 0);
+  d->set_max_num_seqs(m.max_num_seqs > 0 ? static_cast<uint32_t>(m.max_num_seqs) : 0);
+  d->set_weight_format(r.quantization.format());
+  d->set_speculative_method(r.engine.speculative().method());
+  d->set_num_speculative_tokens(r.engine.speculative().num_speculative_tokens());
 }
 
 }  // namespace capplan::service

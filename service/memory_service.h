@@ -20,6 +20,14 @@ absl::StatusOr<v1::MemoryPlan> PlanMemoryFor(
     const Catalog& catalog, const ResolvedDeployment& resolved,
     std::optional<uint64_t> mean_sequence_tokens);
 
+// The memory plan's weights by component, in whole bytes.
+void FillWeightsByComponent(const model::MemoryPlan& plan, v1::WeightsByComponent* out);
+
+// The resolved deployment's fields that do not need the card (model,
+// parallelism, engine, batch limits, weight format, speculation).
+void FillResolvedDeploymentCommon(const ResolvedDeployment& r, const model::MemoryPlan& m,
+                                  v1::ResolvedDeployment* d);
+
 }  // namespace capplan::service
 
 #endif  // CAPPLAN_SERVICE_MEMORY_SERVICE_H_

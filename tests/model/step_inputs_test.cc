@@ -58,5 +58,22 @@ TEST(StepInputsFromMemoryPlan, SplitsRoutedExpertsAndScalesByPipelineStages) {
   EXPECT_EQ(in.memory_bandwidth_bytes_per_second, 0) << "hardware is the caller's";
 }
 
+TEST(DraftPassFromMemoryPlan, DraftAtTheActiveShareAndTheLmHead) {
+  ModelArchitecture a = Dense();
+  a.num_mtp_layers = 1;
+  const ParameterCounts counts = ComputeParameterCounts(a);
+  ASSERT_EQ(counts.active_per_token, counts.total) << "dense: every parameter is active";
+  ASSERT_GT(counts.draft, 0);
+  MemoryPlan plan;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kDraft)] = 300;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kLmHead)] = 50;
+  SpeculativeDecoding s = DraftPassFromMemoryPlan(a, plan, 2);
+  EXPECT_EQ(s.draft_tokens, 1);
+  EXPECT_DOUBLE_EQ(s.draft_weight_bytes_per_gpu, 350);
+  // LM head: vocab × hidden = 1000 × 1024 parameters (untied).
+  EXPECT_DOUBLE_EQ(s.draft_active_parameters_per_token_per_gpu,
+                   (counts.draft + 1000.0 * 1024) / 2);
+}
+
 }  // namespace
 }  // namespace capplan::model
