@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -14,10 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "service/catalog_validator.h"
+#include "service/file_util.h"
 #include "service/status_util.h"
+#include "service/text_proto.h"
 
 namespace capplan::service {
 namespace {
@@ -26,44 +26,8 @@ namespace fs = std::filesystem;
 using google::protobuf::Message;
 using google::protobuf::TextFormat;
 
-// Collects the first parse error with its position (1-based on output).
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (!has_error_) {
-      has_error_ = true;
-      line_ = line + 1;
-      column_ = column + 1;
-      message_ = message;
-    }
-  }
-  void AddWarning(int, google::protobuf::io::ColumnNumber,
-                  const std::string&) override {}
-
-  bool has_error() const { return has_error_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& message() const { return message_; }
-
- private:
-  bool has_error_ = false;
-  int line_ = 0;
-  int column_ = 0;
-  std::string message_;
-};
-
 absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return absl::DataLossError(absl::StrCat(path.string(), ": read failed"));
-  }
-  return text.str();
+  return ReadFileLimited(path.string(), std::numeric_limits<size_t>::max() - 1);
 }
 
 // Checks the "# proto-message: X" header names the message this folder holds.
@@ -102,7 +66,7 @@ absl::Status ParseEntity(const fs::path& path, const std::string& display,
   CAPPLAN_RETURN_IF_ERROR(
       CheckHeader(display, text, message->GetDescriptor()->name()));
   TextFormat::Parser parser;
-  FirstErrorCollector errors;
+  FirstParseError errors;
   parser.RecordErrorsTo(&errors);
   TextFormat::ParseInfoTree locations;
   parser.WriteLocationsTo(&locations);

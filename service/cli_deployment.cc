@@ -1,11 +1,10 @@
 #include "service/cli_deployment.h"
 
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "service/file_util.h"
 #include "service/status_util.h"
 
 namespace capplan::service {
@@ -83,19 +82,20 @@ absl::StatusOr<v1::WeightFormat> ParseWeightFormat(const std::string& text) {
 
 absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
                                             const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s = %s; cannot open the file", flag, path));
+  constexpr size_t kMaxFlagFileBytes = 4 * 1024 * 1024;
+  absl::StatusOr<std::string> text = ReadFileLimited(path, kMaxFlagFileBytes);
+  if (text.ok()) return text;
+  switch (text.status().code()) {
+    case absl::StatusCode::kNotFound:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; cannot open the file", flag, path));
+    case absl::StatusCode::kOutOfRange:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; the file is larger than 4 MiB", flag, path));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; cannot read the file", flag, path));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string out = text.str();
-  if (out.size() > 4 * 1024 * 1024) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--%s = %s; the file is larger than 4 MiB", flag, path));
-  }
-  return out;
 }
 
 absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {

@@ -19,6 +19,7 @@
 #include "service/load_service.h"
 #include "service/status_util.h"
 #include "service/svg_plot.h"
+#include "service/text_proto.h"
 
 namespace capplan::service {
 namespace {
@@ -238,15 +239,21 @@ absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string&
     }
   } else {
     v1::Sweep sweep;
-    google::protobuf::TextFormat::Parser parser;
-    if (parser.ParseFromString(std::string(body), &sweep)) {
+    google::protobuf::TextFormat::Parser sweep_parser;
+    FirstParseError sweep_error;
+    sweep_parser.RecordErrorsTo(&sweep_error);
+    if (sweep_parser.ParseFromString(std::string(body), &sweep)) {
       out.push_back(sweep);
     } else {
       v1::PredictLoadRequest request;
-      if (!parser.ParseFromString(std::string(body), &request)) {
-        return absl::InvalidArgumentError(
-            "neither a text-format Sweep nor `calibration { ... }` blocks of a "
-            "PredictLoadRequest");
+      google::protobuf::TextFormat::Parser request_parser;
+      FirstParseError request_error;
+      request_parser.RecordErrorsTo(&request_error);
+      if (!request_parser.ParseFromString(std::string(body), &request)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "neither a text-format Sweep (", sweep_error.ToString(),
+            ") nor `calibration { ... }` blocks of a PredictLoadRequest (",
+            request_error.ToString(), ")"));
       }
       out.assign(request.calibration().begin(), request.calibration().end());
     }

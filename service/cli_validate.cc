@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "service/cli.h"
@@ -16,23 +15,10 @@
 #include "service/file_util.h"
 #include "service/junit.h"
 #include "service/status_util.h"
+#include "service/text_proto.h"
 
 namespace capplan::service {
 namespace {
-
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (message_.empty()) {
-      message_ = absl::StrFormat("%d:%d: %s", line + 1, column + 1, message);
-    }
-  }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string message_;
-};
 
 std::string SeverityName(v1::Severity s) {
   switch (s) {
@@ -164,11 +150,11 @@ absl::StatusOr<v1::ValidateRequest> ParseValidateSpec(const std::string& path,
     return request;
   }
   google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
+  FirstParseError errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, &request)) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%s (a ValidateRequest in text format)", path, errors.message()));
+        absl::StrFormat("%s:%s (a ValidateRequest in text format)", path, errors.ToString()));
   }
   return request;
 }

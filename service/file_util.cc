@@ -41,4 +41,21 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> ReadFileLimited(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::string out;
+  char buffer[1 << 16];
+  while (in && out.size() <= max_bytes) {
+    in.read(buffer, sizeof(buffer));
+    out.append(buffer, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  if (out.size() > max_bytes) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s: larger than %d bytes", path, max_bytes));
+  }
+  return out;
+}
+
 }  // namespace capplan::service

@@ -147,7 +147,12 @@ TEST_F(CliLoadTest, CalibrationFileAloneFitsTheCurve) {
       ParseCalibrationSweeps("calibration {\n" + text + "}\ncalibration {\n" + text + "}\n");
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_EQ(two->size(), 2u);
-  EXPECT_FALSE(ParseCalibrationSweeps("rows { nonsense: 1 }").ok());
+  absl::StatusOr<std::vector<v1::Sweep>> bad =
+      ParseCalibrationSweeps("rows {\n  nonsense: 1 }");
+  ASSERT_FALSE(bad.ok());
+  // The parser's position of the typo (line 2) reaches the user.
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Sweep (2:"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("nonsense"));
 }
 
 TEST_F(CliLoadTest, AccuracyPrintsMediansPerBaselineAndMetric) {
