@@ -172,4 +172,28 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   return d;
 }
 
+absl::Status ApplyWorkloadFlags(const CliArgs& args,
+                                const std::function<v1::WorkloadSpec*()>& workload) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> in, args.GetDouble("input-tokens"));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> out, args.GetDouble("output-tokens"));
+  if (in.has_value() != out.has_value()) {
+    return absl::InvalidArgumentError("--input-tokens and --output-tokens go together");
+  }
+  if (in.has_value()) {
+    workload()->set_input_tokens(*in);
+    workload()->set_output_tokens(*out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> ttft, args.GetDouble("ttft-p95"));
+  if (ttft.has_value()) slo()->set_ttft_p95_seconds(*ttft);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> tpot, args.GetDouble("tpot"));
+  if (tpot.has_value()) slo()->set_tpot_seconds(*tpot);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> e2e, args.GetDouble("e2e-p95"));
+  if (e2e.has_value()) slo()->set_e2e_p95_seconds(*e2e);
+  return absl::OkStatus();
+}
+
 }  // namespace capplan::service

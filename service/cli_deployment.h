@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_CLI_DEPLOYMENT_H_
 #define CAPPLAN_SERVICE_CLI_DEPLOYMENT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,15 @@ const std::vector<std::string>& DeploymentSwitches();
 // here (the CLI sends its text, so a server never opens client files).
 // Errors name the flag, the value and the rule.
 absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args);
+
+// --input-tokens and --output-tokens, which go together; `workload` is asked
+// for the message only when they are given (so an absent workload stays
+// absent).
+absl::Status ApplyWorkloadFlags(const CliArgs& args,
+                                const std::function<v1::WorkloadSpec*()>& workload);
+
+// --ttft-p95, --tpot and --e2e-p95 (seconds), each set only when given.
+absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo);
 
 // "awq" → WEIGHT_FORMAT_INT4_AWQ, "nvfp4" → WEIGHT_FORMAT_NVFP4, ...
 absl::StatusOr<v1::WeightFormat> ParseWeightFormat(const std::string& text);

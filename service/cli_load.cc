@@ -116,12 +116,8 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     }
     request.mutable_closed_loop()->set_think_time_seconds(*think);
   }
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> ttft, ctx.args.GetDouble("ttft-p95"));
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> tpot, ctx.args.GetDouble("tpot"));
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> e2e, ctx.args.GetDouble("e2e-p95"));
-  if (ttft.has_value()) request.mutable_slo()->set_ttft_p95_seconds(*ttft);
-  if (tpot.has_value()) request.mutable_slo()->set_tpot_seconds(*tpot);
-  if (e2e.has_value()) request.mutable_slo()->set_e2e_p95_seconds(*e2e);
+  CAPPLAN_RETURN_IF_ERROR(
+      ApplySloFlags(ctx.args, [&request] { return request.mutable_slo(); }));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gate, ctx.args.GetInt("concurrency-gate", 1));
   if (gate.has_value()) request.set_operator_concurrency_gate(static_cast<uint32_t>(*gate));
   if (auto file = ctx.args.Get("calibration")) {

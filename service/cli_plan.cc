@@ -98,23 +98,14 @@ absl::StatusOr<int> PlanCommand(CliContext& ctx) {
   v1::PlanRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
   const CliArgs& a = ctx.args;
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> in, a.GetDouble("input-tokens"));
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> out, a.GetDouble("output-tokens"));
-  if (in.has_value() != out.has_value()) {
-    return absl::InvalidArgumentError("--input-tokens and --output-tokens go together");
-  }
-  if (in.has_value()) {
-    request.mutable_workload()->set_input_tokens(*in);
-    request.mutable_workload()->set_output_tokens(*out);
-  }
+  CAPPLAN_RETURN_IF_ERROR(
+      ApplyWorkloadFlags(a, [&request] { return request.mutable_workload(); }));
+  CAPPLAN_RETURN_IF_ERROR(ApplySloFlags(a, [&request] { return request.mutable_slo(); }));
   struct Opt {
     const char* flag;
     void (*set)(v1::PlanRequest*, double);
   };
   const Opt options[] = {
-      {"ttft-p95", [](v1::PlanRequest* r, double v) { r->mutable_slo()->set_ttft_p95_seconds(v); }},
-      {"tpot", [](v1::PlanRequest* r, double v) { r->mutable_slo()->set_tpot_seconds(v); }},
-      {"e2e-p95", [](v1::PlanRequest* r, double v) { r->mutable_slo()->set_e2e_p95_seconds(v); }},
       {"target-rps", [](v1::PlanRequest* r, double v) { r->set_target_requests_per_second(v); }},
       {"target-tokens-per-month",
        [](v1::PlanRequest* r, double v) { r->set_target_tokens_per_month(v); }},

@@ -29,23 +29,11 @@ std::string SeverityName(v1::Severity s) {
   }
 }
 
-// Optional workload, SLO and expected load from flags, shared with plan.
+// Optional workload, SLO and expected load from flags (they override a spec).
 absl::Status ApplyLoadFlags(const CliArgs& args, v1::ValidateRequest* request) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> in, args.GetDouble("input-tokens"));
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> out, args.GetDouble("output-tokens"));
-  if (in.has_value() != out.has_value()) {
-    return absl::InvalidArgumentError("--input-tokens and --output-tokens go together");
-  }
-  if (in.has_value()) {
-    request->mutable_workload()->set_input_tokens(*in);
-    request->mutable_workload()->set_output_tokens(*out);
-  }
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> ttft, args.GetDouble("ttft-p95"));
-  if (ttft.has_value()) request->mutable_slo()->set_ttft_p95_seconds(*ttft);
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> tpot, args.GetDouble("tpot"));
-  if (tpot.has_value()) request->mutable_slo()->set_tpot_seconds(*tpot);
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> e2e, args.GetDouble("e2e-p95"));
-  if (e2e.has_value()) request->mutable_slo()->set_e2e_p95_seconds(*e2e);
+  CAPPLAN_RETURN_IF_ERROR(
+      ApplyWorkloadFlags(args, [request] { return request->mutable_workload(); }));
+  CAPPLAN_RETURN_IF_ERROR(ApplySloFlags(args, [request] { return request->mutable_slo(); }));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> users, args.GetInt("users", 1));
   if (users.has_value()) request->mutable_expected_load()->set_concurrent_users(*users);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> rps, args.GetDouble("rps"));
