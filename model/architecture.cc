@@ -327,45 +327,54 @@ ParameterCounts ComputeParameterCounts(const ModelArchitecture& a) {
   return counts;
 }
 
-double KvBytesPerToken(const ModelArchitecture& a, double kv_element_bytes) {
-  double elements = 0.0;
-  for (const LayerSpec& l : a.layers) {
-    switch (l.attention) {
-      case AttentionKind::kFull:
-      case AttentionKind::kSlidingWindow:
-        elements += 2.0 * a.num_kv_heads * a.EffectiveHeadDim();
-        break;
-      case AttentionKind::kMla:
-        if (a.mla.has_value()) {
-          elements += a.mla->kv_lora_rank + a.mla->qk_rope_head_dim;
-        }
-        break;
-      case AttentionKind::kLinear:
-      case AttentionKind::kMamba:
-        break;
-    }
+double LayerKvBytesPerToken(const ModelArchitecture& a, AttentionKind kind,
+                            int64_t kv_heads_per_rank, double kv_element_bytes) {
+  switch (kind) {
+    case AttentionKind::kFull:
+    case AttentionKind::kSlidingWindow:
+      return 2.0 * kv_heads_per_rank * a.EffectiveHeadDim() * kv_element_bytes;
+    case AttentionKind::kMla:
+      return a.mla ? (a.mla->kv_lora_rank + a.mla->qk_rope_head_dim) * kv_element_bytes : 0.0;
+    case AttentionKind::kLinear:
+    case AttentionKind::kMamba:
+      return 0.0;
   }
-  return elements * kv_element_bytes;
+  return 0.0;
+}
+
+double LayerStateBytes(const ModelArchitecture& a, AttentionKind kind, int64_t attention_tp,
+                       double conv_state_bytes, double ssm_state_bytes) {
+  if (kind == AttentionKind::kLinear && a.linear_attention) {
+    const LinearAttentionSpec& s = *a.linear_attention;
+    const double channels = (2.0 * s.num_key_heads * s.key_head_dim +
+                             1.0 * s.num_value_heads * s.value_head_dim) / attention_tp;
+    return channels * (s.conv_kernel_size - 1) * conv_state_bytes +
+           1.0 * s.num_value_heads / attention_tp * s.key_head_dim * s.value_head_dim *
+               ssm_state_bytes;
+  }
+  if (kind == AttentionKind::kMamba && a.mamba) {
+    const MambaSpec& m = *a.mamba;
+    const double inner = 1.0 * m.num_heads * m.head_dim / attention_tp;
+    const double channels = inner + 2.0 * m.num_groups * m.state_size;
+    return channels * (m.conv_kernel_size - 1) * conv_state_bytes +
+           inner * m.state_size * ssm_state_bytes;
+  }
+  return 0.0;
+}
+
+double KvBytesPerToken(const ModelArchitecture& a, double kv_element_bytes) {
+  double bytes = 0.0;
+  for (const LayerSpec& l : a.layers) {
+    bytes += LayerKvBytesPerToken(a, l.attention, a.num_kv_heads, kv_element_bytes);
+  }
+  return bytes;
 }
 
 double StateBytesPerRequest(const ModelArchitecture& a,
                             double conv_state_bytes, double ssm_state_bytes) {
   double bytes = 0.0;
   for (const LayerSpec& l : a.layers) {
-    if (l.attention == AttentionKind::kLinear && a.linear_attention.has_value()) {
-      const LinearAttentionSpec& s = *a.linear_attention;
-      const double channels = 2.0 * s.num_key_heads * s.key_head_dim +
-                              1.0 * s.num_value_heads * s.value_head_dim;
-      bytes += channels * (s.conv_kernel_size - 1) * conv_state_bytes;
-      bytes += 1.0 * s.num_value_heads * s.key_head_dim * s.value_head_dim *
-               ssm_state_bytes;
-    } else if (l.attention == AttentionKind::kMamba && a.mamba.has_value()) {
-      const MambaSpec& m = *a.mamba;
-      const double inner = 1.0 * m.num_heads * m.head_dim;
-      const double channels = inner + 2.0 * m.num_groups * m.state_size;
-      bytes += channels * (m.conv_kernel_size - 1) * conv_state_bytes;
-      bytes += inner * m.state_size * ssm_state_bytes;
-    }
+    bytes += LayerStateBytes(a, l.attention, 1, conv_state_bytes, ssm_state_bytes);
   }
   return bytes;
 }

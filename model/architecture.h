@@ -175,6 +175,19 @@ struct ParameterCounts {
 
 ParameterCounts ComputeParameterCounts(const ModelArchitecture& arch);
 
+// KV cache bytes per token of one layer of kind `kind` on a rank holding
+// `kv_heads_per_rank` KV heads: full and sliding-window layers
+// 2·kv_heads·head_dim·bytes, MLA (kv_lora_rank + qk_rope_head_dim)·bytes on
+// every rank, linear/Mamba layers 0.
+double LayerKvBytesPerToken(const ModelArchitecture& arch, AttentionKind kind,
+                            int64_t kv_heads_per_rank, double kv_element_bytes);
+
+// Recurrent state of one linear-attention / Mamba layer on one of
+// `attention_tp` ranks (the heads are split, Mamba's B/C groups are not); 0
+// for attention layers.
+double LayerStateBytes(const ModelArchitecture& arch, AttentionKind kind, int64_t attention_tp,
+                       double conv_state_bytes, double ssm_state_bytes);
+
 // KV cache bytes per token for the whole model (all layers, no parallelism):
 // full and sliding-window layers 2·kv_heads·head_dim·bytes, MLA
 // (kv_lora_rank + qk_rope_head_dim)·bytes; linear/Mamba layers hold no

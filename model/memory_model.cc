@@ -110,39 +110,6 @@ bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
   return t.layer >= first && t.layer < last;
 }
 
-double PerLayerKvBytes(const ModelArchitecture& a, AttentionKind kind,
-                       int64_t kv_rank, double bytes) {
-  switch (kind) {
-    case AttentionKind::kFull:
-    case AttentionKind::kSlidingWindow:
-      return 2.0 * kv_rank * a.EffectiveHeadDim() * bytes;
-    case AttentionKind::kMla:
-      return a.mla ? (a.mla->kv_lora_rank + a.mla->qk_rope_head_dim) * bytes : 0.0;
-    default:
-      return 0.0;
-  }
-}
-
-double PerLayerStateBytes(const ModelArchitecture& a, AttentionKind kind,
-                          int64_t attn_tp, const EngineBehaviour& e) {
-  if (kind == AttentionKind::kLinear && a.linear_attention) {
-    const LinearAttentionSpec& s = *a.linear_attention;
-    const double channels = (2.0 * s.num_key_heads * s.key_head_dim +
-                             1.0 * s.num_value_heads * s.value_head_dim) / attn_tp;
-    return channels * (s.conv_kernel_size - 1) * e.conv_state_bytes +
-           1.0 * s.num_value_heads / attn_tp * s.key_head_dim * s.value_head_dim *
-               e.ssm_state_bytes;
-  }
-  if (kind == AttentionKind::kMamba && a.mamba) {
-    const MambaSpec& m = *a.mamba;
-    const double inner = 1.0 * m.num_heads * m.head_dim / attn_tp;
-    const double channels = inner + 2.0 * m.num_groups * m.state_size;
-    return channels * (m.conv_kernel_size - 1) * e.conv_state_bytes +
-           inner * m.state_size * e.ssm_state_bytes;
-  }
-  return 0.0;
-}
-
 // Attention layers a stage holds, with draft layers appended when speculative
 // decoding runs an MTP / EAGLE head that keeps its own KV.
 std::vector<AttentionKind> StageAttentionLayers(const MemoryPlanInput& in,
@@ -393,7 +360,7 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& a, const ParallelismSpec& 
   const int64_t kv_rank = KvHeadsPerRank(a, AttentionTp(p));
   double bytes = 0.0;
   for (int i = first; i < last; ++i) {
-    bytes += PerLayerKvBytes(a, a.layers[i].attention, kv_rank, kv_element_bytes);
+    bytes += LayerKvBytesPerToken(a, a.layers[i].attention, kv_rank, kv_element_bytes);
   }
   return bytes;
 }
@@ -641,7 +608,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
     int64_t n_full = 0, n_swa = 0, n_state = 0;
     double full_bytes = 0.0, swa_bytes = 0.0, state_bytes = 0.0;
     for (AttentionKind k : kinds) {
-      const double kvb = PerLayerKvBytes(a, k, kv_rank, kv_bytes);
+      const double kvb = LayerKvBytesPerToken(a, k, kv_rank, kv_bytes);
       if (k == AttentionKind::kSlidingWindow) {
         ++n_swa;
         swa_bytes += kvb;
@@ -650,7 +617,7 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
         full_bytes += kvb;
       } else {
         ++n_state;
-        state_bytes += PerLayerStateBytes(a, k, attn_tp, e);
+        state_bytes += LayerStateBytes(a, k, attn_tp, e.conv_state_bytes, e.ssm_state_bytes);
       }
     }
     plan.kv_bytes_per_token = full_bytes + swa_bytes;
@@ -730,13 +697,12 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
         plan.kv_pool_tokens = blocks / groups * block;
         acc.kv_pool_bytes = blocks * page;
         const int64_t full_blocks = CeilDiv(plan.max_model_len, block);
-        const int64_t swa_blocks = std::min(
-            CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1,
-            full_blocks);
+        // A sliding-window layer keeps window (+ one step's batch) tokens.
+        const int64_t window_blocks =
+            CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
+        const int64_t swa_blocks = std::min(window_blocks, full_blocks);
         const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
-        plan.layout = KvLayout{blocks, block, g_full, g_swa,
-                               CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1,
-                               g_state, std::nullopt};
+        plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt};
         if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
         needed_for_one = per_request * page;
         if (n_state > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
