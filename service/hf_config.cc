@@ -595,11 +595,16 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
     const ListValue* mlp_only = nullptr;
     CAPPLAN_ASSIGN(mlp_only, r.List("mlp_only_layers"));
     if (mlp_only != nullptr) {
-      for (const Value& v : mlp_only->values()) {
-        if (v.kind_case() != Value::kNumberValue) {
-          return r.Error("mlp_only_layers", v, "must list layer indices");
+      for (int i = 0; i < mlp_only->values_size(); ++i) {
+        const Value& v = mlp_only->values(i);
+        const double x = v.number_value();
+        // Checked before the cast: a double beyond int64 would be undefined.
+        if (v.kind_case() != Value::kNumberValue || !(x >= 0) || x >= layers ||
+            std::floor(x) != x) {
+          return r.Error(absl::StrCat("mlp_only_layers[", i, "]"), v,
+                         absl::StrCat("must be a layer index in [0, ", layers, ")"));
         }
-        dense_only.insert(static_cast<int64_t>(v.number_value()));
+        dense_only.insert(static_cast<int64_t>(x));
       }
     }
     if (experts > 0) {

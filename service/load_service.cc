@@ -337,15 +337,26 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
   return perf;
 }
 
-absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
-    const DeploymentPerformance& perf, const model::Workload& workload, std::optional<int> gate) {
+namespace {
+
+// The deployment's slot limits behind `gate`; with no limit at all (a
+// withheld card without a stated pool), the model's largest slot count.
+model::SlotLimits LimitsWithGate(const DeploymentPerformance& perf, std::optional<int> gate) {
   model::SlotLimits limits = perf.limits;
   limits.operator_concurrency_gate = gate;
-  if (!limits.max_running_requests.has_value() && !limits.operator_concurrency_gate.has_value() &&
+  if (!limits.max_running_requests.has_value() && !gate.has_value() &&
       !limits.kv_pool_tokens.has_value() && !limits.state_slots.has_value()) {
     limits.max_running_requests = model::kMaxSlots;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(model::Slots slots, model::ComputeSlots(limits, workload));
+  return limits;
+}
+
+}  // namespace
+
+absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
+    const DeploymentPerformance& perf, const model::Workload& workload, std::optional<int> gate) {
+  CAPPLAN_ASSIGN_OR_RETURN(model::Slots slots,
+                           model::ComputeSlots(LimitsWithGate(perf, gate), workload));
   model::CalibrationContext ctx;
   ctx.inputs = perf.inputs;
   ctx.scheduler = perf.scheduler;
@@ -962,12 +973,7 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
     req.model.speculative = SpeculationFor(perf, perf.speculative->draft_tokens, a);
   }
   req.workload = workload;
-  req.limits = perf.limits;
-  req.limits.operator_concurrency_gate = gate;
-  if (!req.limits.max_running_requests.has_value() && !gate.has_value() &&
-      !req.limits.kv_pool_tokens.has_value() && !req.limits.state_slots.has_value()) {
-    req.limits.max_running_requests = model::kMaxSlots;
-  }
+  req.limits = LimitsWithGate(perf, gate);
   if (q.closed_loop.has_value()) {
     for (uint32_t c : q.closed_loop->concurrencies()) req.concurrencies.push_back(static_cast<int>(c));
     req.think_time_seconds = q.closed_loop->think_time_seconds();

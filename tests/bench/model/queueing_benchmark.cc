@@ -6,25 +6,15 @@
 #include "benchmark/benchmark.h"
 #include "model/queueing.h"
 #include "model/step_time.h"
+#include "tests/model/perf_scenarios.h"
 
 namespace capplan::model {
 namespace {
 
 PerformanceModel Model() {
   PerformanceModel m;
-  StepTimeInputs& in = m.inputs;
-  in.dense_weight_bytes_per_gpu = 3e9;
-  in.routed_expert_weight_bytes_per_gpu = 25e9;
-  in.routed_experts = 128;
-  in.experts_per_token = 8;
-  in.kv_bytes_per_token_per_gpu = 24576;
-  in.active_parameters_per_token_per_gpu = 2.5e9;
-  in.attention_flops_per_token_per_context_token_per_gpu = 4 * 48 * 16 * 128;
-  in.allreduce_bytes_per_token_per_gpu = 589824;
-  in.memory_bandwidth_bytes_per_second = 1e12;
-  in.peak_flops_per_second = 2e14;
-  in.link_bandwidth_bytes_per_second = 2.5e10;
-  m.coefficients = StepTimeCoefficients{0.004, 1.25, 1.5, 1.8, 1.4};
+  m.inputs = testing::MoeInputs();
+  m.coefficients = testing::TypicalCoefficients();
   m.scheduler.max_batched_tokens = 8192;
   return m;
 }
