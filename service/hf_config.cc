@@ -440,11 +440,19 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
     }
   }
   {
-    std::string dtype;
-    CAPPLAN_ASSIGN(dtype, r.String("torch_dtype", ""));
-    if (dtype.empty()) CAPPLAN_ASSIGN(dtype, r.String("dtype", ""));
-    if (dtype.empty()) CAPPLAN_ASSIGN(dtype, top.String("torch_dtype", "bfloat16"));
-    dtype = absl::AsciiStrToLower(dtype);
+    // The error names the key the value came from, with the value as written.
+    std::string given;
+    std::string key = absl::StrCat(prefix, "torch_dtype");
+    CAPPLAN_ASSIGN(given, r.String("torch_dtype", ""));
+    if (given.empty()) {
+      key = absl::StrCat(prefix, "dtype");
+      CAPPLAN_ASSIGN(given, r.String("dtype", ""));
+    }
+    if (given.empty()) {
+      key = "torch_dtype";
+      CAPPLAN_ASSIGN(given, top.String("torch_dtype", "bfloat16"));
+    }
+    const std::string dtype = absl::AsciiStrToLower(given);
     if (dtype == "bfloat16" || dtype == "bf16") {
       m.set_native_dtype(v1::NUMBER_FORMAT_BF16);
     } else if (dtype == "float16" || dtype == "fp16" || dtype == "half") {
@@ -453,8 +461,7 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
       m.set_native_dtype(v1::NUMBER_FORMAT_FP32);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "config.json: ", prefix, "torch_dtype = \"", dtype,
-          "\"; must be bfloat16, float16 or float32"));
+          "config.json: ", key, " = \"", given, "\"; must be bfloat16, float16 or float32"));
     }
   }
 
