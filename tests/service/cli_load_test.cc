@@ -25,17 +25,13 @@ using ::capplan::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
-constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
+using ::capplan::testing::k000;
+using ::capplan::testing::k002;
 
 class CliLoadTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ServerOptions options;
-    options.listen_address = "127.0.0.1:0";
-    options.metrics_address = "";
-    options.data_dir = BundledDataDir();
-    auto server = PlannerServer::Create(options);
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(BundledDataDir()));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
   }

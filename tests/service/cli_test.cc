@@ -23,11 +23,7 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     WriteMiniCatalogue(dir_);
-    ServerOptions options;
-    options.listen_address = "127.0.0.1:0";
-    options.metrics_address = "";
-    options.data_dir = dir_.path().string();
-    auto server = PlannerServer::Create(options);
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(dir_.path().string()));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
@@ -105,11 +101,7 @@ TEST_F(CliTest, BadCatalogueNamesTheFile) {
 class CliBundledTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ServerOptions options;
-    options.listen_address = "127.0.0.1:0";
-    options.metrics_address = "";
-    options.data_dir = testing::BundledDataDir();
-    auto server = PlannerServer::Create(options);
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(testing::BundledDataDir()));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }

@@ -14,8 +14,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
-constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
+using ::capplan::testing::k000;
+using ::capplan::testing::k002;
 
 const Catalog& Bundled() { return capplan::testing::BundledCatalogue(); }
 

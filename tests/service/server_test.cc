@@ -18,11 +18,7 @@ using ::capplan::testing::WriteMiniCatalogue;
 using ::testing::HasSubstr;
 
 ServerOptions TestOptions(const TempDir& dir) {
-  ServerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.metrics_address = "";  // the registry is read directly
-  options.data_dir = dir.path().string();
-  return options;
+  return capplan::testing::LoopbackServerOptions(dir.path().string());
 }
 
 std::unique_ptr<v1::CapacityPlanner::Stub> StubFor(const PlannerServer& server) {

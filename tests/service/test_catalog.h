@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "service/catalog.h"
+#include "service/server.h"
 
 namespace capplan::testing {
 
@@ -38,9 +39,23 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Ids of the seed baselines the tests lean on (data/baselines/).
+inline constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
+inline constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
+
 // The bundled catalogue of the source tree.
 inline std::string BundledDataDir() {
   return std::string(CAPPLAN_SOURCE_DIR) + "/data";
+}
+
+// A server for tests: loopback on a free port (PlannerServer::port()), no
+// metrics endpoint (the registry still counts), serving `data_dir`.
+inline service::ServerOptions LoopbackServerOptions(const std::string& data_dir) {
+  service::ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.metrics_address = "";
+  options.data_dir = data_dir;
+  return options;
 }
 
 // The bundled catalogue, loaded once per test binary.

@@ -86,11 +86,7 @@ class ValidateExamples : public ::testing::Test {
     auto catalog = Catalog::LoadFromDirectory(testing::BundledDataDir());
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     catalog_ = new std::shared_ptr<const Catalog>(*catalog);
-    ServerOptions options;
-    options.listen_address = "127.0.0.1:0";
-    options.metrics_address = "";
-    options.data_dir = testing::BundledDataDir();
-    auto server = PlannerServer::Create(options);
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(testing::BundledDataDir()));
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = server->release();
   }
