@@ -66,6 +66,31 @@ StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const Mem
   return in;
 }
 
+std::vector<GemmFormat> GemmFormatPreference(WeightFormat weights, NumberType native_dtype) {
+  std::vector<GemmFormat> order;
+  switch (weights) {
+    case WeightFormat::kFp8PerTensor:
+    case WeightFormat::kFp8Block:
+    case WeightFormat::kFp8PerChannel:
+      order.push_back(GemmFormat::kFp8);
+      break;
+    case WeightFormat::kNvfp4:
+    case WeightFormat::kMxfp4:
+      order.push_back(GemmFormat::kFp4);
+      break;
+    default:
+      break;
+  }
+  if (native_dtype == NumberType::kFp16) order.push_back(GemmFormat::kFp16);
+  order.push_back(GemmFormat::kBf16);
+  order.push_back(GemmFormat::kFp16);
+  return order;
+}
+
+double AllReduceLinkBandwidth(double link_bytes_per_second, bool pcie_without_peer_to_peer) {
+  return pcie_without_peer_to_peer ? link_bytes_per_second / 2 : link_bytes_per_second;
+}
+
 SpeculativeDecoding DraftPassFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
                                             int tp) {
   const ParameterCounts counts = ComputeParameterCounts(arch);

@@ -1,9 +1,12 @@
 #ifndef CAPPLAN_MODEL_STEP_INPUTS_H_
 #define CAPPLAN_MODEL_STEP_INPUTS_H_
 
+#include <vector>
+
 #include "model/architecture.h"
 #include "model/memory_model.h"
 #include "model/step_time.h"
+#include "model/weight_format.h"
 
 namespace capplan::model {
 
@@ -23,6 +26,21 @@ StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const Mem
 // one of tp GPUs.
 SpeculativeDecoding DraftPassFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
                                             int tp);
+
+// Number formats a GEMM can run in on tensor cores.
+enum class GemmFormat { kFp4, kFp8, kFp16, kBf16 };
+
+// The formats a checkpoint's GEMMs can run in, most preferred first (the
+// caller takes the first its card states a peak for): FP8 checkpoints in
+// FP8, NVFP4/MXFP4 in FP4, and every checkpoint in the 16-bit activation
+// format (int4/int8 weight-only kernels dequantize to it): fp16 first for an
+// fp16 checkpoint, else bf16 then fp16.
+std::vector<GemmFormat> GemmFormatPreference(WeightFormat weights, NumberType native_dtype);
+
+// Bandwidth a TP all-reduce gets from the intra-node link: PCIe without
+// peer-to-peer stages the traffic through host memory, so every byte crosses
+// the bus twice.
+double AllReduceLinkBandwidth(double link_bytes_per_second, bool pcie_without_peer_to_peer);
 
 // Attention FLOPs one new token spends per token of context, per GPU:
 // 2 · heads/tp · (d_qk + d_v) per full or sliding-window layer (QKᵀ and PV),

@@ -61,29 +61,18 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& w) {
   return out;
 }
 
-// Peak FLOP/s of the format the GEMMs run in: FP8 checkpoints in FP8, FP4
-// checkpoints in FP4 where the card has FP4 tensor cores, everything else
-// (int4/int8 weight-only, 16-bit) in the 16-bit activation format.
+// Peak FLOP/s of the format the GEMMs run in (model::GemmFormatPreference):
+// the first the card states a peak for.
 std::pair<double, std::string> ComputePeak(const v1::Hardware& hardware,
-                                           v1::WeightFormat format, model::NumberType native) {
-  std::vector<v1::NumberFormat> order;
-  switch (format) {
-    case v1::WEIGHT_FORMAT_FP8_PER_TENSOR:
-    case v1::WEIGHT_FORMAT_FP8_BLOCK:
-    case v1::WEIGHT_FORMAT_FP8_PER_CHANNEL:
-      order.push_back(v1::NUMBER_FORMAT_FP8);
-      break;
-    case v1::WEIGHT_FORMAT_NVFP4:
-    case v1::WEIGHT_FORMAT_MXFP4:
-      order.push_back(v1::NUMBER_FORMAT_FP4);
-      break;
-    default:
-      break;
-  }
-  if (native == model::NumberType::kFp16) order.push_back(v1::NUMBER_FORMAT_FP16);
-  order.push_back(v1::NUMBER_FORMAT_BF16);
-  order.push_back(v1::NUMBER_FORMAT_FP16);
-  for (v1::NumberFormat f : order) {
+                                           model::WeightFormat format, model::NumberType native) {
+  for (model::GemmFormat g : model::GemmFormatPreference(format, native)) {
+    v1::NumberFormat f = v1::NUMBER_FORMAT_BF16;
+    switch (g) {
+      case model::GemmFormat::kFp4: f = v1::NUMBER_FORMAT_FP4; break;
+      case model::GemmFormat::kFp8: f = v1::NUMBER_FORMAT_FP8; break;
+      case model::GemmFormat::kFp16: f = v1::NUMBER_FORMAT_FP16; break;
+      case model::GemmFormat::kBf16: f = v1::NUMBER_FORMAT_BF16; break;
+    }
     double peak = PeakFlops(hardware, f);
     if (peak > 0) {
       std::string name = v1::NumberFormat_Name(f);
@@ -248,7 +237,7 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
   } else {
     const v1::Hardware& hw = *r.hardware;
     in.memory_bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
-    auto [peak, format] = ComputePeak(hw, r.quantization.format(), arch.native_dtype);
+    auto [peak, format] = ComputePeak(hw, r.input.quantization.format, arch.native_dtype);
     if (!(in.memory_bandwidth_bytes_per_second > 0) || !(peak > 0)) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "hardware '%s' states no memory bandwidth or 16-bit peak compute; the step-time "
@@ -273,10 +262,9 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(const Catalog& catalog
         return absl::FailedPreconditionError(absl::StrFormat(
             "hardware '%s' states no intra-node link bandwidth; tp = %d needs it", hw.id(), tp));
       }
-      if (link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer()) {
-        // Without peer-to-peer the all-reduce is staged through host memory:
-        // every byte crosses the bus twice.
-        bw /= 2;
+      const bool staged = link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer();
+      bw = model::AllReduceLinkBandwidth(bw, staged);
+      if (staged) {
         perf.notes.push_back(
             "PCIe without peer-to-peer: all-reduce traffic staged through host memory (half the "
             "link bandwidth)");

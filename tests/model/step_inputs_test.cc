@@ -58,6 +58,23 @@ TEST(StepInputsFromMemoryPlan, SplitsRoutedExpertsAndScalesByPipelineStages) {
   EXPECT_EQ(in.memory_bandwidth_bytes_per_second, 0) << "hardware is the caller's";
 }
 
+TEST(GemmFormatPreference, LowPrecisionCheckpointsFirstThen16Bit) {
+  using G = GemmFormat;
+  EXPECT_EQ(GemmFormatPreference(WeightFormat::kFp8Block, NumberType::kBf16),
+            (std::vector<G>{G::kFp8, G::kBf16, G::kFp16}));
+  EXPECT_EQ(GemmFormatPreference(WeightFormat::kNvfp4, NumberType::kBf16),
+            (std::vector<G>{G::kFp4, G::kBf16, G::kFp16}));
+  // Weight-only int4 dequantizes to the activation format; fp16 checkpoints
+  // prefer fp16 tensor cores.
+  EXPECT_EQ(GemmFormatPreference(WeightFormat::kInt4Awq, NumberType::kFp16),
+            (std::vector<G>{G::kFp16, G::kBf16, G::kFp16}));
+}
+
+TEST(AllReduceLinkBandwidth, PcieWithoutPeerToPeerHalves) {
+  EXPECT_DOUBLE_EQ(AllReduceLinkBandwidth(64e9, true), 32e9);
+  EXPECT_DOUBLE_EQ(AllReduceLinkBandwidth(64e9, false), 64e9);
+}
+
 TEST(DraftPassFromMemoryPlan, DraftAtTheActiveShareAndTheLmHead) {
   ModelArchitecture a = Dense();
   a.num_mtp_layers = 1;
