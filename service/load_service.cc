@@ -904,6 +904,28 @@ void FillPoint(const model::LoadPoint& p, v1::LoadCurvePoint* out) {
 
 bool Near(double a, double b) { return std::abs(a - b) <= kSameWorkloadTolerance * std::max(a, b); }
 
+// Whether a measured row of this configuration stands at curve point `p` for
+// `metric` (0 throughput, 1 TTFT, 2 TPOT, 3 e2e): same speculation, same
+// workload, same load.
+bool RowMeasures(const SourcedPoint& sp, const model::LoadPoint& p, int metric, bool spec_on,
+                 int draft, const model::Workload& workload, double think_time_seconds) {
+  if (sp.speculative != spec_on || (spec_on && sp.draft_tokens != draft)) return false;
+  const bool has = metric == 0 ? sp.has_throughput
+                   : metric == 1 ? sp.has_ttft
+                   : metric == 2 ? sp.has_tpot
+                                 : sp.has_e2e;
+  if (!has || !Near(sp.point.workload.input_tokens, workload.input_tokens) ||
+      !Near(sp.point.workload.output_tokens, workload.output_tokens)) {
+    return false;
+  }
+  if (p.concurrency.has_value() && sp.point.concurrency == p.concurrency &&
+      think_time_seconds == sp.point.think_time_seconds) {
+    return true;
+  }
+  return p.arrival_rate_rps.has_value() && sp.point.arrival_rate_rps.has_value() &&
+         Near(*sp.point.arrival_rate_rps, *p.arrival_rate_rps);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const ResolvedDeployment& r,
@@ -1045,34 +1067,19 @@ absl::StatusOr<v1::LoadCurve> PredictLoadFor(const Catalog& catalog, const Resol
     bool all_inside = src.base_tier == v1::TIER_CALIBRATED && lo.has_value();
     double widest = band.value_or(0);
     for (const model::LoadPoint& p : curve->points) {
-      bool measured = false;
-      for (const SourcedPoint& sp : src.own_points) {
-        if (sp.speculative != spec_on || (spec_on && sp.draft_tokens != draft)) continue;
-        bool has = metric == 0 ? sp.has_throughput
-                   : metric == 1 ? sp.has_ttft
-                   : metric == 2 ? sp.has_tpot
-                                 : sp.has_e2e;
-        if (!has || !Near(sp.point.workload.input_tokens, workload.input_tokens) ||
-            !Near(sp.point.workload.output_tokens, workload.output_tokens)) {
-          continue;
-        }
-        if (p.concurrency.has_value() && sp.point.concurrency == p.concurrency &&
-            req.think_time_seconds == sp.point.think_time_seconds) {
-          measured = true;
-        }
-        if (p.arrival_rate_rps.has_value() && sp.point.arrival_rate_rps.has_value() &&
-            Near(*sp.point.arrival_rate_rps, *p.arrival_rate_rps)) {
-          measured = true;
-        }
-      }
-      all_measured = all_measured && measured;
+      all_measured = all_measured &&
+                     std::any_of(src.own_points.begin(), src.own_points.end(),
+                                 [&](const SourcedPoint& sp) {
+                                   return RowMeasures(sp, p, metric, spec_on, draft, workload,
+                                                      req.think_time_seconds);
+                                 });
       const double n = p.concurrency.has_value() ? *p.concurrency : std::max(1.0, p.mean_batch_size);
       if (lo.has_value() && (n < *lo || n > *hi)) all_inside = false;
       if (band.has_value() && lo.has_value()) {
-        model::CalibrationResult tmp;
-        tmp.relative_error_band = band;
+        model::CalibrationResult fit_band;  // only the band is read
+        fit_band.relative_error_band = band;
         absl::StatusOr<std::optional<double>> b =
-            model::RelativeErrorBandAt(tmp, std::max(n, 1e-9), *lo, *hi, {});
+            model::RelativeErrorBandAt(fit_band, std::max(n, 1e-9), *lo, *hi, {});
         if (b.ok() && b->has_value()) widest = std::max(widest, **b);
       }
     }
