@@ -39,10 +39,10 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
                    "must be >= 1");
   }
   if (p.arrival_rate_rps.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive(
         absl::StrCat(f, ".arrival_rate_rps"), *p.arrival_rate_rps));
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       absl::StrCat(f, ".think_time_seconds"), p.think_time_seconds));
   absl::Status w = ValidateWorkload(p.workload);
   if (!w.ok()) {
@@ -60,7 +60,7 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
   };
   for (const auto& [name, value] : fields) {
     if (value->has_value()) {
-      CAPPLAN_PERF_RETURN_IF_ERROR(
+      CAPPLAN_RETURN_IF_ERROR(
           CheckPositive(absl::StrCat(f, ".", name), **value));
     }
   }
@@ -77,7 +77,7 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
 
 absl::StatusOr<std::vector<Observation>> PointObservations(
     const CalibrationContext& ctx, const MeasuredPoint& p, int index) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePoint(p, index));
+  CAPPLAN_RETURN_IF_ERROR(ValidatePoint(p, index));
   std::vector<Observation> out;
   const std::optional<SpeculativeDecoding>& spec =
       p.speculative.has_value() ? p.speculative : ctx.speculative;
@@ -148,7 +148,7 @@ absl::StatusOr<CalibrationResult> Calibrate(
     const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
     const std::optional<CoefficientPrior>& prior,
     const CalibrationOptions& calibration_options) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepTimeInputs(ctx.inputs));
+  CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(ctx.inputs));
   if (ctx.scheduler.max_batched_tokens < 1) {
     return Invalid("CalibrationContext.scheduler.max_batched_tokens",
                    ctx.scheduler.max_batched_tokens, "must be >= 1");
@@ -158,11 +158,11 @@ absl::StatusOr<CalibrationResult> Calibrate(
                    absl::StrCat("must be in [1, ", kMaxSlots, "]"));
   }
   if (ctx.speculative.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSpeculative(*ctx.speculative));
+    CAPPLAN_RETURN_IF_ERROR(ValidateSpeculative(*ctx.speculative));
   }
   if (prior.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(ValidateCoefficients(prior->coefficients));
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(prior->coefficients));
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("CoefficientPrior.weight", prior->weight));
   }
   CalibrationResult result;
@@ -241,7 +241,7 @@ absl::StatusOr<CalibrationResult> Calibrate(
 absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
                                        const MeasuredPoint& p,
                                        const StepTimeCoefficients& c) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePoint(p, 0));
+  CAPPLAN_RETURN_IF_ERROR(ValidatePoint(p, 0));
   PerformanceModel m;
   m.inputs = ctx.inputs;
   m.coefficients = c;
@@ -261,8 +261,8 @@ absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
 absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
     const CalibrationResult& fit, double load, double min_measured_load,
     double max_measured_load, const ErrorBandOptions& options) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("load", load));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("load", load));
+  CAPPLAN_RETURN_IF_ERROR(
       CheckPositive("min_measured_load", min_measured_load));
   if (!std::isfinite(max_measured_load) ||
       max_measured_load < min_measured_load) {
@@ -270,12 +270,12 @@ absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
                    absl::StrCat("must be >= min_measured_load = ",
                                 min_measured_load));
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "ErrorBandOptions.widening_per_doubling", options.widening_per_doubling));
   std::optional<double> band = fit.relative_error_band;
   if (!band.has_value()) band = options.fallback_relative_band;
   if (!band.has_value()) return std::optional<double>();
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("relative_error_band", *band));
   double doublings = 0;
   if (load < min_measured_load) doublings = std::log2(min_measured_load / load);

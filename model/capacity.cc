@@ -21,8 +21,8 @@ constexpr double kReplicaRoundingTolerance = 1e-9;
 constexpr int kMaxReplicas = 1000000;
 
 absl::Status ValidatePeriod(const CapacityPeriod& p) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("CapacityPeriod.days", p.days));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("CapacityPeriod.days", p.days));
+  CAPPLAN_RETURN_IF_ERROR(
       CheckInRange("CapacityPeriod.duty_factor", p.duty_factor, 0.0, 1.0));
   return absl::OkStatus();
 }
@@ -42,11 +42,11 @@ MonthlyCapacity Scale(double total, double output, const CapacityPeriod& p) {
 absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromRequests(
     double requests_per_second, double input_tokens, double output_tokens,
     const CapacityPeriod& period) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePeriod(period));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(ValidatePeriod(period));
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("requests_per_second", requests_per_second));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative("input_tokens", input_tokens));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("output_tokens", output_tokens));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("input_tokens", input_tokens));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("output_tokens", output_tokens));
   return Scale(requests_per_second * (input_tokens + output_tokens),
                requests_per_second * output_tokens, period);
 }
@@ -54,12 +54,12 @@ absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromRequests(
 absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromTokenRates(
     std::optional<double> total_tokens_per_second,
     double output_tokens_per_second, const CapacityPeriod& period) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePeriod(period));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(ValidatePeriod(period));
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("output_tokens_per_second", output_tokens_per_second));
   double total = output_tokens_per_second;
   if (total_tokens_per_second.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckNonNegative("total_tokens_per_second", *total_tokens_per_second));
     if (*total_tokens_per_second < output_tokens_per_second) {
       return Invalid("total_tokens_per_second", *total_tokens_per_second,
@@ -73,8 +73,8 @@ absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromTokenRates(
 
 absl::StatusOr<int> ReplicasForTarget(double target_load,
                                       double safe_load_per_replica) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("target_load", target_load));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("target_load", target_load));
+  CAPPLAN_RETURN_IF_ERROR(
       CheckPositive("safe_load_per_replica", safe_load_per_replica));
   const double ratio = target_load / safe_load_per_replica;
   const double replicas = std::ceil(ratio * (1 - kReplicaRoundingTolerance));
@@ -93,11 +93,11 @@ absl::StatusOr<ScalingAssessment> AssessMultiNodeScaling(
     std::optional<double> ttft_p99_1_seconds,
     const ScalingThresholds& thresholds) {
   if (nodes < 2) return Invalid("nodes", nodes, "must be >= 2");
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative("throughput_n", throughput_n));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("throughput_1", throughput_1));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckInRange(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("throughput_n", throughput_n));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("throughput_1", throughput_1));
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange(
       "ScalingThresholds.min_efficiency", thresholds.min_efficiency, 0.0, 1.0));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("ScalingThresholds.max_ttft_p99_degradation_fraction",
                        thresholds.max_ttft_p99_degradation_fraction));
   ScalingAssessment a;
@@ -108,9 +108,9 @@ absl::StatusOr<ScalingAssessment> AssessMultiNodeScaling(
         "ttft_p99_n_seconds and ttft_p99_1_seconds: give both or neither");
   }
   if (ttft_p99_n_seconds.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("ttft_p99_n_seconds", *ttft_p99_n_seconds));
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("ttft_p99_1_seconds", *ttft_p99_1_seconds));
     a.ttft_p99_degradation_fraction =
         (*ttft_p99_n_seconds - *ttft_p99_1_seconds) / *ttft_p99_1_seconds;
@@ -123,14 +123,14 @@ absl::StatusOr<ScalingAssessment> AssessMultiNodeScaling(
 absl::StatusOr<KvRestoreEstimate> EstimateKvRestore(
     double kv_bytes, const KvTier& tier, double link_bandwidth_bytes_per_second,
     double recompute_seconds) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("kv_bytes", kv_bytes));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("KvTier.bandwidth_bytes_per_second",
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("kv_bytes", kv_bytes));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("KvTier.bandwidth_bytes_per_second",
                                              tier.bandwidth_bytes_per_second));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("KvTier.latency_seconds", tier.latency_seconds));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive("link_bandwidth_bytes_per_second",
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("link_bandwidth_bytes_per_second",
                                              link_bandwidth_bytes_per_second));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckPositive("recompute_seconds", recompute_seconds));
   KvRestoreEstimate e;
   e.restore_seconds =
@@ -145,7 +145,7 @@ absl::StatusOr<KvRestoreEstimate> EstimateKvRestore(
 
 absl::StatusOr<double> PrefillSeconds(const PerformanceModel& model,
                                       double context_tokens) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePerformanceModel(model));
+  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(model));
   if (!std::isfinite(context_tokens) || context_tokens < 1) {
     return Invalid("context_tokens", context_tokens, "must be >= 1");
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
 
 namespace capplan::model::perf_internal {
@@ -47,12 +48,5 @@ inline absl::Status CheckInRange(absl::string_view field, double value,
 }
 
 }  // namespace capplan::model::perf_internal
-
-// Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define CAPPLAN_PERF_RETURN_IF_ERROR(expr)                 \
-  do {                                                     \
-    ::absl::Status capplan_perf_status_ = (expr);          \
-    if (!capplan_perf_status_.ok()) return capplan_perf_status_; \
-  } while (false)
 
 #endif  // CAPPLAN_MODEL_PERF_CHECKS_H_

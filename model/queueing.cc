@@ -74,7 +74,7 @@ double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
 
 absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
                                    const Workload& w) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(w));
+  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   std::optional<Slots> best;
   auto consider = [&best](double value, SlotBound bound) {
     const int v = static_cast<int>(std::min<double>(value, kMaxSlots + 1.0));
@@ -95,10 +95,10 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
     consider(*limits.operator_concurrency_gate, SlotBound::kOperatorGate);
   }
   if (limits.kv_pool_tokens.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
     const double per_request = KvTokensPerRequest(limits, w);
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
     const double fit = std::floor(*limits.kv_pool_tokens / per_request);
     if (fit < 1) {
@@ -134,8 +134,8 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
 
 absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
     const PerformanceModel& m, const Workload& w, const Slots& slots) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePerformanceModel(m));
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(w));
+  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
+  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   if (slots.slots < 1 || slots.slots > kMaxSlots) {
     return Invalid("Slots.slots", slots.slots,
                    absl::StrCat("must be in [1, ", kMaxSlots, "]"));
@@ -523,7 +523,7 @@ absl::Status CheckIncreasing(absl::Span<const double> loads,
   }
   for (size_t i = 0; i < loads.size(); ++i) {
     const std::string name = absl::StrCat(field, "[", i, "]");
-    CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(name, loads[i]));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive(name, loads[i]));
     if (i > 0 && !(loads[i] > loads[i - 1])) {
       return Invalid(name, loads[i],
                      absl::StrCat("must be > ", field, "[", i - 1,
@@ -772,10 +772,10 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others,
 absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
     const LoadDependentServer& server, absl::Span<const int> concurrencies,
     double think_time_seconds) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
   std::vector<double> loads(concurrencies.begin(), concurrencies.end());
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckIncreasing(loads, "ClosedLoop.concurrency"));
+  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(loads, "ClosedLoop.concurrency"));
   if (concurrencies.back() > kMaxClosedLoopConcurrency) {
     return Invalid(
         absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
@@ -855,7 +855,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
 
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     const LoadDependentServer& server, absl::Span<const double> rates_rps) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   const int s = server.slots();
   const double o = server.workload().output_tokens;
   const double mu_s = server.SaturationRate();
@@ -995,15 +995,15 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
 
 absl::Status ValidateSlo(const Slo& slo) {
   if (slo.ttft_p95_seconds.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
   }
   if (slo.tpot_seconds.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
   }
   if (slo.e2e_p95_seconds.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
   }
   return absl::OkStatus();
@@ -1012,8 +1012,8 @@ absl::Status ValidateSlo(const Slo& slo) {
 absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
     const std::vector<LoadPoint>& points, const Slo& slo,
     const SafetyOptions& options) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSlo(slo));
-  CAPPLAN_PERF_RETURN_IF_ERROR(perf_internal::CheckInRange(
+  CAPPLAN_RETURN_IF_ERROR(ValidateSlo(slo));
+  CAPPLAN_RETURN_IF_ERROR(perf_internal::CheckInRange(
       "SafetyOptions.max_slot_wait_probability",
       options.max_slot_wait_probability, 0.0, 1.0));
   if (points.empty()) {
@@ -1058,7 +1058,7 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
         "LoadCurveRequest: give exactly one of concurrencies (closed loop) and "
         "arrival_rates_rps (open loop)");
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSlo(r.slo));
+  CAPPLAN_RETURN_IF_ERROR(ValidateSlo(r.slo));
   absl::StatusOr<Slots> slots = ComputeSlots(r.limits, r.workload);
   if (!slots.ok()) return slots.status();
   absl::StatusOr<LoadDependentServer> server =

@@ -84,8 +84,8 @@ LatencyPercentiles Summarise(std::vector<double> v) {
 }  // namespace
 
 absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidatePerformanceModel(c.model));
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateWorkload(c.workload));
+  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(c.model));
+  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(c.workload));
   // Validates the limits and that one mean request fits.
   absl::StatusOr<Slots> slots = ComputeSlots(c.limits, c.workload);
   if (!slots.ok()) return slots.status();
@@ -101,10 +101,10 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
                                 "]"));
   }
   if (c.arrival_rate_rps.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("SimulationConfig.arrival_rate_rps", *c.arrival_rate_rps));
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "SimulationConfig.think_time_seconds", c.think_time_seconds));
   if (c.measured_requests < 1 || c.warmup_requests < 0 ||
       c.measured_requests + static_cast<long>(c.warmup_requests) >

@@ -76,9 +76,9 @@ double ExpectedTokensPerStep(int draft_tokens, double acceptance_rate) {
 }
 
 absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "StepTimeInputs.dense_weight_bytes_per_gpu", in.dense_weight_bytes_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepTimeInputs.routed_expert_weight_bytes_per_gpu",
                        in.routed_expert_weight_bytes_per_gpu));
   if (in.dense_weight_bytes_per_gpu + in.routed_expert_weight_bytes_per_gpu <=
@@ -108,24 +108,24 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
                      "must be 0 when routed_experts = 0 (dense model)");
     }
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "StepTimeInputs.kv_bytes_per_token_per_gpu", in.kv_bytes_per_token_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepTimeInputs.state_bytes_per_sequence_per_gpu",
                        in.state_bytes_per_sequence_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckPositive("StepTimeInputs.active_parameters_per_token_per_gpu",
                     in.active_parameters_per_token_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "StepTimeInputs.attention_flops_per_token_per_context_token_per_gpu",
       in.attention_flops_per_token_per_context_token_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepTimeInputs.allreduce_bytes_per_token_per_gpu",
                        in.allreduce_bytes_per_token_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckPositive("StepTimeInputs.memory_bandwidth_bytes_per_second",
                     in.memory_bandwidth_bytes_per_second));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive(
       "StepTimeInputs.peak_flops_per_second", in.peak_flops_per_second));
   if (in.allreduce_bytes_per_token_per_gpu > 0) {
     if (!in.link_bandwidth_bytes_per_second.has_value()) {
@@ -135,7 +135,7 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
     }
   }
   if (in.link_bandwidth_bytes_per_second.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(
+    CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("StepTimeInputs.link_bandwidth_bytes_per_second",
                       *in.link_bandwidth_bytes_per_second));
   }
@@ -145,7 +145,7 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
 absl::Status ValidateCoefficients(const StepTimeCoefficients& c) {
   const StepFeatures v = c.AsVector();
   for (int i = 0; i < kNumStepFeatures; ++i) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+    CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
         absl::StrCat("StepTimeCoefficients.", StepFeatureName(i)), v(i)));
   }
   if (!(v.sum() > 0)) {
@@ -160,29 +160,29 @@ absl::Status ValidateSpeculative(const SpeculativeDecoding& s) {
     return Invalid("SpeculativeDecoding.draft_tokens", s.draft_tokens,
                    "must be in [1, 64]");
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckInRange(
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange(
       "SpeculativeDecoding.acceptance_rate", s.acceptance_rate, 0.0, 1.0));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("SpeculativeDecoding.draft_weight_bytes_per_gpu",
                        s.draft_weight_bytes_per_gpu));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "SpeculativeDecoding.draft_active_parameters_per_token_per_gpu",
       s.draft_active_parameters_per_token_per_gpu));
   return absl::OkStatus();
 }
 
 absl::Status ValidateStepShape(const StepShape& s) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepShape.decode_sequences", s.decode_sequences));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckPositive(
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive(
       "StepShape.decode_tokens_per_sequence", s.decode_tokens_per_sequence));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "StepShape.decode_context_tokens", s.decode_context_tokens));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepShape.prefill_tokens", s.prefill_tokens));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("StepShape.prefill_sequences", s.prefill_sequences));
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckNonNegative(
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
       "StepShape.prefill_context_tokens", s.prefill_context_tokens));
   if (s.decode_sequences + s.prefill_tokens <= 0) {
     return Invalid("StepShape.decode_sequences", s.decode_sequences,
@@ -272,9 +272,9 @@ double StepSeconds(const StepTimeCoefficients& c, const StepFeatures& f) {
 absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs,
                                        const StepTimeCoefficients& c,
                                        const StepShape& shape) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepTimeInputs(inputs));
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateCoefficients(c));
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepShape(shape));
+  CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(inputs));
+  CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(c));
+  CAPPLAN_RETURN_IF_ERROR(ValidateStepShape(shape));
   return StepSeconds(c, ComputeStepFeatures(inputs, shape));
 }
 
@@ -285,24 +285,24 @@ absl::Status ValidateWorkload(const Workload& w) {
   if (!std::isfinite(w.output_tokens) || w.output_tokens < 1) {
     return Invalid("Workload.output_tokens", w.output_tokens, "must be >= 1");
   }
-  CAPPLAN_PERF_RETURN_IF_ERROR(CheckInRange("Workload.prefix_cache_hit_rate",
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.prefix_cache_hit_rate",
                                             w.prefix_cache_hit_rate, 0.0, 1.0));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckInRange("Workload.input_tokens_cv", w.input_tokens_cv, 0.0, 4.0));
-  CAPPLAN_PERF_RETURN_IF_ERROR(
+  CAPPLAN_RETURN_IF_ERROR(
       CheckInRange("Workload.output_tokens_cv", w.output_tokens_cv, 0.0, 4.0));
   return absl::OkStatus();
 }
 
 absl::Status ValidatePerformanceModel(const PerformanceModel& m) {
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateStepTimeInputs(m.inputs));
-  CAPPLAN_PERF_RETURN_IF_ERROR(ValidateCoefficients(m.coefficients));
+  CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(m.inputs));
+  CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(m.coefficients));
   if (m.scheduler.max_batched_tokens < 1) {
     return Invalid("SchedulerConfig.max_batched_tokens",
                    m.scheduler.max_batched_tokens, "must be >= 1");
   }
   if (m.speculative.has_value()) {
-    CAPPLAN_PERF_RETURN_IF_ERROR(ValidateSpeculative(*m.speculative));
+    CAPPLAN_RETURN_IF_ERROR(ValidateSpeculative(*m.speculative));
   }
   return absl::OkStatus();
 }

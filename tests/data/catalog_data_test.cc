@@ -4,8 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "service/catalog.h"
-#include "tests/service/test_catalog.h"
+#include "service/catalog/catalog.h"
+#include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {

@@ -23,7 +23,7 @@
 #include "capplan/v1/planner.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "service/server.h"
+#include "service/server/server.h"
 
 ABSL_FLAG(std::string, target, "", "server address host:port (loopback only)");
 ABSL_FLAG(bool, spawn_server, false, "start an in-process server on 127.0.0.1:0");

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "service/catalog.h"
-#include "service/load_service.h"
+#include "service/catalog/catalog.h"
+#include "service/planner/load.h"
 
 namespace capplan::service {
 namespace {

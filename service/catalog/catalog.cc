@@ -1,0 +1,281 @@
+#include "service/catalog/catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/text_format.h"
+#include "service/catalog/catalog_validator.h"
+#include "service/catalog/file_util.h"
+#include "base/status_macros.h"
+#include "service/catalog/text_proto.h"
+
+namespace capplan::service {
+namespace {
+
+namespace fs = std::filesystem;
+using google::protobuf::Message;
+using google::protobuf::TextFormat;
+
+absl::StatusOr<std::string> ReadFile(const fs::path& path) {
+  return ReadFileLimited(path.string(), std::numeric_limits<size_t>::max() - 1);
+}
+
+// Checks the "# proto-message: X" header names the message this folder holds.
+absl::Status CheckHeader(const std::string& display, const std::string& text,
+                         const std::string& message_name) {
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    absl::string_view stripped = absl::StripAsciiWhitespace(line);
+    if (!absl::StartsWith(stripped, "#")) break;
+    constexpr absl::string_view kKey = "proto-message:";
+    size_t at = stripped.find(kKey);
+    if (at == absl::string_view::npos) continue;
+    absl::string_view named =
+        absl::StripAsciiWhitespace(stripped.substr(at + kKey.size()));
+    if (absl::EndsWith(named, message_name) &&
+        (named.size() == message_name.size() ||
+         named[named.size() - message_name.size() - 1] == '.')) {
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s:%d:%d: header names message '%s'; files in this folder hold '%s'",
+        display, line_number, static_cast<int>(at) + 1, named, message_name));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s:1:1: missing header '# proto-message: %s' (and '# proto-file: "
+      "capplan/v1/catalog.proto')",
+      display, message_name));
+}
+
+// Parses one file into `message`; validation findings are placed at the
+// field's location in the file.
+absl::Status ParseEntity(const fs::path& path, const std::string& display,
+                         Message* message) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckHeader(display, text, message->GetDescriptor()->name()));
+  TextFormat::Parser parser;
+  FirstParseError errors;
+  parser.RecordErrorsTo(&errors);
+  TextFormat::ParseInfoTree locations;
+  parser.WriteLocationsTo(&locations);
+  if (!parser.ParseFromString(text, message)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d:%d: %s", display, errors.line(), errors.column(),
+                        errors.has_error() ? errors.message() : "parse error"));
+  }
+  std::vector<Finding> findings = ValidateEntity(*message);
+  if (!findings.empty()) {
+    std::vector<std::string> lines;
+    for (const Finding& finding : findings) {
+      Location where = LocateField(*message, locations, finding.field_path);
+      lines.push_back(absl::StrFormat("%s:%d:%d: %s", display, where.line,
+                                      where.column, finding.message));
+    }
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status LoadFolder(const fs::path& root, const std::string& folder,
+                        std::vector<T>* out,
+                        absl::flat_hash_map<std::string, std::string>* origin,
+                        std::vector<std::string>* errors) {
+  fs::path dir = root / folder;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return absl::OkStatus();
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir.string(), ": not a directory"));
+  }
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".txtpb") {
+      files.push_back(entry.path());
+    } else if (entry.path().filename() != "README.md") {
+      // A misnamed file would otherwise be skipped without a word.
+      errors->push_back(absl::StrFormat(
+          "%s: not a catalogue file; entities are <id>.txtpb (README.md is "
+          "allowed)",
+          (fs::path(folder) / entry.path().filename()).string()));
+    }
+  }
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat(dir.string(), ": cannot list: ", ec.message()));
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    std::string display = (fs::path(folder) / file.filename()).string();
+    T entity;
+    absl::Status status = ParseEntity(file, display, &entity);
+    if (!status.ok()) {
+      errors->push_back(std::string(status.message()));
+      continue;
+    }
+    std::string stem = file.stem().string();
+    if (entity.id() != stem) {
+      errors->push_back(absl::StrFormat(
+          "%s:1:1: id = \"%s\"; must equal the file name without .txtpb "
+          "(\"%s\")",
+          display, entity.id(), stem));
+      continue;
+    }
+    (*origin)[entity.id()] = display;
+    out->push_back(std::move(entity));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void SortById(std::vector<T>* entities) {
+  std::sort(entities->begin(), entities->end(),
+            [](const T& a, const T& b) { return a.id() < b.id(); });
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
+    const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("catalogue directory '", dir, "' does not exist"));
+  }
+  std::vector<v1::Hardware> hardware;
+  std::vector<v1::Model> models;
+  std::vector<v1::Baseline> baselines;
+  std::vector<v1::EnginePreset> engines;
+  absl::flat_hash_map<std::string, std::string> origin;
+  std::vector<std::string> errors;
+  fs::path root(dir);
+  CAPPLAN_RETURN_IF_ERROR(
+      LoadFolder(root, "hardware", &hardware, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", &models, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(
+      LoadFolder(root, "baselines", &baselines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(
+      LoadFolder(root, "engines", &engines, &origin, &errors));
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  return FromEntities(std::move(hardware), std::move(models),
+                      std::move(baselines), std::move(engines),
+                      std::move(origin));
+}
+
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::FromEntities(
+    std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
+    std::vector<v1::Baseline> baselines,
+    std::vector<v1::EnginePreset> engine_presets,
+    absl::flat_hash_map<std::string, std::string> origin) {
+  std::shared_ptr<Catalog> catalog(new Catalog());
+  catalog->hardware_ = std::move(hardware);
+  catalog->models_ = std::move(models);
+  catalog->baselines_ = std::move(baselines);
+  catalog->engine_presets_ = std::move(engine_presets);
+  catalog->origin_ = std::move(origin);
+  SortById(&catalog->hardware_);
+  SortById(&catalog->models_);
+  SortById(&catalog->baselines_);
+  SortById(&catalog->engine_presets_);
+  CAPPLAN_RETURN_IF_ERROR(catalog->Index());
+  return std::shared_ptr<const Catalog>(std::move(catalog));
+}
+
+absl::Status Catalog::Index() {
+  std::vector<std::string> errors;
+  auto where = [this](const std::string& id) {
+    auto it = origin_.find(id);
+    return it == origin_.end() ? id : it->second;
+  };
+  auto add = [&](absl::flat_hash_map<std::string, size_t>* index,
+                 const std::string& key, size_t i, const std::string& id,
+                 const std::string& field) {
+    auto [it, inserted] = index->emplace(key, i);
+    if (!inserted) {
+      errors.push_back(absl::StrFormat("%s: %s = \"%s\"; must be unique",
+                                       where(id), field, key));
+    }
+  };
+  for (size_t i = 0; i < hardware_.size(); ++i) {
+    add(&hardware_index_, hardware_[i].id(), i, hardware_[i].id(), "id");
+  }
+  for (size_t i = 0; i < engine_presets_.size(); ++i) {
+    add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(),
+        "id");
+  }
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const v1::Model& model = models_[i];
+    add(&model_index_, absl::AsciiStrToLower(model.id()), i, model.id(), "id");
+    if (!model.hf_repo_id().empty()) {
+      add(&model_index_, absl::AsciiStrToLower(model.hf_repo_id()), i,
+          model.id(), "hf_repo_id");
+    }
+    for (const std::string& alias : model.aliases()) {
+      add(&model_index_, absl::AsciiStrToLower(alias), i, model.id(),
+          "aliases");
+    }
+  }
+  for (size_t i = 0; i < baselines_.size(); ++i) {
+    const v1::Baseline& baseline = baselines_[i];
+    add(&baseline_index_, baseline.id(), i, baseline.id(), "id");
+    const v1::DeploymentConfig& deployment = baseline.deployment();
+    if (!deployment.hardware_id().empty() &&
+        !hardware_index_.contains(deployment.hardware_id())) {
+      errors.push_back(absl::StrFormat(
+          "%s: deployment.hardware_id = \"%s\"; must name a hardware entry",
+          where(baseline.id()), deployment.hardware_id()));
+    }
+    if (!model_index_.contains(deployment.model_id()) ||
+        models_[model_index_[deployment.model_id()]].id() !=
+            deployment.model_id()) {
+      errors.push_back(absl::StrFormat(
+          "%s: deployment.model_id = \"%s\"; must name a model entry by id",
+          where(baseline.id()), deployment.model_id()));
+    }
+  }
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+template <typename T>
+const T* Lookup(const absl::flat_hash_map<std::string, size_t>& index,
+                const std::vector<T>& items, absl::string_view key) {
+  auto it = index.find(key);
+  return it == index.end() ? nullptr : &items[it->second];
+}
+}  // namespace
+
+const v1::Hardware* Catalog::FindHardware(absl::string_view id) const {
+  return Lookup(hardware_index_, hardware_, id);
+}
+const v1::Model* Catalog::FindModel(absl::string_view id_or_repo) const {
+  return Lookup(model_index_, models_, absl::AsciiStrToLower(id_or_repo));
+}
+const v1::Baseline* Catalog::FindBaseline(absl::string_view id) const {
+  return Lookup(baseline_index_, baselines_, id);
+}
+
+const std::string& Catalog::OriginOf(absl::string_view id) const {
+  static const std::string* const kNone = new std::string();
+  auto it = origin_.find(id);
+  return it == origin_.end() ? *kNone : it->second;
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,70 @@
+#ifndef CAPPLAN_SERVICE_CATALOG_CATALOG_H_
+#define CAPPLAN_SERVICE_CATALOG_CATALOG_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "capplan/v1/catalog.pb.h"
+
+namespace capplan::service {
+
+// The loaded, validated catalogue: every entity of data/ in memory, immutable
+// once built. Shared by handlers through std::shared_ptr<const Catalog>; a
+// reload builds a new one and swaps it in.
+class Catalog {
+ public:
+  // Loads <dir>/hardware/*.txtpb, <dir>/models/*.txtpb, <dir>/baselines/*.txtpb
+  // and <dir>/engines/*.txtpb, then validates ids, references and ranges.
+  // Parse errors read "file:line:column: message"; validation errors name the
+  // file and the field path.
+  static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(
+      const std::string& dir);
+
+  // Builds a catalogue from entities already in memory (tests), validated the
+  // same way. `origin` names the entities in error messages.
+  static absl::StatusOr<std::shared_ptr<const Catalog>> FromEntities(
+      std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
+      std::vector<v1::Baseline> baselines,
+      std::vector<v1::EnginePreset> engine_presets,
+      absl::flat_hash_map<std::string, std::string> origin = {});
+
+  // nullptr when absent.
+  const v1::Hardware* FindHardware(absl::string_view id) const;
+  // Accepts a catalogue id, a Hugging Face repo id or an alias (repo ids are
+  // matched case-insensitively).
+  const v1::Model* FindModel(absl::string_view id_or_repo) const;
+  const v1::Baseline* FindBaseline(absl::string_view id) const;
+
+  // Sorted by id.
+  const std::vector<v1::Hardware>& hardware() const { return hardware_; }
+  const std::vector<v1::Model>& models() const { return models_; }
+  const std::vector<v1::Baseline>& baselines() const { return baselines_; }
+  const std::vector<v1::EnginePreset>& engine_presets() const {
+    return engine_presets_;
+  }
+
+  // The file each entity came from ("hardware/nvidia-l4-24gb.txtpb"), by id.
+  const std::string& OriginOf(absl::string_view id) const;
+
+ private:
+  Catalog() = default;
+  absl::Status Index();
+
+  std::vector<v1::Hardware> hardware_;
+  std::vector<v1::Model> models_;
+  std::vector<v1::Baseline> baselines_;
+  std::vector<v1::EnginePreset> engine_presets_;
+  absl::flat_hash_map<std::string, std::string> origin_;
+  absl::flat_hash_map<std::string, size_t> hardware_index_;
+  absl::flat_hash_map<std::string, size_t> model_index_;  // ids, repos, aliases (lowercase)
+  absl::flat_hash_map<std::string, size_t> baseline_index_;
+  absl::flat_hash_map<std::string, size_t> engine_index_;
+};
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_CATALOG_CATALOG_H_

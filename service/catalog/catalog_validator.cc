@@ -1,0 +1,354 @@
+#include "service/catalog/catalog_validator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "capplan/v1/catalog.pb.h"
+#include "google/protobuf/descriptor.h"
+
+namespace capplan::service {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// Fields that are shares of something: must lie in (0, 1].
+bool IsFractionField(absl::string_view name) {
+  return name == "gpu_memory_utilization" || name == "mem_fraction_static" ||
+         name == "used_fraction" || name == "acceptance_rate" ||
+         name == "prefix_cache_hit_rate" || name == "min_scaling_efficiency";
+}
+
+// Fields whose name carries a physical unit: must be > 0 when present.
+bool IsPositiveUnitField(absl::string_view name) {
+  return absl::EndsWith(name, "_bytes") ||
+         absl::EndsWith(name, "_per_second") ||
+         absl::EndsWith(name, "_seconds") || absl::EndsWith(name, "_rps") ||
+         absl::EndsWith(name, "_watts") || name == "tokens";
+}
+
+std::optional<double> NumericValue(const Message& m, const FieldDescriptor* f,
+                                   int index) {
+  const Reflection* r = m.GetReflection();
+  bool rep = f->is_repeated();
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
+    case FieldDescriptor::CPPTYPE_INT32:
+      return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case FieldDescriptor::CPPTYPE_INT64:
+      return static_cast<double>(rep ? r->GetRepeatedInt64(m, f, index)
+                                     : r->GetInt64(m, f));
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return static_cast<double>(rep ? r->GetRepeatedUInt64(m, f, index)
+                                     : r->GetUInt64(m, f));
+    default:
+      return std::nullopt;
+  }
+}
+
+class Validator {
+ public:
+  std::vector<Finding> Take() { return std::move(findings_); }
+
+  void Add(const std::string& path, const std::string& message) {
+    findings_.push_back({path, absl::StrCat(path, message)});
+  }
+
+  // Generic range rules over every numeric field of the tree.
+  void Walk(const Message& m, const std::string& prefix) {
+    const Reflection* r = m.GetReflection();
+    std::vector<const FieldDescriptor*> fields;
+    r->ListFields(m, &fields);
+    for (const FieldDescriptor* f : fields) {
+      std::string base = prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
+      int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+      for (int i = 0; i < n; ++i) {
+        std::string path = f->is_repeated() ? absl::StrCat(base, "[", i, "]") : base;
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          Walk(f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f), path);
+          continue;
+        }
+        std::optional<double> v = NumericValue(m, f, i);
+        if (!v.has_value()) continue;
+        if (!std::isfinite(*v)) {
+          Add(path, absl::StrFormat(" = %g; must be finite", *v));
+        } else if (IsFractionField(f->name()) && !(*v > 0 && *v <= 1)) {
+          Add(path, absl::StrFormat(" = %g; must be in (0, 1]", *v));
+        } else if (IsPositiveUnitField(f->name()) && !(*v > 0)) {
+          Add(path, absl::StrFormat(" = %g; must be > 0", *v));
+        }
+      }
+    }
+  }
+
+  void Id(const std::string& id) {
+    if (id.empty()) {
+      Add("id", " is empty; every entity needs a kebab-case id");
+    } else if (!IsValidId(id)) {
+      Add("id", absl::StrFormat(" = \"%s\"; must be lowercase kebab-case "
+                                "([a-z0-9] words joined by '-', dots inside "
+                                "version numbers)", id));
+    }
+  }
+
+  void Positive(const std::string& path, double value) {
+    if (!(value > 0)) Add(path, absl::StrFormat(" = %g; must be > 0", value));
+  }
+
+  // Every numeric leaf of `m` that is set must be named by some citation.
+  void Cited(const Message& m,
+             const google::protobuf::RepeatedPtrField<v1::Citation>& sources) {
+    absl::flat_hash_set<std::string> cited;
+    for (int i = 0; i < sources.size(); ++i) {
+      const v1::Citation& c = sources[i];
+      if (c.document().empty()) {
+        Add(absl::StrCat("sources[", i, "].document"),
+            " is empty; a citation names its document (URL or seed file)");
+      }
+      for (const std::string& field : c.fields()) cited.insert(field);
+    }
+    CheckCited(m, "", cited);
+  }
+
+ private:
+  void CheckCited(const Message& m, const std::string& prefix,
+                  const absl::flat_hash_set<std::string>& cited) {
+    const Reflection* r = m.GetReflection();
+    std::vector<const FieldDescriptor*> fields;
+    r->ListFields(m, &fields);
+    for (const FieldDescriptor* f : fields) {
+      std::string path = prefix.empty() ? f->name() : absl::StrCat(prefix, ".", f->name());
+      if (f->name() == "sources") continue;
+      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+        if (cited.contains(path)) continue;  // a whole sub-message cited at once
+        int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+        for (int i = 0; i < n; ++i) {
+          CheckCited(f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f),
+                     path, cited);
+        }
+        continue;
+      }
+      bool numeric = NumericValue(m, f, 0).has_value() ||
+                     (f->is_repeated() && f->cpp_type() != FieldDescriptor::CPPTYPE_STRING &&
+                      f->cpp_type() != FieldDescriptor::CPPTYPE_ENUM &&
+                      f->cpp_type() != FieldDescriptor::CPPTYPE_BOOL);
+      if (!numeric) continue;
+      // A citation may name the field, or any of its ancestors.
+      bool ok = cited.contains(path);
+      for (size_t dot = path.find('.'); !ok && dot != std::string::npos;
+           dot = path.find('.', dot + 1)) {
+        ok = cited.contains(path.substr(0, dot));
+      }
+      if (!ok) Add(path, " has no citation; name it in some sources[].fields");
+    }
+  }
+
+  std::vector<Finding> findings_;
+};
+
+void ValidateHardware(const v1::Hardware& h, Validator* v) {
+  v->Id(h.id());
+  if (h.vendor().empty()) v->Add("vendor", " is empty; required");
+  if (h.name().empty()) v->Add("name", " is empty; required");
+  v->Positive("memory_bytes", static_cast<double>(h.memory_bytes()));
+  v->Positive("usable_memory_bytes", static_cast<double>(h.usable_memory_bytes()));
+  if (h.usable_memory_bytes() > h.memory_bytes() * 11 / 10) {
+    v->Add("usable_memory_bytes",
+           absl::StrFormat(" = %d; must not exceed memory_bytes = %d by more "
+                           "than 10%%", h.usable_memory_bytes(), h.memory_bytes()));
+  }
+  for (int i = 0; i < h.peak_compute_size(); ++i) {
+    if (h.peak_compute(i).format() == v1::NUMBER_FORMAT_UNSPECIFIED) {
+      v->Add(absl::StrCat("peak_compute[", i, "].format"), " is unspecified; required");
+    }
+  }
+  v->Cited(h, h.sources());
+}
+
+void ValidateModel(const v1::Model& m, Validator* v) {
+  v->Id(m.id());
+  v->Positive("hidden_size", static_cast<double>(m.hidden_size()));
+  v->Positive("num_attention_heads", m.num_attention_heads());
+  v->Positive("vocab_size", static_cast<double>(m.vocab_size()));
+  v->Positive("native_context_tokens", static_cast<double>(m.native_context_tokens()));
+  if (m.num_kv_heads() == 0) {
+    v->Add("num_kv_heads", " = 0; must be > 0");
+  } else if (m.num_attention_heads() % m.num_kv_heads() != 0) {
+    v->Add("num_kv_heads",
+           absl::StrFormat(" = %d; must divide num_attention_heads = %d",
+                           m.num_kv_heads(), m.num_attention_heads()));
+  }
+  if (m.layer_blocks_size() == 0) {
+    v->Add("layer_blocks", " is empty; a model needs at least one layer");
+  }
+  bool any_moe = false, any_sliding = false, any_mla = false, any_linear = false,
+       any_mamba = false, any_dense = false;
+  for (int b = 0; b < m.layer_blocks_size(); ++b) {
+    const v1::LayerBlock& block = m.layer_blocks(b);
+    std::string bp = absl::StrCat("layer_blocks[", b, "]");
+    if (block.repeat() == 0) v->Add(bp + ".repeat", " = 0; must be > 0");
+    if (block.layers_size() == 0) v->Add(bp + ".layers", " is empty; required");
+    for (int l = 0; l < block.layers_size(); ++l) {
+      const v1::LayerSpec& spec = block.layers(l);
+      std::string lp = absl::StrCat(bp, ".layers[", l, "]");
+      if (spec.count() == 0) v->Add(lp + ".count", " = 0; must be > 0");
+      if (spec.attention() == v1::ATTENTION_KIND_UNSPECIFIED) {
+        v->Add(lp + ".attention", " is unspecified; required");
+      }
+      if (spec.mlp() == v1::MLP_KIND_UNSPECIFIED) {
+        v->Add(lp + ".mlp", " is unspecified; required");
+      }
+      any_moe |= spec.mlp() == v1::MLP_KIND_MOE;
+      any_dense |= spec.mlp() == v1::MLP_KIND_DENSE;
+      any_sliding |= spec.attention() == v1::ATTENTION_KIND_SLIDING_WINDOW;
+      any_mla |= spec.attention() == v1::ATTENTION_KIND_MLA;
+      any_linear |= spec.attention() == v1::ATTENTION_KIND_LINEAR;
+      any_mamba |= spec.attention() == v1::ATTENTION_KIND_MAMBA;
+    }
+  }
+  if (any_moe) {
+    const v1::MoeConfig& moe = m.moe();
+    v->Positive("moe.num_routed_experts", moe.num_routed_experts());
+    v->Positive("moe.expert_intermediate_size", static_cast<double>(moe.expert_intermediate_size()));
+    if (moe.experts_per_token() == 0 || moe.experts_per_token() > moe.num_routed_experts()) {
+      v->Add("moe.experts_per_token",
+             absl::StrFormat(" = %d; must be in [1, num_routed_experts = %d]",
+                             moe.experts_per_token(), moe.num_routed_experts()));
+    }
+  }
+  if (any_dense) v->Positive("intermediate_size", static_cast<double>(m.intermediate_size()));
+  if (any_sliding) v->Positive("sliding_window_tokens", m.sliding_window_tokens());
+  if (any_mla) v->Positive("mla.kv_lora_rank", m.mla().kv_lora_rank());
+  if (any_linear) {
+    v->Positive("linear_attention.num_value_heads", m.linear_attention().num_value_heads());
+    v->Positive("linear_attention.value_head_dim", m.linear_attention().value_head_dim());
+  }
+  if (any_mamba) v->Positive("mamba.state_size", m.mamba().state_size());
+  if (m.has_quantization() &&
+      m.quantization().format() == v1::WEIGHT_FORMAT_UNSPECIFIED) {
+    v->Add("quantization.format", " is unspecified; required when quantization is set");
+  }
+  if (m.native_dtype() == v1::NUMBER_FORMAT_UNSPECIFIED) {
+    v->Add("native_dtype", " is unspecified; required (the checkpoint's torch_dtype)");
+  }
+  v->Cited(m, m.sources());
+}
+
+void ValidateBaseline(const v1::Baseline& b, Validator* v) {
+  v->Id(b.id());
+  if (b.provenance().source_document().empty()) {
+    v->Add("provenance.source_document", " is empty; every baseline names its source");
+  }
+  const v1::DeploymentConfig& d = b.deployment();
+  if (d.hardware_id().empty() && d.hardware_description().empty()) {
+    v->Add("deployment.hardware_id",
+           " is empty; set it, or hardware_description when the source withholds the card");
+  }
+  if (d.model_id().empty()) v->Add("deployment.model_id", " is empty; required");
+  v->Positive("deployment.gpu_count", d.gpu_count());
+  // 64-bit product: two 32-bit sizes must not wrap to a zero divisor.
+  const uint64_t tp = d.parallelism().tp() == 0 ? 1 : d.parallelism().tp();
+  const uint64_t pp = d.parallelism().pp() == 0 ? 1 : d.parallelism().pp();
+  if (d.gpu_count() > 0 && d.gpu_count() % (tp * pp) != 0) {
+    v->Add("deployment.parallelism.tp",
+           absl::StrFormat(" = %d (pp = %d); tp × pp must divide gpu_count = %d",
+                           tp, pp, d.gpu_count()));
+  }
+  for (int s = 0; s < b.sweeps_size(); ++s) {
+    for (int r = 0; r < b.sweeps(s).rows_size(); ++r) {
+      const v1::SweepRow& row = b.sweeps(s).rows(r);
+      if (!row.has_concurrency() && !row.has_arrival_rate_rps()) {
+        v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "]"),
+               " has neither concurrency nor arrival_rate_rps; one is required");
+      } else if (row.has_concurrency() && row.concurrency() == 0) {
+        v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "].concurrency"), " = 0; must be > 0");
+      }
+    }
+  }
+}
+
+void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
+  v->Id(e.id());
+  if (e.engine() == v1::ENGINE_KIND_UNSPECIFIED) {
+    v->Add("engine", " is unspecified; required");
+  }
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"min_version", e.min_version()},
+        {"max_version", e.max_version()}}) {
+    if (value.empty()) continue;
+    for (absl::string_view part : absl::StrSplit(value, '.')) {
+      int n;
+      if (!absl::SimpleAtoi(part, &n) || n < 0) {
+        v->Add(name, absl::StrFormat(" = \"%s\"; must be dotted numbers like 0.11.0", value));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool IsValidId(const std::string& id) {
+  if (id.empty() || id.size() > 96) return false;
+  char prev = '-';
+  for (char c : id) {
+    bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    bool sep = c == '-' || c == '.';
+    if (!word && !sep) return false;
+    if (sep && (prev == '-' || prev == '.')) return false;
+    prev = c;
+  }
+  return prev != '-' && prev != '.';
+}
+
+std::vector<Finding> ValidateEntity(const Message& entity) {
+  Validator v;
+  v.Walk(entity, "");
+  if (auto* h = dynamic_cast<const v1::Hardware*>(&entity)) ValidateHardware(*h, &v);
+  if (auto* m = dynamic_cast<const v1::Model*>(&entity)) ValidateModel(*m, &v);
+  if (auto* b = dynamic_cast<const v1::Baseline*>(&entity)) ValidateBaseline(*b, &v);
+  if (auto* e = dynamic_cast<const v1::EnginePreset*>(&entity)) ValidateEnginePreset(*e, &v);
+  return v.Take();
+}
+
+Location LocateField(const Message& entity,
+                     const google::protobuf::TextFormat::ParseInfoTree& tree,
+                     const std::string& field_path) {
+  Location best;
+  const Descriptor* descriptor = entity.GetDescriptor();
+  const google::protobuf::TextFormat::ParseInfoTree* node = &tree;
+  for (absl::string_view part : absl::StrSplit(field_path, '.')) {
+    if (node == nullptr || descriptor == nullptr) break;
+    int index = -1;
+    size_t bracket = part.find('[');
+    absl::string_view name = part.substr(0, bracket);
+    if (bracket != absl::string_view::npos) {
+      absl::SimpleAtoi(part.substr(bracket + 1, part.size() - bracket - 2), &index);
+    }
+    const FieldDescriptor* f = descriptor->FindFieldByName(std::string(name));
+    if (f == nullptr) break;
+    int at_index = f->is_repeated() ? std::max(index, 0) : -1;
+    google::protobuf::TextFormat::ParseLocation at = node->GetLocation(f, at_index);
+    if (at.line >= 0) best = {at.line + 1, at.column + 1};
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) break;
+    node = node->GetTreeForNested(f, f->is_repeated() ? std::max(index, 0) : -1);
+    descriptor = f->message_type();
+  }
+  return best;
+}
+
+}  // namespace capplan::service

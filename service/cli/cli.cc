@@ -1,0 +1,524 @@
+#include "service/cli/cli.h"
+
+#include <memory>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "service/cli/args.h"
+#include "service/cli/context.h"
+#include "service/cli/deployment_flags.h"
+#include "service/cli/format.h"
+#include "service/translate/model_translation.h"
+#include "service/planner/planner.h"
+#include "service/rpc/remote_planner.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+
+absl::Status PrintJson(const google::protobuf::Message& message, std::ostream& out) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::string json, ToJson(message));
+  out << json << "\n";
+  return absl::OkStatus();
+}
+
+std::string EngineName(v1::EngineKind kind) {
+  switch (kind) {
+    case v1::ENGINE_KIND_VLLM: return "vllm";
+    case v1::ENGINE_KIND_SGLANG: return "sglang";
+    default: return "-";
+  }
+}
+
+std::string TierName(v1::Tier tier) {
+  std::string name = v1::Tier_Name(tier);
+  return name.substr(name.rfind('_') + 1);
+}
+
+namespace {
+
+constexpr char kUsage[] = R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
+
+Catalogue:
+  capplan hardware list [--vendor NAME]      GPUs in the catalogue
+  capplan hardware get ID                     one GPU with its sources
+  capplan models list [--family NAME]        models, with computed parameter counts
+  capplan models get ID|HF_REPO_ID            one model
+  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang]
+  capplan baselines get ID                    one measured baseline
+
+Memory (does it fit, how large is the KV pool):
+  capplan memory (--model ID | --model-config FILE | --baseline ID) --gpu ID [--gpus N]
+      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang] [--engine-version V]
+      [--gpu-memory-utilization F] [--mem-fraction-static F] [--max-model-len N]
+      [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
+      [--kv-cache-dtype auto|bf16|fp16|fp8] [--quantization FORMAT] [--enforce-eager]
+      [--speculative-method mtp|eagle|none] [--num-speculative-tokens K]
+      [--mean-sequence-tokens N]
+    FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
+    --baseline starts from a catalogue baseline's configuration; other flags override it.
+
+Load (throughput and latency against load, the knee, the safe operating point):
+  capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID [deployment flags]
+      --input-tokens N --output-tokens N (--concurrency 1,2,4,8 | --rate 0.5,1,2)
+      [--think-time S] [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--concurrency-gate N]
+      [--calibration FILE] [--no-catalog-calibration] [--svg FILE]
+    --baseline also takes the workload and concurrencies of the baseline's sweep.
+    --calibration: a Sweep (text proto or JSON) or several, measured rows to fit on.
+  capplan accuracy [--baseline ID]           leave-one-row-out accuracy on the catalogue
+
+Options:
+  --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
+  --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)
+  --json               print the response message as JSON (snake_case field names)
+  --timeout-seconds S  RPC deadline in --server mode (default 10)
+
+Exit codes: 0 success, 1 a FAIL verdict, 2 invalid input, unknown id or unreachable server.
+)";
+
+absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
+  std::string lower = absl::AsciiStrToLower(text);
+  if (lower == "vllm") return v1::ENGINE_KIND_VLLM;
+  if (lower == "sglang") return v1::ENGINE_KIND_SGLANG;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--engine = %s; must be vllm or sglang", text));
+}
+
+absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what) {
+  const auto& pos = ctx.args.positional();
+  if (pos.size() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("usage: capplan %s get ID", what));
+  }
+  return pos[2];
+}
+
+std::string LinkName(const v1::Interconnect& link) {
+  switch (link.kind()) {
+    case v1::LINK_KIND_NVLINK:
+      return absl::StrFormat("NVLink %s GB/s",
+                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+    case v1::LINK_KIND_XGMI:
+      return absl::StrFormat("xGMI %s GB/s",
+                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+    case v1::LINK_KIND_PCIE:
+      return absl::StrFormat("PCIe %d%s", link.pcie_generation(),
+                             link.peer_to_peer() ? "" : " no-P2P");
+    case v1::LINK_KIND_NVLINK_C2C: return "NVLink-C2C";
+    case v1::LINK_KIND_NONE: return "none";
+    default: return "-";
+  }
+}
+
+absl::Status Hardware(CliContext& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListHardwareRequest request;
+    request.set_vendor(ctx.args.Get("vendor").value_or(""));
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListHardware(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "NAME", "MEMORY (GiB)", "USABLE (GiB)",
+                     "BANDWIDTH (TB/s)", "BF16 (TFLOP/s)", "FP8 (TFLOP/s)",
+                     "LINK"});
+    for (const v1::Hardware& h : response.hardware()) {
+      table.AddRow({h.id(), h.name(), FormatGiB(h.memory_bytes()),
+                    FormatGiB(h.usable_memory_bytes()),
+                    FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2),
+                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_BF16), 1e12, 0),
+                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_FP8), 1e12, 0),
+                    LinkName(h.intra_node())});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "hardware"));
+    v1::GetHardwareRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::Hardware h, ctx.planner->GetHardware(request));
+    if (ctx.json) return PrintJson(h, ctx.out);
+    TextTable table({"FIELD", "VALUE"});
+    table.AddRow({"id", h.id()});
+    table.AddRow({"name", absl::StrCat(h.vendor(), " ", h.name())});
+    table.AddRow({"architecture", h.architecture()});
+    table.AddRow({"memory", FormatGiB(h.memory_bytes()) + " GiB"});
+    table.AddRow({"usable memory", FormatGiB(h.usable_memory_bytes()) + " GiB"});
+    table.AddRow({"memory bandwidth",
+                  FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2) + " TB/s"});
+    for (const v1::PeakCompute& peak : h.peak_compute()) {
+      std::string format = v1::NumberFormat_Name(peak.format());
+      table.AddRow({absl::StrCat("dense ", format.substr(format.rfind('_') + 1)),
+                    FormatScaled(peak.dense_flops_per_second(), 1e12, 1) + " TFLOP/s"});
+    }
+    table.AddRow({"intra-node link", LinkName(h.intra_node())});
+    table.AddRow({"unified memory", h.unified_memory() ? "yes" : "no"});
+    table.Print(ctx.out);
+    ctx.out << "\nsources:\n";
+    for (const v1::Citation& c : h.sources()) {
+      ctx.out << "  " << absl::StrJoin(c.fields(), ", ") << ": " << c.document()
+              << (c.note().empty() ? "" : " (" + c.note() + ")") << "\n";
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan hardware list|get ID");
+}
+
+std::string FormatParams(uint64_t params) {
+  return params == 0 ? "-" : absl::StrFormat("%.2f", params / 1e9);
+}
+
+std::string FormatName(const v1::Model& m) {
+  if (!m.has_quantization()) {
+    std::string dtype = v1::NumberFormat_Name(m.native_dtype());
+    return absl::AsciiStrToLower(dtype.substr(dtype.rfind('_') + 1));
+  }
+  std::string format = v1::WeightFormat_Name(m.quantization().format());
+  return absl::AsciiStrToLower(format.substr(std::string("WEIGHT_FORMAT_").size()));
+}
+
+absl::Status Models(CliContext& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListModelsRequest request;
+    request.set_family(ctx.args.Get("family").value_or(""));
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListModels(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "HF REPO", "LAYERS", "PARAMS (B)", "ACTIVE (B)",
+                     "CONTEXT (tokens)", "WEIGHTS"});
+    for (const v1::ModelInfo& info : response.models()) {
+      const v1::Model& m = info.model();
+      table.AddRow({m.id(), m.hf_repo_id(), absl::StrCat(info.derived().num_layers()),
+                    FormatParams(info.derived().total_parameters()),
+                    FormatParams(info.derived().active_parameters_per_token()),
+                    FormatCount(static_cast<double>(m.native_context_tokens())),
+                    FormatName(m)});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "models"));
+    v1::GetModelRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::ModelInfo info, ctx.planner->GetModel(request));
+    if (ctx.json) return PrintJson(info, ctx.out);
+    const v1::Model& m = info.model();
+    const v1::ModelDerived& d = info.derived();
+    TextTable table({"FIELD", "VALUE"});
+    table.AddRow({"id", m.id()});
+    table.AddRow({"hf repo", m.hf_repo_id()});
+    table.AddRow({"family", m.family()});
+    table.AddRow({"layers", absl::StrCat(d.num_layers())});
+    table.AddRow({"hidden size", absl::StrCat(m.hidden_size())});
+    table.AddRow({"attention heads / kv heads",
+                  absl::StrCat(m.num_attention_heads(), " / ", m.num_kv_heads())});
+    if (m.has_moe()) {
+      table.AddRow({"experts (routed, per token, shared)",
+                    absl::StrCat(m.moe().num_routed_experts(), ", ",
+                                 m.moe().experts_per_token(), ", ",
+                                 m.moe().num_shared_experts())});
+    }
+    table.AddRow({"parameters (computed)", FormatParams(d.total_parameters()) + " B"});
+    table.AddRow({"active per token (computed)",
+                  FormatParams(d.active_parameters_per_token()) + " B"});
+    table.AddRow({"KV per token at 16 bit",
+                  d.kv_bytes_per_token_bf16() == 0
+                      ? "-"
+                      : FormatCount(static_cast<double>(d.kv_bytes_per_token_bf16())) + " bytes"});
+    if (d.state_bytes_per_request() > 0) {
+      table.AddRow({"state per request",
+                    FormatCount(static_cast<double>(d.state_bytes_per_request())) + " bytes"});
+    }
+    table.AddRow({"native context",
+                  FormatCount(static_cast<double>(m.native_context_tokens())) + " tokens"});
+    table.AddRow({"weights", FormatName(m)});
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan models list|get ID");
+}
+
+std::string Seconds(const v1::LatencyFigures& f) {
+  auto fmt = [](double s) { return absl::StrFormat("%.3f", s); };
+  if (f.has_p50_seconds()) return fmt(f.p50_seconds());
+  if (f.has_reported_seconds()) return fmt(f.reported_seconds());
+  if (f.has_mean_seconds()) return fmt(f.mean_seconds());
+  return "-";
+}
+
+void PrintBaseline(const v1::Baseline& b, std::ostream& out) {
+  const v1::DeploymentConfig& d = b.deployment();
+  out << b.id() << ": " << b.title() << "\n"
+      << "  source:    " << b.provenance().source_document()
+      << (b.provenance().section().empty() ? "" : ", " + b.provenance().section())
+      << "\n"
+      << "  model:     " << d.model_id() << "\n"
+      << "  hardware:  " << d.gpu_count() << " x "
+      << (d.hardware_id().empty() ? d.hardware_description() : d.hardware_id())
+      << "\n"
+      << "  engine:    " << EngineName(d.engine().kind())
+      << (d.engine().version().empty() ? "" : " " + d.engine().version())
+      << ", tp " << std::max<uint32_t>(1, d.parallelism().tp()) << "\n";
+  for (const v1::KvPool& pool : b.kv_pools()) {
+    out << "  KV pool:   " << FormatCount(static_cast<double>(pool.tokens()))
+        << " tokens (" << pool.name() << ")\n";
+  }
+  for (const v1::Sweep& sweep : b.sweeps()) {
+    out << "\n  sweep " << sweep.name() << ": " << sweep.description() << "\n";
+    TextTable table({"CONCURRENCY", "RATE (req/s)", "OUTPUT (tok/s)",
+                     "PER USER (tok/s)", "REQ/S", "TTFT p50 (s)",
+                     "TTFT p95 (s)", "E2E (s)", "LABEL"});
+    for (const v1::SweepRow& row : sweep.rows()) {
+      auto opt = [](bool has, double v, int decimals) {
+        return has ? absl::StrFormat("%.*f", decimals, v) : std::string("-");
+      };
+      table.AddRow({row.has_concurrency() ? absl::StrCat(row.concurrency()) : "-",
+                    opt(row.has_arrival_rate_rps(), row.arrival_rate_rps(), 2),
+                    opt(row.has_output_tokens_per_second(), row.output_tokens_per_second(), 1),
+                    opt(row.has_per_user_output_tokens_per_second(),
+                        row.per_user_output_tokens_per_second(), 2),
+                    opt(row.has_requests_per_second(), row.requests_per_second(), 2),
+                    Seconds(row.ttft()),
+                    row.ttft().has_p95_seconds() ? absl::StrFormat("%.3f", row.ttft().p95_seconds()) : "-",
+                    Seconds(row.e2e()), row.label()});
+    }
+    table.Print(out);
+  }
+  out << "\n  (--json prints every figure of the baseline)\n";
+}
+
+absl::Status Baselines(CliContext& ctx) {
+  const auto& pos = ctx.args.positional();
+  std::string verb = pos.size() > 1 ? pos[1] : "";
+  if (verb == "list") {
+    v1::ListBaselinesRequest request;
+    request.set_hardware_id(ctx.args.Get("hardware").value_or(""));
+    request.set_model_id(ctx.args.Get("model").value_or(""));
+    if (auto engine = ctx.args.Get("engine")) {
+      CAPPLAN_ASSIGN_OR_RETURN(v1::EngineKind kind, ParseEngine(*engine));
+      request.set_engine(kind);
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListBaselines(request));
+    if (ctx.json) return PrintJson(response, ctx.out);
+    TextTable table({"ID", "MODEL", "HARDWARE", "GPUS", "ENGINE", "SOURCE"});
+    for (const v1::Baseline& b : response.baselines()) {
+      const v1::DeploymentConfig& d = b.deployment();
+      table.AddRow({b.id(), d.model_id(),
+                    d.hardware_id().empty() ? "(unspecified)" : d.hardware_id(),
+                    absl::StrCat(d.gpu_count()), EngineName(d.engine().kind()),
+                    b.provenance().source_document()});
+    }
+    table.Print(ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb == "get") {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "baselines"));
+    v1::GetBaselineRequest request;
+    request.set_id(id);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::Baseline b, ctx.planner->GetBaseline(request));
+    if (ctx.json) return PrintJson(b, ctx.out);
+    PrintBaseline(b, ctx.out);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError("usage: capplan baselines list|get ID");
+}
+
+void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
+  const v1::ResolvedDeployment& d = plan.deployment();
+  out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
+      << d.gpu_count() << " x " << d.hardware_id() << ", tp " << d.tp() << ", pp " << d.pp()
+      << ", ep " << d.ep() << ", " << EngineName(d.engine())
+      << (d.engine_version().empty() ? "" : " " + d.engine_version()) << " (preset "
+      << plan.provenance().engine_preset_id() << ")\n";
+  out << absl::StrFormat(
+      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s, "
+      "max_num_seqs %d, block %d tokens\n\n",
+      d.memory_fraction(), FormatCount(static_cast<double>(d.max_model_len())),
+      FormatCount(static_cast<double>(d.max_num_batched_tokens())), d.max_num_seqs(),
+      d.block_size());
+  const v1::PerGpuMemory& g = plan.per_gpu();
+  TextTable table({"PER GPU", "GiB"});
+  table.AddRow({"weights", FormatGiB(g.weights_bytes())});
+  table.AddRow({"activation peak", FormatGiB(g.activation_peak_bytes())});
+  table.AddRow({"non-torch (CUDA context, NCCL)", FormatGiB(g.non_torch_bytes())});
+  table.AddRow({"CUDA graphs", FormatGiB(g.cuda_graph_bytes())});
+  table.AddRow({"KV pool", FormatGiB(g.kv_pool_bytes())});
+  if (g.state_pool_bytes() > 0) table.AddRow({"state pool", FormatGiB(g.state_pool_bytes())});
+  table.AddRow({"used", FormatGiB(g.used_bytes())});
+  table.AddRow({"capacity", FormatGiB(g.capacity_bytes())});
+  table.Print(out);
+  out << "\n";
+  TextTable weights({"WEIGHTS PER GPU", "GiB"});
+  const v1::WeightsByComponent& w = plan.weights_by_component();
+  auto add = [&](const char* name, uint64_t bytes) {
+    if (bytes > 0) weights.AddRow({name, FormatGiB(static_cast<double>(bytes))});
+  };
+  add("attention", w.attention_bytes());
+  add("linear attention", w.linear_attention_bytes());
+  add("dense MLP", w.dense_mlp_bytes());
+  add("routed experts", w.experts_bytes());
+  add("shared experts", w.shared_experts_bytes());
+  add("routers", w.router_bytes());
+  add("embeddings", w.embeddings_bytes());
+  add("LM head", w.lm_head_bytes());
+  add("norms", w.norms_bytes());
+  add("draft (MTP)", w.draft_bytes());
+  weights.Print(out);
+  out << "\n";
+  out << "KV cache per token (per GPU): "
+      << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
+  out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
+  if (plan.state_slots() > 0) {
+    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots()))
+        << " requests\n";
+  }
+  out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
+                         plan.max_concurrency_at_max_model_len());
+  if (plan.has_max_concurrency_at_mean_sequence()) {
+    out << absl::StrFormat("max concurrency at the mean sequence: %.1f requests\n",
+                           plan.max_concurrency_at_mean_sequence());
+  }
+  out << "fits: " << (plan.fits() ? "yes" : "NO") << " (binding: " << plan.binding_constraint()
+      << ")";
+  if (plan.shortfall_bytes() > 0) {
+    out << ", short by " << FormatGiB(static_cast<double>(plan.shortfall_bytes())) << " GiB";
+  }
+  out << "\n";
+  const v1::PlanProvenance& p = plan.provenance();
+  out << "tier: " << TierName(p.tier());
+  if (p.baseline_ids_size() > 0) out << " (baselines: " << absl::StrJoin(p.baseline_ids(), ", ") << ")";
+  out << "\n";
+  for (const v1::MeasuredFigure& m : p.measured()) {
+    out << absl::StrFormat("  measured %s = %s (%s: %s); model predicts %s (%+.1f%%)\n", m.name(),
+                           FormatCount(m.measured()), m.baseline_id(), m.baseline_figure(),
+                           FormatCount(m.predicted()), 100 * m.deviation_fraction());
+  }
+  for (const std::string& note : p.notes()) out << "note: " << note << "\n";
+  for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
+}
+
+absl::Status Memory(CliContext& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError("usage: capplan memory --model ID --gpu ID [...]");
+  }
+  v1::PlanMemoryRequest request;
+  CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> mean,
+                           ctx.args.GetInt("mean-sequence-tokens", 1));
+  if (mean.has_value()) request.set_mean_sequence_tokens(*mean);
+  CAPPLAN_ASSIGN_OR_RETURN(v1::MemoryPlan plan, ctx.planner->PlanMemory(request));
+  if (ctx.json) return PrintJson(plan, ctx.out);
+  PrintMemoryPlan(plan, ctx.out);
+  return absl::OkStatus();
+}
+
+// Wraps a command that only succeeds or fails.
+template <absl::Status (*F)(CliContext&)>
+absl::StatusOr<int> Simple(CliContext& ctx) {
+  absl::Status status = F(ctx);
+  if (!status.ok()) return status;
+  return kExitOk;
+}
+
+std::vector<std::string> WithDeploymentFlags(std::vector<std::string> flags) {
+  flags.insert(flags.end(), DeploymentValuedFlags().begin(), DeploymentValuedFlags().end());
+  return flags;
+}
+
+const std::vector<CliCommandSpec>& Commands() {
+  static const auto* const kCommands = new std::vector<CliCommandSpec>{
+      {"hardware", &Simple<Hardware>, {"vendor"}, {}},
+      {"models", &Simple<Models>, {"family"}, {}},
+      {"baselines", &Simple<Baselines>, {"hardware", "model", "engine"}, {}},
+      {"memory", &Simple<Memory>, WithDeploymentFlags({"mean-sequence-tokens"}),
+       DeploymentSwitches()},
+  };
+  return *kCommands;
+}
+
+// The first word that is neither a flag nor a global flag's value.
+std::string FindCommand(const std::vector<std::string>& args) {
+  static const absl::flat_hash_set<std::string> kGlobalValued = {
+      "--server", "--data-dir", "--timeout-seconds"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (kGlobalValued.contains(args[i])) {
+      ++i;
+      continue;
+    }
+    if (!absl::StartsWith(args[i], "--")) return args[i];
+  }
+  return "";
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out,
+           std::ostream& err) {
+  std::string name = FindCommand(args);
+  const CliCommandSpec* spec = nullptr;
+  std::vector<CliCommandSpec> commands = Commands();
+  for (const CliCommandSpec& extra : ExtraCliCommands()) commands.push_back(extra);
+  for (const CliCommandSpec& c : commands) {
+    if (c.name == name) spec = &c;
+  }
+  absl::flat_hash_set<std::string> switches = {"json", "help"};
+  absl::flat_hash_set<std::string> valued = {"server", "data-dir", "timeout-seconds"};
+  if (spec != nullptr) {
+    valued.insert(spec->valued.begin(), spec->valued.end());
+    switches.insert(spec->switches.begin(), spec->switches.end());
+  }
+  absl::StatusOr<CliArgs> parsed = CliArgs::Parse(args, switches, valued);
+  if (!parsed.ok()) {
+    err << "capplan: " << parsed.status().message() << "\n";
+    return kExitInvalid;
+  }
+  if (parsed->Has("help") || name.empty()) {
+    (parsed->Has("help") ? out : err) << kUsage;
+    return parsed->Has("help") ? kExitOk : kExitInvalid;
+  }
+  if (spec == nullptr) {
+    err << "capplan: unknown command '" << name << "' (see capplan --help)\n";
+    return kExitInvalid;
+  }
+  CliContext ctx{*std::move(parsed), nullptr, out, err, false};
+  ctx.json = ctx.args.Has("json");
+  absl::StatusOr<std::optional<int64_t>> timeout =
+      ctx.args.GetInt("timeout-seconds", 1);
+  if (!timeout.ok()) {
+    err << "capplan: " << timeout.status().message() << "\n";
+    return kExitInvalid;
+  }
+  if (auto server = ctx.args.Get("server")) {
+    if (ctx.args.Has("data-dir")) {
+      err << "capplan: --server and --data-dir exclude each other\n";
+      return kExitInvalid;
+    }
+    ctx.planner = std::make_unique<RemotePlanner>(
+        *server, absl::Seconds(timeout->value_or(10)));
+  } else {
+    std::string dir = ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR);
+    absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
+        Catalog::LoadFromDirectory(dir);
+    if (!catalog.ok()) {
+      err << "capplan: catalogue " << dir << " is invalid:\n"
+          << catalog.status().message() << "\n";
+      return kExitInvalid;
+    }
+    ctx.planner = std::make_unique<Planner>(*catalog);
+  }
+
+  absl::StatusOr<int> code = spec->run(ctx);
+  if (!code.ok()) {
+    err << "capplan: " << absl::StatusCodeToString(code.status().code()) << ": "
+        << code.status().message() << "\n";
+    return kExitInvalid;
+  }
+  return *code;
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,20 @@
+// The CLI commands defined outside cli.cc, in one list.
+#include "service/cli/context.h"
+#include "service/cli/load.h"
+#include "service/cli/plan.h"
+#include "service/cli/validate.h"
+
+namespace capplan::service {
+
+const std::vector<CliCommandSpec>& ExtraCliCommands() {
+  static const auto* const kCommands = [] {
+    auto* commands = new std::vector<CliCommandSpec>{};
+    for (CliCommandSpec& spec : LoadCliCommands()) commands->push_back(std::move(spec));
+    commands->push_back(PlanCommandSpec());
+    commands->push_back(ValidateCommandSpec());
+    return commands;
+  }();
+  return *kCommands;
+}
+
+}  // namespace capplan::service

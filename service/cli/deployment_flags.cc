@@ -1,0 +1,145 @@
+#include "service/cli/deployment_flags.h"
+
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "service/catalog/file_util.h"
+#include "service/translate/enum_names.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+
+const std::vector<std::string>& DeploymentValuedFlags() {
+  static const auto* const kFlags = new std::vector<std::string>{
+      "model", "model-config", "baseline", "gpu", "gpus", "tp", "pp", "ep",
+      "engine", "engine-version", "gpu-memory-utilization", "mem-fraction-static",
+      "max-model-len", "max-num-batched-tokens", "max-num-seqs", "kv-cache-dtype",
+      "quantization", "block-size", "max-cudagraph-batch-size", "speculative-method",
+      "num-speculative-tokens"};
+  return *kFlags;
+}
+
+const std::vector<std::string>& DeploymentSwitches() {
+  static const auto* const kSwitches =
+      new std::vector<std::string>{"enforce-eager", "dp-attention"};
+  return *kSwitches;
+}
+
+absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
+                                            const std::string& path) {
+  constexpr size_t kMaxFlagFileBytes = 4 * 1024 * 1024;
+  absl::StatusOr<std::string> text = ReadFileLimited(path, kMaxFlagFileBytes);
+  if (text.ok()) return text;
+  switch (text.status().code()) {
+    case absl::StatusCode::kNotFound:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; cannot open the file", flag, path));
+    case absl::StatusCode::kOutOfRange:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; the file is larger than 4 MiB", flag, path));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s = %s; cannot read the file", flag, path));
+  }
+}
+
+absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
+  v1::Deployment d;
+  int sources = args.Has("model") + args.Has("model-config");
+  if (sources > 1) {
+    return absl::InvalidArgumentError("--model and --model-config exclude each other");
+  }
+  if (sources == 0 && !args.Has("baseline")) {
+    return absl::InvalidArgumentError(
+        "give the model: --model ID (catalogue or Hugging Face id), --model-config "
+        "FILE (a config.json) or --baseline ID");
+  }
+  if (auto v = args.Get("baseline")) d.set_baseline_id(*v);
+  if (auto v = args.Get("model")) d.set_model_id(*v);
+  if (auto v = args.Get("model-config")) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("model-config", *v));
+    d.set_model_config_json(text);
+  }
+  if (auto v = args.Get("gpu")) d.set_hardware_id(*v);
+
+  auto count = [&](const char* flag, auto setter) -> absl::Status {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> v, args.GetInt(flag, 1));
+    if (v.has_value()) {
+      if (*v > 1 << 30) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--%s = %d; too large", flag, *v));
+      }
+      setter(*v);
+    }
+    return absl::OkStatus();
+  };
+  v1::DeploymentParallelism* p = d.mutable_parallelism();
+  v1::EngineSettings* e = d.mutable_engine();
+  CAPPLAN_RETURN_IF_ERROR(count("gpus", [&](int64_t v) { d.set_gpu_count(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("tp", [&](int64_t v) { p->set_tp(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("pp", [&](int64_t v) { p->set_pp(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("ep", [&](int64_t v) { p->set_ep(v); }));
+  if (args.Has("dp-attention")) p->set_dp_attention(true);
+  CAPPLAN_RETURN_IF_ERROR(count("max-model-len", [&](int64_t v) { e->set_max_model_len(v); }));
+  CAPPLAN_RETURN_IF_ERROR(
+      count("max-num-batched-tokens", [&](int64_t v) { e->set_max_num_batched_tokens(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("max-num-seqs", [&](int64_t v) { e->set_max_num_seqs(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("block-size", [&](int64_t v) { e->set_block_size(v); }));
+  CAPPLAN_RETURN_IF_ERROR(count("max-cudagraph-batch-size",
+                                [&](int64_t v) { e->set_max_cudagraph_batch_size(v); }));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> spec_tokens,
+                           args.GetInt("num-speculative-tokens", 0));
+  if (spec_tokens.has_value()) e->set_num_speculative_tokens(*spec_tokens);
+  if (auto v = args.Get("engine")) {
+    CAPPLAN_ASSIGN_OR_RETURN(v1::EngineKind kind, EngineKindFromName("--engine", *v));
+    e->set_kind(kind);
+  }
+  if (auto v = args.Get("engine-version")) e->set_version(*v);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> gmu, args.GetDouble("gpu-memory-utilization"));
+  if (gmu.has_value()) e->set_gpu_memory_utilization(*gmu);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> mfs, args.GetDouble("mem-fraction-static"));
+  if (mfs.has_value()) e->set_mem_fraction_static(*mfs);
+  if (auto v = args.Get("kv-cache-dtype")) {
+    CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype,
+                             KvCacheDtypeFromName("--kv-cache-dtype", *v));
+    e->set_kv_cache_dtype(dtype);
+  }
+  if (auto v = args.Get("speculative-method")) {
+    CAPPLAN_ASSIGN_OR_RETURN(v1::SpeculativeMethod method,
+                             SpeculativeMethodFromName("--speculative-method", *v));
+    e->set_speculative_method(method);
+  }
+  if (args.Has("enforce-eager")) e->set_enforce_eager(true);
+  if (auto v = args.Get("quantization")) {
+    CAPPLAN_ASSIGN_OR_RETURN(v1::WeightFormat format, WeightFormatFromName("--quantization", *v));
+    d.set_weight_format(format);
+  }
+  return d;
+}
+
+absl::Status ApplyWorkloadFlags(const CliArgs& args,
+                                const std::function<v1::WorkloadSpec*()>& workload) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> in, args.GetDouble("input-tokens"));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> out, args.GetDouble("output-tokens"));
+  if (in.has_value() != out.has_value()) {
+    return absl::InvalidArgumentError("--input-tokens and --output-tokens go together");
+  }
+  if (in.has_value()) {
+    workload()->set_input_tokens(*in);
+    workload()->set_output_tokens(*out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> ttft, args.GetDouble("ttft-p95"));
+  if (ttft.has_value()) slo()->set_ttft_p95_seconds(*ttft);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> tpot, args.GetDouble("tpot"));
+  if (tpot.has_value()) slo()->set_tpot_seconds(*tpot);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> e2e, args.GetDouble("e2e-p95"));
+  if (e2e.has_value()) slo()->set_e2e_p95_seconds(*e2e);
+  return absl::OkStatus();
+}
+
+}  // namespace capplan::service

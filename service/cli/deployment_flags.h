@@ -1,0 +1,39 @@
+#ifndef CAPPLAN_SERVICE_CLI_DEPLOYMENT_FLAGS_H_
+#define CAPPLAN_SERVICE_CLI_DEPLOYMENT_FLAGS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "service/cli/args.h"
+
+namespace capplan::service {
+
+// Flags that describe a deployment, named as the engines name them
+// (--gpu-memory-utilization, --max-model-len, ...). Valued flags and switches.
+const std::vector<std::string>& DeploymentValuedFlags();
+const std::vector<std::string>& DeploymentSwitches();
+
+// Builds the API Deployment from those flags. --model-config FILE is read
+// here (the CLI sends its text, so a server never opens client files).
+// Errors name the flag, the value and the rule.
+absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args);
+
+// --input-tokens and --output-tokens, which go together; `workload` is asked
+// for the message only when they are given (so an absent workload stays
+// absent).
+absl::Status ApplyWorkloadFlags(const CliArgs& args,
+                                const std::function<v1::WorkloadSpec*()>& workload);
+
+// --ttft-p95, --tpot and --e2e-p95 (seconds), each set only when given.
+absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo);
+
+// Reads a whole file; InvalidArgument naming `flag` when it cannot.
+absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
+                                            const std::string& path);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_CLI_DEPLOYMENT_FLAGS_H_

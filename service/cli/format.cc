@@ -1,0 +1,94 @@
+#include "service/cli/format.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace capplan::service {
+namespace {
+
+bool LooksNumeric(const std::string& cell) {
+  if (cell.empty() || cell == "-") return true;
+  for (char c : cell) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == ',' ||
+          c == '-' || c == '+' || c == 'e' || c == '%' || c == 'x')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TextTable::TextTable(std::vector<std::string> header)
+    : header_(std::move(header)) {}
+
+void TextTable::AddRow(std::vector<std::string> cells) {
+  cells.resize(header_.size());
+  rows_.push_back(std::move(cells));
+}
+
+void TextTable::Print(std::ostream& out) const {
+  std::vector<size_t> width(header_.size());
+  std::vector<bool> numeric(header_.size(), true);
+  for (size_t c = 0; c < header_.size(); ++c) {
+    width[c] = header_[c].size();
+    for (const auto& row : rows_) {
+      width[c] = std::max(width[c], row[c].size());
+      numeric[c] = numeric[c] && LooksNumeric(row[c]);
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string pad(width[c] - cells[c].size(), ' ');
+      line += numeric[c] ? pad + cells[c] : cells[c] + pad;
+      if (c + 1 < cells.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  };
+  print_row(header_);
+  for (const auto& row : rows_) print_row(row);
+}
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status =
+      google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    return absl::InternalError(
+        absl::StrFormat("cannot print JSON: %s", status.ToString()));
+  }
+  return json;
+}
+
+std::string FormatGiB(double bytes) {
+  if (!(bytes > 0)) return "-";
+  return absl::StrFormat("%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+std::string FormatScaled(double value, double scale, int decimals) {
+  if (!(value > 0)) return "-";
+  return absl::StrFormat("%.*f", decimals, value / scale);
+}
+
+std::string FormatCount(double value) {
+  if (!std::isfinite(value)) return "-";
+  std::string digits = absl::StrFormat("%.0f", value);
+  std::string out;
+  int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out += digits[i];
+    int left = n - i - 1;
+    if (left > 0 && left % 3 == 0 && digits[i] != '-') out += ',';
+  }
+  return out;
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,346 @@
+#include "service/cli/load.h"
+
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "service/planner/accuracy.h"
+#include "service/cli/cli.h"
+#include "service/cli/deployment_flags.h"
+#include "service/cli/format.h"
+#include "service/catalog/file_util.h"
+#include "service/planner/load.h"
+#include "base/status_macros.h"
+#include "service/cli/svg_plot.h"
+#include "service/catalog/text_proto.h"
+
+namespace capplan::service {
+namespace {
+
+absl::StatusOr<std::vector<uint32_t>> ParseConcurrencies(const std::string& text) {
+  std::vector<uint32_t> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    uint32_t v = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--concurrency = %s; '%s' is not a positive integer (give e.g. 1,2,4,8)", text, part));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError("--concurrency is empty; give e.g. 1,2,4,8");
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<double>> ParseRates(const std::string& text) {
+  std::vector<double> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    double v = 0;
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(part), &v)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--rate = %s; '%s' is not a number (give req/s, e.g. 0.5,1,2)", text, part));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError("--rate is empty; give e.g. 0.5,1,2");
+  return out;
+}
+
+std::string Opt(bool has, double v, const char* format) {
+  return has ? absl::StrFormat(format, v) : std::string("-");
+}
+
+absl::StatusOr<int> Sweep(CliContext& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError(
+        "usage: capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID "
+        "--input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate 0.5,1) [...]");
+  }
+  v1::PredictLoadRequest request;
+  CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> input, ctx.args.GetDouble("input-tokens"));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> output, ctx.args.GetDouble("output-tokens"));
+  std::optional<v1::Baseline> baseline;
+  if (auto id = ctx.args.Get("baseline")) {
+    v1::GetBaselineRequest get;
+    get.set_id(*id);
+    CAPPLAN_ASSIGN_OR_RETURN(baseline, ctx.planner->GetBaseline(get));
+  }
+  const bool baseline_sweep = baseline.has_value() && !baseline->sweeps().empty();
+  if (input.has_value() || output.has_value() || !baseline_sweep) {
+    v1::WorkloadSpec* w = request.mutable_workload();
+    if (baseline_sweep) {
+      std::vector<std::string> ignored;
+      CAPPLAN_ASSIGN_OR_RETURN(*w, SweepWorkload(*baseline, baseline->sweeps(0), &ignored));
+    }
+    if (input.has_value()) w->set_input_tokens(*input);
+    if (output.has_value()) w->set_output_tokens(*output);
+    if (!baseline_sweep && (!input.has_value() || !output.has_value())) {
+      return absl::InvalidArgumentError(
+          "give the workload: --input-tokens N and --output-tokens N (or --baseline ID with a "
+          "measured sweep)");
+    }
+  }
+  auto concurrency = ctx.args.Get("concurrency");
+  auto rate = ctx.args.Get("rate");
+  if (concurrency.has_value() && rate.has_value()) {
+    return absl::InvalidArgumentError("--concurrency and --rate exclude each other");
+  }
+  if (concurrency.has_value()) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint32_t> cs, ParseConcurrencies(*concurrency));
+    for (uint32_t c : cs) request.mutable_closed_loop()->add_concurrencies(c);
+  } else if (rate.has_value()) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::vector<double> rs, ParseRates(*rate));
+    for (double r : rs) request.mutable_open_loop()->add_arrival_rates_rps(r);
+  } else if (baseline_sweep) {
+    for (const v1::SweepRow& row : baseline->sweeps(0).rows()) {
+      if (row.has_concurrency()) request.mutable_closed_loop()->add_concurrencies(row.concurrency());
+    }
+  }
+  if (!concurrency.has_value() && !rate.has_value() && !request.has_closed_loop()) {
+    return absl::InvalidArgumentError(
+        "give the load: --concurrency 1,2,4,8 (closed loop) or --rate 0.5,1,2 (req/s, open loop)");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> think, ctx.args.GetDouble("think-time"));
+  if (think.has_value()) {
+    if (!request.has_closed_loop()) {
+      return absl::InvalidArgumentError("--think-time applies to --concurrency (closed loop)");
+    }
+    request.mutable_closed_loop()->set_think_time_seconds(*think);
+  }
+  CAPPLAN_RETURN_IF_ERROR(
+      ApplySloFlags(ctx.args, [&request] { return request.mutable_slo(); }));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gate, ctx.args.GetInt("concurrency-gate", 1));
+  if (gate.has_value()) request.set_operator_concurrency_gate(static_cast<uint32_t>(*gate));
+  if (auto file = ctx.args.Get("calibration")) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("calibration", *file));
+    absl::StatusOr<std::vector<v1::Sweep>> sweeps = ParseCalibrationSweeps(text);
+    if (!sweeps.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--calibration = %s; %s", *file, sweeps.status().message()));
+    }
+    for (v1::Sweep& s : *sweeps) *request.add_calibration() = std::move(s);
+  }
+  request.set_no_catalog_calibration(ctx.args.Has("no-catalog-calibration"));
+  if (request.no_catalog_calibration() && request.calibration().empty()) {
+    return absl::InvalidArgumentError(
+        "--no-catalog-calibration without --calibration FILE leaves nothing to fit on");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request));
+  if (auto svg = ctx.args.Get("svg")) {
+    const v1::ResolvedDeployment& d = curve.memory().deployment();
+    std::string title = absl::StrFormat(
+        "%s on %d x %s", d.model_id().empty() ? "model" : d.model_id(), d.gpu_count(),
+        d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id());
+    std::optional<double> slo;
+    if (request.slo().has_ttft_p95_seconds()) slo = request.slo().ttft_p95_seconds();
+    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomically(*svg, LoadCurveSvg(curve, slo, title)));
+  }
+  if (ctx.json) {
+    CAPPLAN_RETURN_IF_ERROR(PrintJson(curve, ctx.out));
+    return kExitOk;
+  }
+  PrintLoadCurve(curve, ctx.out);
+  return kExitOk;
+}
+
+absl::StatusOr<int> Accuracy(CliContext& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError("usage: capplan accuracy [--baseline ID]");
+  }
+  if (ctx.args.Has("server")) {
+    return absl::InvalidArgumentError(
+        "capplan accuracy refits the catalogue in-process; drop --server (use --data-dir)");
+  }
+  std::string dir = ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR);
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::LoadFromDirectory(dir);
+  if (!catalog.ok()) return catalog.status();
+  CAPPLAN_ASSIGN_OR_RETURN(AccuracyReport report,
+                           LeaveOneRowOut(**catalog, ctx.args.Get("baseline").value_or("")));
+  TextTable rows({"BASELINE", "HELD-OUT ROW", "METRIC", "MEASURED", "PREDICTED", "ERROR (%)"});
+  for (const AccuracyRow& r : report.rows) {
+    rows.AddRow({r.baseline_id, r.source.substr(r.source.find('/') + 1), r.metric,
+                 absl::StrFormat("%.4g", r.measured), absl::StrFormat("%.4g", r.predicted),
+                 absl::StrFormat("%+.1f", 100 * r.error_fraction)});
+  }
+  rows.Print(ctx.out);
+  ctx.out << "\nleave-one-row-out summary (units: tok/s for throughput, s for latency):\n";
+  TextTable summary({"BASELINE", "METRIC", "ROWS", "MEDIAN |ERROR| (%)", "MAX |ERROR| (%)"});
+  for (const AccuracySummary& s : report.summaries) {
+    summary.AddRow({s.baseline_id, s.metric, absl::StrCat(s.count),
+                    absl::StrFormat("%.1f", 100 * s.median_abs_error_fraction),
+                    absl::StrFormat("%.1f", 100 * s.max_abs_error_fraction)});
+  }
+  summary.Print(ctx.out);
+  for (const std::string& n : report.notes) ctx.out << "note: " << n << "\n";
+  return kExitOk;
+}
+
+std::vector<std::string> SweepValuedFlags() {
+  std::vector<std::string> flags = DeploymentValuedFlags();
+  for (const char* f : {"input-tokens", "output-tokens", "concurrency", "rate", "think-time",
+                        "ttft-p95", "tpot", "e2e-p95", "calibration", "svg", "concurrency-gate"}) {
+    flags.push_back(f);
+  }
+  return flags;
+}
+
+std::vector<std::string> SweepSwitches() {
+  std::vector<std::string> s = DeploymentSwitches();
+  s.push_back("no-catalog-calibration");
+  return s;
+}
+
+}  // namespace
+
+std::vector<CliCommandSpec> LoadCliCommands() {
+  return {
+      {"sweep", &Sweep, SweepValuedFlags(), SweepSwitches()},
+      {"accuracy", &Accuracy, {"baseline"}, {}},
+  };
+}
+
+absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string& text) {
+  absl::string_view body = absl::StripAsciiWhitespace(text);
+  google::protobuf::util::JsonParseOptions json;
+  std::vector<v1::Sweep> out;
+  if (!body.empty() && body.front() == '[') {
+    // A JSON array of sweeps: parse it as a request's calibration list.
+    v1::PredictLoadRequest wrapper;
+    std::string wrapped = absl::StrCat("{\"calibration\": ", body, "}");
+    auto s = google::protobuf::util::JsonStringToMessage(wrapped, &wrapper, json);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("not a JSON array of sweeps: ", s.ToString()));
+    out.assign(wrapper.calibration().begin(), wrapper.calibration().end());
+  } else if (!body.empty() && body.front() == '{') {
+    v1::Sweep sweep;
+    auto s = google::protobuf::util::JsonStringToMessage(std::string(body), &sweep, json);
+    if (s.ok()) {
+      out.push_back(sweep);
+    } else {
+      v1::PredictLoadRequest request;
+      auto r = google::protobuf::util::JsonStringToMessage(std::string(body), &request, json);
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("not a JSON Sweep (", s.ToString(), ") nor a request with calibration"));
+      }
+      out.assign(request.calibration().begin(), request.calibration().end());
+    }
+  } else {
+    v1::Sweep sweep;
+    google::protobuf::TextFormat::Parser sweep_parser;
+    FirstParseError sweep_error;
+    sweep_parser.RecordErrorsTo(&sweep_error);
+    if (sweep_parser.ParseFromString(std::string(body), &sweep)) {
+      out.push_back(sweep);
+    } else {
+      v1::PredictLoadRequest request;
+      google::protobuf::TextFormat::Parser request_parser;
+      FirstParseError request_error;
+      request_parser.RecordErrorsTo(&request_error);
+      if (!request_parser.ParseFromString(std::string(body), &request)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "neither a text-format Sweep (", sweep_error.ToString(),
+            ") nor `calibration { ... }` blocks of a PredictLoadRequest (",
+            request_error.ToString(), ")"));
+      }
+      out.assign(request.calibration().begin(), request.calibration().end());
+    }
+  }
+  if (out.empty()) return absl::InvalidArgumentError("holds no sweep");
+  return out;
+}
+
+void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
+  const v1::ResolvedDeployment& d = curve.memory().deployment();
+  out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
+      << d.gpu_count() << " x " << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id())
+      << ", tp " << d.tp() << ", ep " << d.ep() << ", " << EngineName(d.engine())
+      << (d.num_speculative_tokens() > 0
+              ? absl::StrCat(", speculative ", d.num_speculative_tokens(), " draft tokens")
+              : "")
+      << "\n";
+  out << "slots: " << curve.slots().slots() << " (bound: " << curve.slots().bound() << ")";
+  if (curve.memory().kv_pool_tokens() > 0) {
+    out << ", KV pool " << FormatCount(static_cast<double>(curve.memory().kv_pool_tokens()))
+        << " tokens";
+  }
+  out << "\n\n";
+  const bool closed = curve.points_size() > 0 && curve.points(0).has_concurrency();
+  TextTable table({closed ? "USERS" : "RATE (req/s)", "OUTPUT (tok/s)", "PER USER (tok/s)",
+                   "REQ/S (req/s)", "TTFT p50 (s)", "TTFT p95 (s)", "TTFT p99 (s)", "TPOT (s)",
+                   "E2E p50 (s)", "E2E p95 (s)", "BATCH (req)", "QUEUE (req)", "UTIL (%)",
+                   "STABLE"});
+  for (const v1::LoadCurvePoint& p : curve.points()) {
+    const double per_user =
+        closed ? p.output_tokens_per_second() / p.concurrency()
+               : (p.has_tpot_seconds() && p.tpot_seconds() > 0 ? 1.0 / p.tpot_seconds() : 0);
+    table.AddRow({closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps()),
+                  absl::StrFormat("%.1f", p.output_tokens_per_second()),
+                  per_user > 0 ? absl::StrFormat("%.2f", per_user) : "-",
+                  absl::StrFormat("%.3f", p.requests_per_second()),
+                  Opt(p.has_ttft_p50_seconds(), p.ttft_p50_seconds(), "%.3f"),
+                  Opt(p.has_ttft_p95_seconds(), p.ttft_p95_seconds(), "%.3f"),
+                  Opt(p.has_ttft_p99_seconds(), p.ttft_p99_seconds(), "%.3f"),
+                  Opt(p.has_tpot_seconds(), p.tpot_seconds(), "%.4f"),
+                  Opt(p.has_e2e_p50_seconds(), p.e2e_p50_seconds(), "%.2f"),
+                  Opt(p.has_e2e_p95_seconds(), p.e2e_p95_seconds(), "%.2f"),
+                  absl::StrFormat("%.2f", p.mean_batch_size()),
+                  Opt(p.has_mean_queue_length(), p.mean_queue_length(), "%.2f"),
+                  absl::StrFormat("%.0f", 100 * p.utilization()), p.stable() ? "yes" : "NO"});
+  }
+  table.Print(out);
+  out << "\n";
+  const std::string unit = closed ? " users" : " req/s";
+  if (curve.has_knee()) {
+    const v1::Knee& k = curve.knee();
+    auto load_at = [&](uint32_t i) {
+      const v1::LoadCurvePoint& p = curve.points(static_cast<int>(i));
+      return closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps());
+    };
+    out << absl::StrFormat("knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
+                           k.load(), unit, load_at(k.last_flat_index()),
+                           load_at(k.first_steep_index()));
+  } else {
+    out << "knee: none (median TTFT stays below twice its lowest-load value over the whole range)\n";
+  }
+  const v1::SafeOperatingPoint& s = curve.safe_operating_point();
+  if (s.found()) {
+    out << "safe operating point: "
+        << (s.has_concurrency() ? absl::StrCat(s.concurrency(), " users")
+                                : absl::StrFormat("%.3g req/s", s.arrival_rate_rps()))
+        << absl::StrFormat(", %.1f tok/s output", s.point().output_tokens_per_second())
+        << " (next step bound by " << s.binding() << ")\n";
+  } else {
+    out << "safe operating point: none — even the lightest load misses (" << s.binding()
+        << ")\n";
+  }
+  const v1::StepTimeFit& f = curve.coefficients();
+  out << absl::StrFormat(
+      "step-time fit: alpha %.2f ms, beta weights %.3g, kv %.3g, flops %.3g, comm %.3g "
+      "(%d observations",
+      1e3 * f.alpha_seconds(), f.beta_weights(), f.beta_kv(), f.beta_flops(), f.beta_comm(),
+      f.observations());
+  if (f.has_relative_error_band()) {
+    out << absl::StrFormat(", error band ±%.1f%%", 100 * f.relative_error_band());
+  }
+  out << ")\n";
+  TextTable prov({"METRIC", "TIER", "ERROR BAND (±%)", "BASELINES"});
+  for (const v1::MetricProvenance& p : curve.provenance()) {
+    prov.AddRow({p.metric(), TierName(p.tier()),
+                 p.error_band_fraction() > 0 ? absl::StrFormat("%.1f", 100 * p.error_band_fraction())
+                                             : "-",
+                 p.baseline_ids().empty() ? "-" : absl::StrJoin(p.baseline_ids(), ", ")});
+  }
+  prov.Print(out);
+  for (const std::string& n : curve.notes()) out << "note: " << n << "\n";
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,148 @@
+#include "service/cli/plan.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "service/cli/cli.h"
+#include "service/cli/deployment_flags.h"
+#include "service/cli/format.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+namespace {
+
+std::string Tokens(double v) {
+  if (!(v > 0)) return "-";
+  if (v >= 1e9) return absl::StrFormat("%.3g billion", v / 1e9);
+  if (v >= 1e6) return absl::StrFormat("%.3g million", v / 1e6);
+  return absl::StrFormat("%.0f", v);
+}
+
+void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) {
+  out << title << " (" << c.at() << ")\n";
+  out << absl::StrFormat(
+      "  %s tokens/month in+out, %s output tokens/month (%.0f-day month, duty %.2f)\n"
+      "  %s tok/s in+out, %s output tok/s\n",
+      Tokens(c.tokens_per_month_total()), Tokens(c.output_tokens_per_month()),
+      c.days_per_month(), c.duty_factor(), FormatScaled(c.tokens_per_second_total(), 1, 1),
+      FormatScaled(c.output_tokens_per_second(), 1, 1));
+}
+
+void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& out) {
+  if (!p.found()) {
+    out << title << ": none"
+        << (p.binding() == "DOES_NOT_FIT" ? " (the deployment does not fit)\n"
+                                          : " meets the SLO (binding: " + p.binding() + ")\n");
+    return;
+  }
+  out << title << ": ";
+  if (p.has_concurrent_users()) out << p.concurrent_users() << " users, ";
+  out << absl::StrFormat("%.3f req/s, %.1f output tok/s", p.requests_per_second(),
+                         p.output_tokens_per_second());
+  auto s = [](bool has, double v) { return has ? absl::StrFormat("%.3f s", v) : std::string("-"); };
+  out << "; TTFT p50/p95/p99 " << s(p.has_ttft_p50_seconds(), p.ttft_p50_seconds()) << " / "
+      << s(p.has_ttft_p95_seconds(), p.ttft_p95_seconds()) << " / "
+      << s(p.has_ttft_p99_seconds(), p.ttft_p99_seconds()) << ", TPOT "
+      << s(p.has_tpot_seconds(), p.tpot_seconds()) << " (binding: " << p.binding() << ")\n";
+}
+
+void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
+  const v1::MemoryPlan& m = plan.memory();
+  const v1::ResolvedDeployment& d = m.deployment();
+  out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
+      << d.gpu_count() << " x " << (d.hardware_id().empty() ? "(unspecified GPU)" : d.hardware_id())
+      << ", tp " << d.tp() << "\n";
+  out << "memory: KV pool " << FormatCount(static_cast<double>(m.kv_pool_tokens()))
+      << " tokens, fits: " << (m.fits() ? "yes" : "NO") << "\n\n";
+  PrintPoint("safe point, closed loop", plan.safe_closed_loop(), out);
+  PrintPoint("safe point, open loop", plan.safe_open_loop(), out);
+  out << "\n";
+  PrintCapacity("capacity at the safe point", plan.capacity(), out);
+  PrintCapacity("capacity at PEAK (not a promise)", plan.capacity_at_peak(), out);
+  if (plan.has_sizing()) {
+    const v1::Sizing& s = plan.sizing();
+    out << absl::StrFormat("\nsizing for %s: %d replicas, %d GPUs (safe %.3g %s per replica)\n",
+                           s.target(), s.replicas(), s.gpus(), s.safe_load_per_replica(), s.unit());
+  }
+  if (plan.has_cost_per_million_output_tokens()) {
+    out << absl::StrFormat("cost: %.4f per million output tokens\n",
+                           plan.cost_per_million_output_tokens());
+  }
+  for (const v1::MeasuredCapacity& mc : plan.measured_capacity()) {
+    out << "\nmeasured (" << mc.baseline_id() << ", " << mc.run() << "):\n";
+    if (mc.has_from_requests()) PrintCapacity(" from its request rate", mc.from_requests(), out);
+    if (mc.has_from_output_rate()) {
+      PrintCapacity(" from its output rate", mc.from_output_rate(), out);
+    }
+    out << "  " << mc.note() << "\n";
+  }
+  out << "\n";
+  if (plan.provenance_size() == 0) {
+    for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
+    return;
+  }
+  TextTable tiers({"METRIC", "TIER", "ERROR BAND (±%)", "BASELINES"});
+  for (const v1::MetricProvenance& p : plan.provenance()) {
+    tiers.AddRow({p.metric(), TierName(p.tier()),
+                  absl::StrFormat("%.0f", 100 * p.error_band_fraction()),
+                  absl::StrJoin(p.baseline_ids(), ", ")});
+  }
+  tiers.Print(out);
+  for (const std::string& note : plan.notes()) out << "note: " << note << "\n";
+}
+
+absl::StatusOr<int> PlanCommand(CliContext& ctx) {
+  if (ctx.args.positional().size() != 1) {
+    return absl::InvalidArgumentError("usage: capplan plan (--model ID | --baseline ID) --gpu ID "
+                                      "--input-tokens N --output-tokens N [...]");
+  }
+  v1::PlanRequest request;
+  CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
+  const CliArgs& a = ctx.args;
+  CAPPLAN_RETURN_IF_ERROR(
+      ApplyWorkloadFlags(a, [&request] { return request.mutable_workload(); }));
+  CAPPLAN_RETURN_IF_ERROR(ApplySloFlags(a, [&request] { return request.mutable_slo(); }));
+  struct Opt {
+    const char* flag;
+    void (*set)(v1::PlanRequest*, double);
+  };
+  const Opt options[] = {
+      {"target-rps", [](v1::PlanRequest* r, double v) { r->set_target_requests_per_second(v); }},
+      {"target-tokens-per-month",
+       [](v1::PlanRequest* r, double v) { r->set_target_tokens_per_month(v); }},
+      {"duty-factor", [](v1::PlanRequest* r, double v) { r->set_duty_factor(v); }},
+      {"price-per-gpu-hour", [](v1::PlanRequest* r, double v) { r->set_price_per_gpu_hour(v); }},
+      {"think-time", [](v1::PlanRequest* r, double v) { r->set_think_time_seconds(v); }},
+  };
+  for (const Opt& o : options) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> v, a.GetDouble(o.flag));
+    if (v.has_value()) o.set(&request, *v);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> users, a.GetInt("target-users", 1));
+  if (users.has_value()) request.set_target_concurrent_users(*users);
+  int targets = a.Has("target-rps") + a.Has("target-users") + a.Has("target-tokens-per-month");
+  if (targets > 1) {
+    return absl::InvalidArgumentError(
+        "--target-rps, --target-users and --target-tokens-per-month exclude each other");
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse plan, ctx.planner->Plan(request));
+  if (ctx.json) {
+    CAPPLAN_RETURN_IF_ERROR(PrintJson(plan, ctx.out));
+  } else {
+    PrintPlan(plan, ctx.out);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CliCommandSpec PlanCommandSpec() {
+  std::vector<std::string> valued = DeploymentValuedFlags();
+  for (const char* flag : {"input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95",
+                           "target-rps", "target-users", "target-tokens-per-month", "duty-factor",
+                           "price-per-gpu-hour", "think-time"}) {
+    valued.push_back(flag);
+  }
+  return {"plan", &PlanCommand, valued, DeploymentSwitches()};
+}
+
+}  // namespace capplan::service

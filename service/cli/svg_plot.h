@@ -1,0 +1,23 @@
+#ifndef CAPPLAN_SERVICE_CLI_SVG_PLOT_H_
+#define CAPPLAN_SERVICE_CLI_SVG_PLOT_H_
+
+// A standalone SVG of a load curve (capplan sweep --svg): output throughput
+// and TTFT p50 / p95 against load in two panels, the knee and the safe
+// operating point as vertical lines, the TTFT SLO as a horizontal line; axes
+// labelled with units. Unstable points (no latency) are left out of the TTFT
+// panel and marked on the load axis.
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "capplan/v1/planner.pb.h"
+
+namespace capplan::service {
+
+std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_slo_seconds,
+                         const std::string& title);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_CLI_SVG_PLOT_H_

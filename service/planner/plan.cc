@@ -1,0 +1,317 @@
+#include "service/planner/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "model/capacity.h"
+#include "service/translate/deployment_resolver.h"
+#include "service/planner/load.h"
+#include "service/planner/memory.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+namespace {
+
+v1::OperatingPoint ToOperatingPoint(const v1::SafeOperatingPoint& safe) {
+  v1::OperatingPoint out;
+  out.set_found(safe.found());
+  out.set_binding(safe.binding());
+  if (!safe.found()) return out;
+  const v1::LoadCurvePoint& p = safe.point();
+  if (p.has_concurrency()) out.set_concurrent_users(p.concurrency());
+  out.set_requests_per_second(p.requests_per_second());
+  if (p.has_ttft_p50_seconds()) out.set_ttft_p50_seconds(p.ttft_p50_seconds());
+  if (p.has_ttft_p95_seconds()) out.set_ttft_p95_seconds(p.ttft_p95_seconds());
+  if (p.has_ttft_p99_seconds()) out.set_ttft_p99_seconds(p.ttft_p99_seconds());
+  if (p.has_tpot_seconds()) out.set_tpot_seconds(p.tpot_seconds());
+  out.set_output_tokens_per_second(p.output_tokens_per_second());
+  return out;
+}
+
+v1::Capacity ToCapacity(const model::MonthlyCapacity& m, const model::CapacityPeriod& period,
+                        const std::string& at) {
+  v1::Capacity c;
+  c.set_tokens_per_month_total(m.tokens_per_month_total);
+  c.set_output_tokens_per_month(m.output_tokens_per_month);
+  c.set_tokens_per_second_total(m.tokens_per_second_total);
+  c.set_output_tokens_per_second(m.output_tokens_per_second);
+  c.set_at(at);
+  c.set_days_per_month(period.days);
+  c.set_duty_factor(period.duty_factor);
+  return c;
+}
+
+absl::Status CheckRequest(const v1::PlanRequest& r) {
+  auto positive = [](const char* field, double v) -> absl::Status {
+    if (!(std::isfinite(v) && v > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("PlanRequest.%s = %g; must be > 0", field, v));
+    }
+    return absl::OkStatus();
+  };
+  if (!r.has_workload() && r.deployment().baseline_id().empty()) {
+    return absl::InvalidArgumentError(
+        "PlanRequest.workload is missing; give input_tokens and output_tokens per request "
+        "(or start from a baseline, whose measured workload is then used)");
+  }
+  if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PlanRequest.duty_factor = %g; must be in (0, 1]", r.duty_factor()));
+  }
+  if (r.has_price_per_gpu_hour()) {
+    CAPPLAN_RETURN_IF_ERROR(positive("price_per_gpu_hour", r.price_per_gpu_hour()));
+  }
+  if (r.has_think_time_seconds() &&
+      !(std::isfinite(r.think_time_seconds()) && r.think_time_seconds() >= 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PlanRequest.think_time_seconds = %g; must be >= 0", r.think_time_seconds()));
+  }
+  switch (r.target_case()) {
+    case v1::PlanRequest::kTargetRequestsPerSecond:
+      return positive("target_requests_per_second", r.target_requests_per_second());
+    case v1::PlanRequest::kTargetConcurrentUsers:
+      return positive("target_concurrent_users", r.target_concurrent_users());
+    case v1::PlanRequest::kTargetTokensPerMonth:
+      return positive("target_tokens_per_month", r.target_tokens_per_month());
+    default:
+      return absl::OkStatus();
+  }
+}
+
+// Capacity from the measured sustained runs of the baselines behind the plan.
+void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
+                         const v1::Deployment& request_deployment,
+                         const model::CapacityPeriod& period, v1::PlanResponse* response) {
+  std::vector<const v1::Baseline*> baselines;
+  // The baseline the plan starts from counts only while nothing was changed.
+  v1::Deployment overrides = request_deployment;
+  overrides.clear_baseline_id();
+  if (overrides.parallelism().ByteSizeLong() == 0) overrides.clear_parallelism();
+  if (overrides.engine().ByteSizeLong() == 0) overrides.clear_engine();
+  if (r.baseline != nullptr && overrides.ByteSizeLong() == 0) baselines.push_back(r.baseline);
+  for (const v1::Baseline& b : catalog.baselines()) {
+    if (&b != r.baseline && r.hardware != nullptr && BaselineMatches(b, r)) baselines.push_back(&b);
+  }
+  for (const v1::Baseline* b : baselines) {
+    double days = period.days;
+    for (const v1::CapacityClaim& claim : b->capacity_claims()) {
+      if (claim.has_days_per_month()) days = claim.days_per_month();
+    }
+    model::CapacityPeriod measured_period{days, period.duty_factor};
+    for (const v1::SustainedRun& run : b->sustained_runs()) {
+      v1::MeasuredCapacity* m = response->add_measured_capacity();
+      m->set_baseline_id(b->id());
+      m->set_run(run.name());
+      if (run.has_arrival_rate_rps() && run.workload().has_input_tokens() &&
+          run.workload().has_output_tokens()) {
+        auto from_requests = model::MonthlyCapacityFromRequests(
+            run.arrival_rate_rps(), run.workload().input_tokens(),
+            run.workload().output_tokens(), measured_period);
+        if (from_requests.ok()) {
+          *m->mutable_from_requests() = ToCapacity(
+              *from_requests, measured_period,
+              absl::StrFormat("measured %s: %.2f req/s × (%.0f + %.0f) tokens", run.name(),
+                              run.arrival_rate_rps(), run.workload().input_tokens(),
+                              run.workload().output_tokens()));
+        }
+      }
+      if (run.has_output_tokens_per_second()) {
+        auto from_rate = model::MonthlyCapacityFromTokenRates(
+            std::nullopt, run.output_tokens_per_second(), measured_period);
+        if (from_rate.ok()) {
+          v1::Capacity* c = m->mutable_from_output_rate();
+          *c = ToCapacity(*from_rate, measured_period,
+                          absl::StrFormat("measured %s: %.0f output tok/s", run.name(),
+                                          run.output_tokens_per_second()));
+          // The run measured output only: no input+output figure to give.
+          c->clear_tokens_per_month_total();
+          c->clear_tokens_per_second_total();
+        }
+      }
+      m->set_note(absl::StrFormat(
+          "%.0f-day month%s, duty factor %.2f; a sustained run's rate extrapolated to a month "
+          "is an upper reference, not a committed capacity",
+          days, days == 30 ? " (the source report's)" : "", period.duty_factor));
+    }
+  }
+}
+
+// The workload a baseline measured: its sustained run's request shape, else
+// its first sweep's.
+absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& b,
+                                                  v1::PlanResponse* response) {
+  for (const v1::SustainedRun& run : b.sustained_runs()) {
+    if (run.workload().has_input_tokens() && run.workload().has_output_tokens()) {
+      v1::WorkloadSpec w;
+      w.set_input_tokens(run.workload().input_tokens());
+      w.set_output_tokens(run.workload().output_tokens());
+      response->add_notes(absl::StrFormat(
+          "workload from baseline %s, run %s: %.0f input + %.0f output tokens per request",
+          b.id(), run.name(), w.input_tokens(), w.output_tokens()));
+      return w;
+    }
+  }
+  if (b.sweeps_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PlanRequest.workload is missing and baseline %s states no workload; give one", b.id()));
+  }
+  std::vector<std::string> notes;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::WorkloadSpec w, SweepWorkload(b, b.sweeps(0), &notes));
+  for (const std::string& note : notes) response->add_notes(note);
+  return w;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      ResolvedDeployment r,
+      ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
+                                                "PlanRequest.deployment"));
+  v1::PlanResponse response;
+  model::CapacityPeriod period;
+  if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
+
+  LoadQuery query;
+  if (request.has_workload()) {
+    query.workload = request.workload();
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(query.workload, BaselineWorkload(*r.baseline, &response));
+  }
+  query.slo = request.slo();
+  query.calibration.assign(request.calibration().begin(), request.calibration().end());
+  query.no_catalog_calibration = request.no_catalog_calibration();
+  query.path = "PlanRequest";
+  v1::ClosedLoopAxis users = ConcurrencyGrid(4096);
+  if (request.has_think_time_seconds()) users.set_think_time_seconds(request.think_time_seconds());
+  query.closed_loop = users;
+  CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(query));
+  // A deployment that does not fit is an answer: its memory plan, no safe
+  // point, no capacity.
+  v1::MemoryPlan memory;
+  if (r.hardware != nullptr) {
+    CAPPLAN_ASSIGN_OR_RETURN(memory, PlanMemoryFor(catalog, r, std::nullopt));
+  }
+  if (r.hardware != nullptr && !memory.fits()) {
+    *response.mutable_memory() = memory;
+    for (v1::OperatingPoint* p :
+         {response.mutable_safe_closed_loop(), response.mutable_safe_open_loop()}) {
+      p->set_found(false);
+      p->set_binding("DOES_NOT_FIT");
+    }
+    for (v1::Capacity* c : {response.mutable_capacity(), response.mutable_capacity_at_peak()}) {
+      c->set_at("the deployment does not fit: it serves nothing");
+      c->set_days_per_month(period.days);
+      c->set_duty_factor(period.duty_factor);
+    }
+    response.add_notes(absl::StrFormat(
+        "does not fit: %s is short by %.2f GiB per GPU; see memory", memory.binding_constraint(),
+        static_cast<double>(memory.shortfall_bytes()) / (1024.0 * 1024 * 1024)));
+    if (request.target_case() != v1::PlanRequest::TARGET_NOT_SET) {
+      return absl::FailedPreconditionError(
+          "PlanRequest: the deployment does not fit, so no number of replicas reaches the "
+          "target; PlanMemory shows the account");
+    }
+    return response;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed, PredictLoadFor(catalog, r, query));
+  *response.mutable_memory() = closed.memory();
+  *response.mutable_safe_closed_loop() = ToOperatingPoint(closed.safe_operating_point());
+
+  // Peak: the most a closed loop gets out of the deployment.
+  double peak_rps = 0;
+  for (const v1::LoadCurvePoint& p : closed.points()) {
+    peak_rps = std::max(peak_rps, p.requests_per_second());
+  }
+  if (!(peak_rps > 0)) {
+    return absl::FailedPreconditionError(
+        "the load model gives no throughput for this deployment (does it fit? see memory)");
+  }
+  query.closed_loop.reset();
+  query.open_loop = RateGrid(peak_rps, 64);  // 1/64 .. 1 of saturation
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve open, PredictLoadFor(catalog, r, query));
+  *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
+  for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;
+  for (const std::string& note : open.notes()) response.add_notes(note);
+
+  double in = query.workload.input_tokens();
+  double out = query.workload.output_tokens();
+  double safe_rps = response.safe_open_loop().found()
+                        ? response.safe_open_loop().requests_per_second()
+                        : 0.0;
+  if (safe_rps > 0) {
+    CAPPLAN_ASSIGN_OR_RETURN(model::MonthlyCapacity at_safe,
+                             model::MonthlyCapacityFromRequests(safe_rps, in, out, period));
+    *response.mutable_capacity() = ToCapacity(
+        at_safe, period,
+        absl::StrFormat("safe operating point: %.3f req/s of %.0f + %.0f tokens under the SLO "
+                        "(binding: %s)",
+                        safe_rps, in, out, response.safe_open_loop().binding()));
+  } else {
+    response.add_notes("no load meets the SLO: the capacity at the safe point is zero");
+    response.mutable_capacity()->set_at("no safe operating point: the SLO is missed at every load");
+    response.mutable_capacity()->set_days_per_month(period.days);
+    response.mutable_capacity()->set_duty_factor(period.duty_factor);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(model::MonthlyCapacity at_peak,
+                           model::MonthlyCapacityFromRequests(peak_rps, in, out, period));
+  *response.mutable_capacity_at_peak() = ToCapacity(
+      at_peak, period,
+      absl::StrFormat("PEAK throughput %.3f req/s, ignoring the SLO: not a capacity to promise",
+                      peak_rps));
+
+  // Sizing for a target.
+  uint32_t gpus_per_replica = r.gpu_count;
+  auto size = [&](const std::string& target, double value, double per_replica,
+                  const std::string& unit) -> absl::Status {
+    v1::Sizing* s = response.mutable_sizing();
+    s->set_target(target);
+    s->set_unit(unit);
+    s->set_safe_load_per_replica(per_replica);
+    if (!(per_replica > 0)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "PlanRequest: no safe operating point under the SLO, so no number of replicas "
+          "reaches %s",
+          target));
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(int replicas, model::ReplicasForTarget(value, per_replica));
+    s->set_replicas(replicas);
+    s->set_gpus(static_cast<uint32_t>(replicas) * gpus_per_replica);
+    return absl::OkStatus();
+  };
+  switch (request.target_case()) {
+    case v1::PlanRequest::kTargetRequestsPerSecond:
+      CAPPLAN_RETURN_IF_ERROR(size(absl::StrFormat("%g req/s", request.target_requests_per_second()),
+                                   request.target_requests_per_second(), safe_rps, "req/s"));
+      break;
+    case v1::PlanRequest::kTargetConcurrentUsers:
+      CAPPLAN_RETURN_IF_ERROR(size(
+          absl::StrFormat("%d concurrent users", request.target_concurrent_users()),
+          request.target_concurrent_users(),
+          response.safe_closed_loop().found() ? response.safe_closed_loop().concurrent_users() : 0,
+          "users"));
+      break;
+    case v1::PlanRequest::kTargetTokensPerMonth:
+      CAPPLAN_RETURN_IF_ERROR(size(absl::StrFormat("%g tokens/month", request.target_tokens_per_month()),
+                                   request.target_tokens_per_month(),
+                                   response.capacity().tokens_per_month_total(), "tokens/month"));
+      break;
+    default:
+      break;
+  }
+
+  if (request.has_price_per_gpu_hour() && response.capacity().output_tokens_per_month() > 0) {
+    CAPPLAN_ASSIGN_OR_RETURN(
+        double cost, model::CostPerMillionOutputTokens(
+                         request.price_per_gpu_hour(), static_cast<int>(gpus_per_replica),
+                         period, response.capacity().output_tokens_per_month()));
+    response.set_cost_per_million_output_tokens(cost);
+  }
+  AddMeasuredCapacity(catalog, r, request.deployment(), period, &response);
+  return response;
+}
+
+}  // namespace capplan::service

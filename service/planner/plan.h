@@ -1,0 +1,20 @@
+#ifndef CAPPLAN_SERVICE_PLANNER_PLAN_H_
+#define CAPPLAN_SERVICE_PLANNER_PLAN_H_
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "service/catalog/catalog.h"
+
+namespace capplan::service {
+
+// Plan: one-call sizing. The memory plan; the safe operating point under the
+// SLO in a closed loop (users) and an open loop (req/s); capacity per month
+// at the open-loop safe point (and, labelled, at peak); replicas and GPUs for
+// a target (ceil(target ÷ safe load), never a division of peak); cost per
+// million output tokens for a GPU-hour price; and, where the deployment is a
+// baseline with a measured sustained run, the capacity that run implies.
+absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_PLANNER_PLAN_H_

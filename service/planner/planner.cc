@@ -1,0 +1,163 @@
+#include "service/planner/planner.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "service/planner/load.h"
+#include "service/planner/memory.h"
+#include "service/translate/model_info.h"
+#include "service/planner/plan.h"
+#include "service/planner/validate.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+namespace {
+
+absl::Status RequireId(absl::string_view message, const std::string& id) {
+  if (id.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(message, ".id is empty; must name a catalogue entry"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NotInCatalogue(absl::string_view kind, const std::string& id,
+                            absl::string_view list_command) {
+  return absl::NotFoundError(absl::StrFormat(
+      "%s '%s' is not in the catalogue; %s lists the ids", kind, id,
+      list_command));
+}
+
+}  // namespace
+
+Planner::Planner(std::shared_ptr<const Catalog> catalog)
+    : catalog_(std::move(catalog)) {}
+
+std::shared_ptr<const Catalog> Planner::catalog() const {
+  absl::MutexLock lock(&mu_);
+  return catalog_;
+}
+
+void Planner::SwapCatalog(std::shared_ptr<const Catalog> catalog) {
+  absl::MutexLock lock(&mu_);
+  catalog_ = std::move(catalog);
+}
+
+absl::StatusOr<v1::ListHardwareResponse> Planner::ListHardware(
+    const v1::ListHardwareRequest& request) {
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  v1::ListHardwareResponse response;
+  std::string vendor = absl::AsciiStrToLower(request.vendor());
+  for (const v1::Hardware& hardware : catalog->hardware()) {
+    if (!vendor.empty() && absl::AsciiStrToLower(hardware.vendor()) != vendor) {
+      continue;
+    }
+    *response.add_hardware() = hardware;
+  }
+  return response;
+}
+
+absl::StatusOr<v1::Hardware> Planner::GetHardware(
+    const v1::GetHardwareRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(RequireId("GetHardwareRequest", request.id()));
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  const v1::Hardware* hardware = catalog->FindHardware(request.id());
+  if (hardware == nullptr) {
+    return NotInCatalogue("hardware", request.id(), "ListHardware");
+  }
+  return *hardware;
+}
+
+absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(
+    const v1::ListModelsRequest& request) {
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  v1::ListModelsResponse response;
+  for (const v1::Model& model : catalog->models()) {
+    if (!request.family().empty() && model.family() != request.family()) {
+      continue;
+    }
+    CAPPLAN_ASSIGN_OR_RETURN(*response.add_models(), DescribeModel(model));
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ModelInfo> Planner::GetModel(
+    const v1::GetModelRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(RequireId("GetModelRequest", request.id()));
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  const v1::Model* model = catalog->FindModel(request.id());
+  if (model == nullptr) {
+    return NotInCatalogue("model", request.id(), "ListModels");
+  }
+  return DescribeModel(*model);
+}
+
+absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
+    const v1::ListBaselinesRequest& request) {
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  if (!request.model_id().empty() &&
+      catalog->FindModel(request.model_id()) == nullptr) {
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.model_id = \"%s\"; no such model in the "
+        "catalogue",
+        request.model_id()));
+  }
+  if (!request.hardware_id().empty() &&
+      catalog->FindHardware(request.hardware_id()) == nullptr) {
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
+        "catalogue",
+        request.hardware_id()));
+  }
+  const v1::Model* model = request.model_id().empty()
+                               ? nullptr
+                               : catalog->FindModel(request.model_id());
+  v1::ListBaselinesResponse response;
+  for (const v1::Baseline& baseline : catalog->baselines()) {
+    const v1::DeploymentConfig& d = baseline.deployment();
+    if (model != nullptr && d.model_id() != model->id()) continue;
+    if (!request.hardware_id().empty() &&
+        d.hardware_id() != request.hardware_id()) {
+      continue;
+    }
+    if (request.engine() != v1::ENGINE_KIND_UNSPECIFIED &&
+        d.engine().kind() != request.engine()) {
+      continue;
+    }
+    *response.add_baselines() = baseline;
+  }
+  return response;
+}
+
+absl::StatusOr<v1::Baseline> Planner::GetBaseline(
+    const v1::GetBaselineRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(RequireId("GetBaselineRequest", request.id()));
+  std::shared_ptr<const Catalog> catalog = this->catalog();
+  const v1::Baseline* baseline = catalog->FindBaseline(request.id());
+  if (baseline == nullptr) {
+    return NotInCatalogue("baseline", request.id(), "ListBaselines");
+  }
+  return *baseline;
+}
+
+absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(
+    const v1::PlanMemoryRequest& request) {
+  return service::PlanMemory(*catalog(), request);
+}
+
+absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(
+    const v1::PredictLoadRequest& request) {
+  return service::PredictLoad(*catalog(), request);
+}
+
+absl::StatusOr<v1::PlanResponse> Planner::Plan(const v1::PlanRequest& request) {
+  return service::Plan(*catalog(), request);
+}
+
+absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest& request) {
+  return service::Validate(*catalog(), request);
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,77 @@
+#ifndef CAPPLAN_SERVICE_PLANNER_PLANNER_H_
+#define CAPPLAN_SERVICE_PLANNER_PLANNER_H_
+
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "capplan/v1/planner.pb.h"
+#include "service/catalog/catalog.h"
+
+namespace capplan::service {
+
+// The planner's operations, as the CLI and the gRPC service see them. Two
+// implementations: Planner (in-process, on a catalogue) and RemotePlanner (a
+// gRPC client), so the CLI answers the same offline and against a server.
+class PlannerApi {
+ public:
+  virtual ~PlannerApi() = default;
+  virtual absl::StatusOr<v1::ListHardwareResponse> ListHardware(
+      const v1::ListHardwareRequest& request) = 0;
+  virtual absl::StatusOr<v1::Hardware> GetHardware(
+      const v1::GetHardwareRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListModelsResponse> ListModels(
+      const v1::ListModelsRequest& request) = 0;
+  virtual absl::StatusOr<v1::ModelInfo> GetModel(
+      const v1::GetModelRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
+      const v1::ListBaselinesRequest& request) = 0;
+  virtual absl::StatusOr<v1::Baseline> GetBaseline(
+      const v1::GetBaselineRequest& request) = 0;
+  virtual absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) = 0;
+  virtual absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) = 0;
+  virtual absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) = 0;
+  virtual absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) = 0;
+};
+
+// Answers requests from the catalogue it holds. Thread-safe; the catalogue can
+// be swapped (reload) while requests run: each request uses one snapshot.
+class Planner : public PlannerApi {
+ public:
+  explicit Planner(std::shared_ptr<const Catalog> catalog);
+
+  std::shared_ptr<const Catalog> catalog() const;
+  void SwapCatalog(std::shared_ptr<const Catalog> catalog);
+
+  absl::StatusOr<v1::ListHardwareResponse> ListHardware(
+      const v1::ListHardwareRequest& request) override;
+  absl::StatusOr<v1::Hardware> GetHardware(
+      const v1::GetHardwareRequest& request) override;
+  absl::StatusOr<v1::ListModelsResponse> ListModels(
+      const v1::ListModelsRequest& request) override;
+  absl::StatusOr<v1::ModelInfo> GetModel(
+      const v1::GetModelRequest& request) override;
+  absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
+      const v1::ListBaselinesRequest& request) override;
+  absl::StatusOr<v1::Baseline> GetBaseline(
+      const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) override;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const Catalog> catalog_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_PLANNER_PLANNER_H_

@@ -1,0 +1,278 @@
+#include "service/planner/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "model/queueing.h"
+#include "service/translate/deployment_resolver.h"
+#include "service/translate/hf_config.h"
+#include "service/translate/launch_line.h"
+#include "service/planner/validate_checks.h"
+#include "service/planner/memory.h"
+#include "base/status_macros.h"
+
+namespace capplan::service {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+const absl::flat_hash_set<std::string>& KnownCodes() {
+  static const auto* const kCodes = new absl::flat_hash_set<std::string>{
+      kDoesNotFit,        kKvPoolBelowOneRequest, kConcurrencyAboveSafe, kTtftSloMissed,
+      kTpotSloMissed,     kE2eSloMissed,          kUnstableLoad,         kContextBeyondNative,
+      kNoQualityEvidence, kFarFromBaselines,      kUnknownEngineVersion, kUnmodelledFlag};
+  return *kCodes;
+}
+
+bool IsQuantized(v1::WeightFormat format) {
+  return format != v1::WEIGHT_FORMAT_UNSPECIFIED && format != v1::WEIGHT_FORMAT_FP32 &&
+         format != v1::WEIGHT_FORMAT_BF16 && format != v1::WEIGHT_FORMAT_FP16;
+}
+
+std::string FormatName(v1::WeightFormat format) {
+  std::string name = v1::WeightFormat_Name(format);
+  return name.substr(std::string("WEIGHT_FORMAT_").size());
+}
+
+// The request's deployment, with the launch line (when given) read into it.
+absl::StatusOr<v1::Deployment> DeploymentOf(const v1::ValidateRequest& request,
+                                            FindingList* findings) {
+  if (request.launch_line().empty()) return request.deployment();
+  if (!request.deployment().baseline_id().empty()) {
+    return absl::InvalidArgumentError(
+        "ValidateRequest.deployment.baseline_id is set with a launch_line; give one or the "
+        "other");
+  }
+  absl::StatusOr<LaunchLine> launch = ParseLaunchLine(request.launch_line());
+  if (!launch.ok()) {
+    return absl::Status(launch.status().code(),
+                        absl::StrCat("ValidateRequest.launch_line: ", launch.status().message()));
+  }
+  v1::Deployment d = launch->deployment;
+  const v1::Deployment& given = request.deployment();
+  d.set_hardware_id(given.hardware_id());
+  if (given.has_gpu_count()) d.set_gpu_count(given.gpu_count());
+  if (given.has_model_config_json()) d.set_model_config_json(given.model_config_json());
+  // What a launch line cannot say: the engine's version.
+  if (!given.engine().version().empty()) d.mutable_engine()->set_version(given.engine().version());
+  if (given.weight_format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
+    d.set_weight_format(given.weight_format());
+  }
+  for (const std::string& flag : launch->unmodelled_flags) {
+    findings->Add(v1::SEVERITY_INFO, kUnmodelledFlag, "ValidateRequest.launch_line",
+                  absl::StrCat("'", flag, "' is not modelled; its effect on memory and speed "
+                                          "is not in these figures"));
+  }
+  return d;
+}
+
+absl::Status CheckRequest(const v1::ValidateRequest& request) {
+  for (int i = 0; i < request.allow_size(); ++i) {
+    if (!KnownCodes().contains(request.allow(i))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ValidateRequest.allow[%d] = \"%s\"; not a finding code (%s)", i, request.allow(i),
+          absl::StrJoin(std::vector<std::string>(KnownCodes().begin(), KnownCodes().end()),
+                        ", ")));
+    }
+  }
+  const v1::ExpectedLoad& load = request.expected_load();
+  if (load.has_concurrent_users() &&
+      (load.concurrent_users() == 0 ||
+       load.concurrent_users() > model::kMaxClosedLoopConcurrency)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ValidateRequest.expected_load.concurrent_users = %d; must be in [1, %d]",
+        load.concurrent_users(), model::kMaxClosedLoopConcurrency));
+  }
+  if (load.has_requests_per_second() &&
+      !(std::isfinite(load.requests_per_second()) && load.requests_per_second() > 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ValidateRequest.expected_load.requests_per_second = %g; must be > 0",
+        load.requests_per_second()));
+  }
+  if ((load.has_concurrent_users() || load.has_requests_per_second()) && !request.has_workload()) {
+    return absl::InvalidArgumentError(
+        "ValidateRequest.workload is missing; an expected load needs the request shape "
+        "(input_tokens, output_tokens)");
+  }
+  return absl::OkStatus();
+}
+
+// A passing long-generation or repetition-loop gate in a baseline of the
+// same model family and weight format.
+bool HasQualityEvidence(const Catalog& catalog, const v1::Model& model,
+                        v1::WeightFormat format, std::string* where) {
+  for (const v1::Baseline& b : catalog.baselines()) {
+    const v1::Model* m = catalog.FindModel(b.deployment().model_id());
+    if (m == nullptr || m->family().empty() || m->family() != model.family()) continue;
+    v1::WeightFormat f = b.deployment().has_quantization() ? b.deployment().quantization().format()
+                                                           : m->quantization().format();
+    if (f != format) continue;
+    for (const v1::QualityGate& gate : b.quality_gates()) {
+      if (!gate.passed()) continue;
+      for (const std::string& check : gate.checks()) {
+        if (check == "long_generation" || check == "repetition_loop") {
+          *where = absl::StrCat(b.id(), " (", gate.name(), ")");
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
+                                              const v1::ValidateRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
+  v1::ValidateResponse response;
+  FindingList findings(&response);
+  CAPPLAN_ASSIGN_OR_RETURN(v1::Deployment deployment, DeploymentOf(request, &findings));
+
+  // The context check runs first: past the model's context nothing else is
+  // meaningful at that length, so the rest is checked at the model's limit.
+  uint64_t requested_len = deployment.engine().max_model_len();
+  if (requested_len > 0) {
+    v1::Deployment probe = deployment;
+    probe.mutable_engine()->clear_max_model_len();
+    CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                             ResolveDeployment(catalog, probe, "ValidateRequest.deployment"));
+    uint64_t limit = ModelContextLimit(r.model);
+    bool beyond = requested_len > limit;
+    findings.Check("context within the model's native length", kContextBeyondNative, !beyond,
+                   absl::StrFormat("max_model_len %d, model limit %d", requested_len, limit));
+    if (beyond) {
+      findings.Add(v1::SEVERITY_ERROR, kContextBeyondNative,
+                   "ValidateRequest.deployment.engine.max_model_len",
+                   absl::StrFormat("max_model_len = %d tokens exceeds the model's context of %d "
+                                   "tokens; the remaining checks use %d",
+                                   requested_len, limit, limit),
+                   {{"max_model_len_tokens", static_cast<double>(requested_len)},
+                    {"model_context_tokens", static_cast<double>(limit)}});
+      deployment.mutable_engine()->set_max_model_len(limit);
+    }
+  } else {
+    findings.Skip("context within the model's native length", kContextBeyondNative,
+                  "max_model_len not set: the engine's default applies");
+  }
+
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment resolved,
+                           ResolveDeployment(catalog, deployment, "ValidateRequest.deployment"));
+  std::optional<uint64_t> mean_sequence;
+  if (request.has_workload()) {
+    mean_sequence = static_cast<uint64_t>(
+        std::max(1.0, std::round(request.workload().input_tokens() +
+                                 request.workload().output_tokens())));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(*response.mutable_memory(),
+                           PlanMemoryFor(catalog, resolved, mean_sequence));
+  const v1::MemoryPlan& memory = response.memory();
+
+  // Memory.
+  bool weights_fit = !(memory.binding_constraint() == "WEIGHTS" ||
+                       memory.binding_constraint() == "STATE_SLOTS") || memory.fits();
+  findings.Check("weights and overheads fit the GPU", kDoesNotFit, weights_fit,
+                 absl::StrFormat("used %.2f GiB of %.2f GiB per GPU",
+                                 memory.per_gpu().used_bytes() / kGiB,
+                                 memory.per_gpu().capacity_bytes() / kGiB));
+  if (!weights_fit) {
+    findings.Add(v1::SEVERITY_ERROR, kDoesNotFit, "ValidateRequest.deployment",
+                 absl::StrFormat("the deployment does not fit: %s is short by %.2f GiB per GPU",
+                                 memory.binding_constraint(), memory.shortfall_bytes() / kGiB),
+                 {{"shortfall_bytes", static_cast<double>(memory.shortfall_bytes())},
+                  {"capacity_bytes", static_cast<double>(memory.per_gpu().capacity_bytes())}});
+  }
+  uint64_t max_len = memory.deployment().max_model_len();
+  bool one_request = weights_fit && memory.kv_pool_tokens() >= max_len;
+  findings.Check("KV pool holds one request of max_model_len", kKvPoolBelowOneRequest,
+                 one_request,
+                 absl::StrFormat("KV pool %d tokens, max_model_len %d", memory.kv_pool_tokens(),
+                                 max_len));
+  if (weights_fit && !one_request) {
+    findings.Add(v1::SEVERITY_ERROR, kKvPoolBelowOneRequest,
+                 "ValidateRequest.deployment.engine.max_model_len",
+                 absl::StrFormat("the KV pool holds %d tokens, fewer than one request of "
+                                 "max_model_len = %d (the engine refuses to start); lower "
+                                 "max_model_len or add memory",
+                                 memory.kv_pool_tokens(), max_len),
+                 {{"kv_pool_tokens", static_cast<double>(memory.kv_pool_tokens())},
+                  {"max_model_len_tokens", static_cast<double>(max_len)}});
+  }
+
+  // Engine version.
+  const v1::PlanProvenance& provenance = memory.provenance();
+  bool version_known = !provenance.engine_version_newer_than_presets();
+  findings.Check("engine version covered by a preset", kUnknownEngineVersion, version_known,
+                 provenance.engine_preset_id());
+  if (!version_known) {
+    findings.Add(v1::SEVERITY_WARNING, kUnknownEngineVersion,
+                 "ValidateRequest.deployment.engine.version",
+                 absl::StrFormat("engine version '%s' is newer than every preset; behaviour of "
+                                 "preset %s assumed",
+                                 resolved.engine.version(), provenance.engine_preset_id()));
+  } else if (provenance.engine_version_assumed()) {
+    findings.Add(v1::SEVERITY_INFO, kUnknownEngineVersion,
+                 "ValidateRequest.deployment.engine.version",
+                 absl::StrFormat("no engine version given; preset %s (the newest) assumed",
+                                 provenance.engine_preset_id()));
+  }
+
+  // Quality evidence for the weight format.
+  v1::WeightFormat format = resolved.quantization.format();
+  if (IsQuantized(format)) {
+    std::string where;
+    bool evidence = HasQualityEvidence(catalog, resolved.model, format, &where);
+    findings.Check("quality evidence for the weight format", kNoQualityEvidence, evidence,
+                   evidence ? where : "no passing long-generation or repetition-loop gate");
+    if (!evidence) {
+      findings.Add(v1::SEVERITY_WARNING, kNoQualityEvidence,
+                   "ValidateRequest.deployment.weight_format",
+                   absl::StrFormat("no baseline of model family '%s' in %s passed a "
+                                   "long-generation or repetition-loop gate; quantized models "
+                                   "typically fail by looping in long generations",
+                                   resolved.model.family().empty() ? "(none)"
+                                                                   : resolved.model.family(),
+                                   FormatName(format)));
+    }
+  } else {
+    findings.Skip("quality evidence for the weight format", kNoQualityEvidence,
+                  "weights in their native dtype");
+  }
+
+  // Load and SLO at the expected load.
+  std::vector<v1::Tier> tiers = {provenance.tier()};
+  CAPPLAN_RETURN_IF_ERROR(AddLoadChecks(catalog, resolved, request, &findings, &response, &tiers));
+
+  bool near = std::any_of(tiers.begin(), tiers.end(), [](v1::Tier t) {
+    return t == v1::TIER_MEASURED || t == v1::TIER_CALIBRATED;
+  });
+  findings.Check("figures backed by a baseline", kFarFromBaselines, near,
+                 near ? "at least one figure is measured or calibrated"
+                      : "every figure is extrapolated or roofline");
+  if (!near) {
+    findings.Add(v1::SEVERITY_WARNING, kFarFromBaselines, "ValidateRequest.deployment",
+                 "no baseline measured or calibrates this configuration: every figure is "
+                 "extrapolated or from the roofline model; treat them as estimates");
+  }
+
+  // Allow-listed codes become warnings; any ERROR left fails.
+  absl::flat_hash_set<std::string> allowed(request.allow().begin(), request.allow().end());
+  bool fail = false;
+  for (v1::Finding& f : *response.mutable_findings()) {
+    if (f.severity() == v1::SEVERITY_ERROR && allowed.contains(f.code())) {
+      f.set_severity(v1::SEVERITY_WARNING);
+      f.set_message(absl::StrCat(f.message(), " (allowed)"));
+    }
+    fail |= f.severity() == v1::SEVERITY_ERROR;
+  }
+  response.set_verdict(fail ? v1::VERDICT_FAIL : v1::VERDICT_PASS);
+  return response;
+}
+
+}  // namespace capplan::service

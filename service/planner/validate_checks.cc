@@ -1,0 +1,165 @@
+#include "service/planner/validate_checks.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "service/planner/load.h"
+#include "base/status_macros.h"
+#include "service/planner/findings.h"
+
+namespace capplan::service {
+namespace {
+
+constexpr char kSafeCheck[] = "expected users within the safe concurrency";
+constexpr char kTtftCheck[] = "TTFT p95 within the SLO at the expected load";
+constexpr char kTpotCheck[] = "TPOT within the SLO at the expected load";
+constexpr char kE2eCheck[] = "end-to-end p95 within the SLO at the expected load";
+constexpr char kStableCheck[] = "expected request rate below saturation";
+
+const v1::LoadCurvePoint* PointAt(const v1::LoadCurve& curve, std::optional<uint32_t> users,
+                                  std::optional<double> rps) {
+  for (const v1::LoadCurvePoint& p : curve.points()) {
+    if (users.has_value() && p.has_concurrency() && p.concurrency() == *users) return &p;
+    if (rps.has_value() && p.has_arrival_rate_rps() &&
+        std::abs(p.arrival_rate_rps() - *rps) <= 1e-12 * std::max(1.0, *rps)) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+void SloChecks(const v1::Slo& slo, const v1::LoadCurvePoint& p, const std::string& load,
+               FindingList* findings) {
+  auto check = [&](const char* name, const char* code, const char* field, bool has_slo,
+                   double limit, bool has_value, double value, const char* what) {
+    if (!has_slo) {
+      findings->Skip(name, code, "no SLO given");
+      return;
+    }
+    bool ok = has_value && value <= limit;
+    findings->Check(name, code, ok,
+                    has_value ? absl::StrFormat("%s %.3f s at %s; SLO %.3f s", what, value, load,
+                                                limit)
+                              : absl::StrFormat("no %s at %s", what, load));
+    if (!ok) {
+      findings->Add(v1::SEVERITY_ERROR, code, field,
+                    absl::StrFormat("%s at %s is %.3f s, above the SLO of %.3f s", what, load,
+                                    value, limit),
+                    {{"predicted_seconds", value}, {"slo_seconds", limit}});
+    }
+  };
+  check(kTtftCheck, kTtftSloMissed, "ValidateRequest.slo.ttft_p95_seconds",
+        slo.has_ttft_p95_seconds(), slo.ttft_p95_seconds(), p.has_ttft_p95_seconds(),
+        p.ttft_p95_seconds(), "TTFT p95");
+  check(kTpotCheck, kTpotSloMissed, "ValidateRequest.slo.tpot_seconds", slo.has_tpot_seconds(),
+        slo.tpot_seconds(), p.has_tpot_seconds(), p.tpot_seconds(), "TPOT");
+  check(kE2eCheck, kE2eSloMissed, "ValidateRequest.slo.e2e_p95_seconds",
+        slo.has_e2e_p95_seconds(), slo.e2e_p95_seconds(), p.has_e2e_p95_seconds(),
+        p.e2e_p95_seconds(), "end-to-end p95");
+}
+
+void AddTiers(const v1::LoadCurve& curve, std::vector<v1::Tier>* tiers) {
+  for (const v1::MetricProvenance& m : curve.provenance()) tiers->push_back(m.tier());
+}
+
+}  // namespace
+
+absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& resolved,
+                           const v1::ValidateRequest& request, FindingList* findings,
+                           v1::ValidateResponse* response, std::vector<v1::Tier>* tiers) {
+  const v1::ExpectedLoad& load = request.expected_load();
+  bool any_load = load.has_concurrent_users() || load.has_requests_per_second();
+  if (!request.has_workload() || !any_load || !response->memory().fits()) {
+    std::string why = !response->memory().fits()
+                          ? "the deployment does not fit"
+                          : "no expected load (workload and users or req/s) given";
+    findings->Skip(kSafeCheck, kConcurrencyAboveSafe, why);
+    findings->Skip(kStableCheck, kUnstableLoad, why);
+    findings->Skip(kTtftCheck, kTtftSloMissed, why);
+    findings->Skip(kTpotCheck, kTpotSloMissed, why);
+    findings->Skip(kE2eCheck, kE2eSloMissed, why);
+    return absl::OkStatus();
+  }
+  double sequence = request.workload().input_tokens() + request.workload().output_tokens();
+  uint64_t max_len = response->memory().deployment().max_model_len();
+  if (max_len > 0 && sequence > static_cast<double>(max_len)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ValidateRequest.workload: input_tokens + output_tokens = %g; must not exceed the "
+        "deployment's max_model_len = %d",
+        sequence, max_len));
+  }
+  LoadQuery query;
+  query.workload = request.workload();
+  query.slo = request.slo();
+  query.path = "ValidateRequest";
+  if (load.has_concurrent_users()) {
+    uint32_t users = load.concurrent_users();
+    // Concurrencies 1..2·users, always including `users`.
+    query.closed_loop = ConcurrencyGrid(
+        std::min<uint32_t>(std::max<uint32_t>(2 * users, 16),
+                           model::kMaxClosedLoopConcurrency),
+        users);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, query));
+    AddTiers(curve, tiers);
+    const v1::SafeOperatingPoint& safe = curve.safe_operating_point();
+    uint32_t safe_users = safe.found() && safe.has_concurrency() ? safe.concurrency() : 0;
+    bool within = users <= safe_users;
+    findings->Check(kSafeCheck, kConcurrencyAboveSafe, within,
+                    absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users,
+                                    safe_users, safe.binding()));
+    if (!within) {
+      findings->Add(v1::SEVERITY_ERROR, kConcurrencyAboveSafe,
+                    "ValidateRequest.expected_load.concurrent_users",
+                    absl::StrFormat("%d concurrent users exceed the safe concurrency of %d "
+                                    "(bound by %s; %d slots bound by %s)",
+                                    users, safe_users, safe.binding(), curve.slots().slots(),
+                                    curve.slots().bound()),
+                    {{"expected_users", static_cast<double>(users)},
+                     {"safe_users", static_cast<double>(safe_users)},
+                     {"slots", static_cast<double>(curve.slots().slots())}});
+    }
+    const v1::LoadCurvePoint* p = PointAt(curve, users, std::nullopt);
+    if (p != nullptr) SloChecks(request.slo(), *p, absl::StrFormat("%d users", users), findings);
+    *response->mutable_load() = curve;
+  } else {
+    findings->Skip(kSafeCheck, kConcurrencyAboveSafe, "no expected concurrent users given");
+  }
+  if (!load.has_requests_per_second()) {
+    findings->Skip(kStableCheck, kUnstableLoad, "closed loop (users): always stable");
+  }
+  if (load.has_requests_per_second()) {
+    double rps = load.requests_per_second();
+    LoadQuery open = query;
+    open.closed_loop.reset();
+    // Rates from rps/64 to 2·rps, including rps.
+    open.open_loop = RateGrid(rps, 128);
+    CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, open));
+    AddTiers(curve, tiers);
+    const v1::LoadCurvePoint* p = PointAt(curve, std::nullopt, rps);
+    bool stable = p != nullptr && p->stable();
+    findings->Check(kStableCheck, kUnstableLoad, stable,
+                    absl::StrFormat("%.3f req/s expected; utilization %.2f", rps,
+                                    p != nullptr ? p->utilization() : 0.0));
+    if (!stable) {
+      findings->Add(v1::SEVERITY_ERROR, kUnstableLoad,
+                    "ValidateRequest.expected_load.requests_per_second",
+                    absl::StrFormat("%.3f req/s is at or past the deployment's saturation: the "
+                                    "queue grows without bound",
+                                    rps),
+                    {{"expected_rps", rps},
+                     {"utilization", p != nullptr ? p->utilization() : 0.0}});
+    } else if (!load.has_concurrent_users()) {
+      SloChecks(request.slo(), *p, absl::StrFormat("%.3f req/s", rps), findings);
+    }
+    if (!stable && !load.has_concurrent_users()) {
+      findings->Skip(kTtftCheck, kTtftSloMissed, "unstable: no latency figures");
+      findings->Skip(kTpotCheck, kTpotSloMissed, "unstable: no latency figures");
+      findings->Skip(kE2eCheck, kE2eSloMissed, "unstable: no latency figures");
+    }
+    if (!load.has_concurrent_users()) *response->mutable_load() = curve;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,89 @@
+#include "service/rpc/remote_planner.h"
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "service/rpc/grpc_status.h"
+
+namespace capplan::service {
+
+RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout)
+    : address_(address),
+      timeout_(timeout),
+      stub_(v1::CapacityPlanner::NewStub(
+          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
+
+template <typename Request, typename Response, typename Method>
+absl::StatusOr<Response> RemotePlanner::Call(Method method,
+                                             const Request& request) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  Response response;
+  grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  if (!status.ok()) {
+    absl::Status converted = FromGrpcStatus(status);
+    if (converted.code() == absl::StatusCode::kUnavailable ||
+        converted.code() == absl::StatusCode::kDeadlineExceeded) {
+      return absl::UnavailableError(absl::StrCat(
+          "server ", address_, " unreachable: ", converted.message()));
+    }
+    return converted;
+  }
+  return response;
+}
+
+absl::StatusOr<v1::ListHardwareResponse> RemotePlanner::ListHardware(
+    const v1::ListHardwareRequest& request) {
+  return Call<v1::ListHardwareRequest, v1::ListHardwareResponse>(
+      &v1::CapacityPlanner::Stub::ListHardware, request);
+}
+absl::StatusOr<v1::Hardware> RemotePlanner::GetHardware(
+    const v1::GetHardwareRequest& request) {
+  return Call<v1::GetHardwareRequest, v1::Hardware>(
+      &v1::CapacityPlanner::Stub::GetHardware, request);
+}
+absl::StatusOr<v1::ListModelsResponse> RemotePlanner::ListModels(
+    const v1::ListModelsRequest& request) {
+  return Call<v1::ListModelsRequest, v1::ListModelsResponse>(
+      &v1::CapacityPlanner::Stub::ListModels, request);
+}
+absl::StatusOr<v1::ModelInfo> RemotePlanner::GetModel(
+    const v1::GetModelRequest& request) {
+  return Call<v1::GetModelRequest, v1::ModelInfo>(
+      &v1::CapacityPlanner::Stub::GetModel, request);
+}
+absl::StatusOr<v1::ListBaselinesResponse> RemotePlanner::ListBaselines(
+    const v1::ListBaselinesRequest& request) {
+  return Call<v1::ListBaselinesRequest, v1::ListBaselinesResponse>(
+      &v1::CapacityPlanner::Stub::ListBaselines, request);
+}
+absl::StatusOr<v1::Baseline> RemotePlanner::GetBaseline(
+    const v1::GetBaselineRequest& request) {
+  return Call<v1::GetBaselineRequest, v1::Baseline>(
+      &v1::CapacityPlanner::Stub::GetBaseline, request);
+}
+
+absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(
+    const v1::PlanMemoryRequest& request) {
+  return Call<v1::PlanMemoryRequest, v1::MemoryPlan>(
+      &v1::CapacityPlanner::Stub::PlanMemory, request);
+}
+
+absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(
+    const v1::PredictLoadRequest& request) {
+  return Call<v1::PredictLoadRequest, v1::LoadCurve>(
+      &v1::CapacityPlanner::Stub::PredictLoad, request);
+}
+
+absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request) {
+  return Call<v1::PlanRequest, v1::PlanResponse>(&v1::CapacityPlanner::Stub::Plan, request);
+}
+
+absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(
+    const v1::ValidateRequest& request) {
+  return Call<v1::ValidateRequest, v1::ValidateResponse>(&v1::CapacityPlanner::Stub::Validate,
+                                                         request);
+}
+
+}  // namespace capplan::service

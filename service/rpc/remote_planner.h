@@ -1,0 +1,50 @@
+#ifndef CAPPLAN_SERVICE_RPC_REMOTE_PLANNER_H_
+#define CAPPLAN_SERVICE_RPC_REMOTE_PLANNER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "capplan/v1/planner.grpc.pb.h"
+#include "service/planner/planner.h"
+
+namespace capplan::service {
+
+// PlannerApi over gRPC: the CLI's --server mode. Unreachable servers come
+// back as UNAVAILABLE with the address in the message.
+class RemotePlanner : public PlannerApi {
+ public:
+  RemotePlanner(const std::string& address, absl::Duration timeout);
+
+  absl::StatusOr<v1::ListHardwareResponse> ListHardware(
+      const v1::ListHardwareRequest& request) override;
+  absl::StatusOr<v1::Hardware> GetHardware(
+      const v1::GetHardwareRequest& request) override;
+  absl::StatusOr<v1::ListModelsResponse> ListModels(
+      const v1::ListModelsRequest& request) override;
+  absl::StatusOr<v1::ModelInfo> GetModel(
+      const v1::GetModelRequest& request) override;
+  absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
+      const v1::ListBaselinesRequest& request) override;
+  absl::StatusOr<v1::Baseline> GetBaseline(
+      const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(
+      const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(
+      const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(
+      const v1::ValidateRequest& request) override;
+
+ private:
+  template <typename Request, typename Response, typename Method>
+  absl::StatusOr<Response> Call(Method method, const Request& request);
+
+  std::string address_;
+  absl::Duration timeout_;
+  std::unique_ptr<v1::CapacityPlanner::Stub> stub_;
+};
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_RPC_REMOTE_PLANNER_H_

@@ -1,0 +1,94 @@
+// capplan-server: the gRPC planner on the catalogue in --data_dir.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/time/time.h"
+#include "service/server/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address host:port (port 0 picks a free port)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address host:port; empty disables it");
+ABSL_FLAG(std::string, data_dir, CAPPLAN_DEFAULT_DATA_DIR,
+          "catalogue directory (hardware/, models/, baselines/, engines/)");
+ABSL_FLAG(int, max_message_bytes, 4 * 1024 * 1024,
+          "largest request or response message, bytes");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "on SIGTERM, how long in-flight RPCs may take to finish");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "capplan-server --listen 127.0.0.1:50051 --metrics_listen "
+      "127.0.0.1:9464 --data_dir DIR");
+  absl::ParseCommandLine(argc, argv);
+
+  // Block the signals we handle before any thread starts; one thread waits.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  capplan::service::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+
+  auto server = capplan::service::PlannerServer::Create(options);
+  if (!server.ok()) {
+    std::cerr << "capplan-server: " << server.status().message() << "\n";
+    return 1;
+  }
+  const capplan::service::Catalog& catalog = (*server)->catalog();
+  std::string host = options.listen_address.substr(
+      0, options.listen_address.rfind(':'));
+  std::string grpc_address = host + ":" + std::to_string((*server)->port());
+  std::cout << "capplan-server: catalogue " << options.data_dir << " ("
+            << catalog.hardware().size() << " hardware, "
+            << catalog.models().size() << " models, "
+            << catalog.baselines().size() << " baselines)\n"
+            << "capplan-server: gRPC on " << grpc_address;
+  if (!(*server)->metrics_endpoint().empty()) {
+    std::cout << ", metrics on http://" << (*server)->metrics_endpoint()
+              << "/metrics";
+  }
+  // The CLI is built beside the server.
+  std::string cli = std::filesystem::path(argv[0]).parent_path().append("capplan").string();
+  std::cout << "\ncapplan-server: try  " << cli << " baselines list --server "
+            << grpc_address << "\n"
+            << std::flush;
+
+  std::thread waiter([&] {
+    for (;;) {
+      int signal = 0;
+      if (sigwait(&signals, &signal) != 0) continue;
+      if (signal == SIGHUP) {
+        absl::Status reloaded = (*server)->Reload();
+        if (reloaded.ok()) {
+          std::cout << "capplan-server: catalogue reloaded\n" << std::flush;
+        } else {
+          std::cerr << "capplan-server: reload failed, keeping the previous "
+                       "catalogue:\n"
+                    << reloaded.message() << "\n";
+        }
+        continue;
+      }
+      std::cout << "capplan-server: draining and stopping\n" << std::flush;
+      (*server)->Shutdown(absl::GetFlag(FLAGS_drain_timeout));
+      return;
+    }
+  });
+  (*server)->Wait();
+  waiter.join();
+  return 0;
+}

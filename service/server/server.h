@@ -1,0 +1,73 @@
+#ifndef CAPPLAN_SERVICE_SERVER_SERVER_H_
+#define CAPPLAN_SERVICE_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/server.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+#include "service/server/metrics.h"
+#include "service/planner/planner.h"
+#include "service/rpc/grpc_service.h"
+
+namespace capplan::service {
+
+struct ServerOptions {
+  // host:port for gRPC; port 0 picks a free one (see PlannerServer::port()).
+  std::string listen_address = "127.0.0.1:50051";
+  // host:port for /metrics; empty = no metrics endpoint (the registry still
+  // counts, for in-process tests).
+  std::string metrics_address = "127.0.0.1:9464";
+  std::string data_dir;
+  // Largest request or response message, bytes.
+  int max_message_bytes = 4 * 1024 * 1024;
+};
+
+// Checks the options on their own (addresses have a port, sizes positive).
+absl::Status ValidateServerOptions(const ServerOptions& options);
+
+// The gRPC server with health, reflection and metrics, serving one catalogue.
+class PlannerServer {
+ public:
+  // Loads and validates the catalogue, then binds. Fails (and binds nothing)
+  // on an invalid catalogue or a taken port.
+  static absl::StatusOr<std::unique_ptr<PlannerServer>> Create(
+      const ServerOptions& options);
+  ~PlannerServer();
+
+  int port() const { return port_; }
+  // "host:port" the metrics endpoint listens on, or empty.
+  std::string metrics_endpoint() const;
+  const Catalog& catalog() const { return *planner_.catalog(); }
+  Metrics& metrics() { return metrics_; }
+
+  // Reloads the catalogue from data_dir; on failure the previous catalogue
+  // keeps serving and the error is returned.
+  absl::Status Reload();
+
+  // Stops accepting RPCs, lets in-flight ones finish until `drain`, then
+  // cancels the rest.
+  void Shutdown(absl::Duration drain);
+  void Wait();
+
+ private:
+  PlannerServer(const ServerOptions& options,
+                std::shared_ptr<const Catalog> catalog,
+                std::shared_ptr<prometheus::Registry> registry);
+
+  ServerOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  Metrics metrics_;
+  Planner planner_;
+  PlannerGrpcService service_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_SERVER_SERVER_H_

@@ -1,0 +1,63 @@
+#ifndef CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
+#define CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "model/memory_model.h"
+#include "service/catalog/catalog.h"
+#include "service/translate/model_translation.h"
+
+namespace capplan::service {
+
+// An API Deployment made concrete: the baseline it starts from (if any) with
+// the request's overrides applied, checked, and turned into the memory
+// model's input.
+struct ResolvedDeployment {
+  model::MemoryPlanInput input;
+  v1::Model model;                     // the catalogue entry or the parsed config.json
+  std::string model_id;                // empty for a config.json model
+  const v1::Hardware* hardware = nullptr;
+  const v1::Baseline* baseline = nullptr;  // the baseline_id it started from
+  v1::EngineConfig engine;             // merged engine configuration
+  v1::Parallelism parallelism;         // merged
+  v1::Quantization quantization;       // effective checkpoint format
+  uint32_t gpu_count = 1;
+  PresetChoice preset;
+};
+
+// Resolves `deployment`; `path` is its field path in the request
+// ("PlanMemoryRequest.deployment") and prefixes every error: INVALID_ARGUMENT
+// with the field, value and rule; NOT_FOUND for unknown ids;
+// FAILED_PRECONDITION when a baseline withholds what the plan needs.
+absl::StatusOr<ResolvedDeployment> ResolveDeployment(
+    const Catalog& catalog, const v1::Deployment& deployment,
+    const std::string& path);
+
+// The same, but a baseline that withholds its GPU (and a deployment that names
+// none) resolves with hardware == nullptr and an empty input.hardware instead
+// of FAILED_PRECONDITION: PredictLoad fits and predicts such a baseline's own
+// rows in the card's unknown units (load_service.h).
+absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
+    const Catalog& catalog, const v1::Deployment& deployment,
+    const std::string& path);
+
+// The longest context a model supports: its native length, or the
+// rope-scaled length when its config scales rope.
+uint64_t ModelContextLimit(const v1::Model& model);
+
+// The deployment asks for speculative decoding (a method other than NONE).
+bool SpeculationOn(const v1::SpeculativeDecoding& s);
+
+// True when `baseline` measured the configuration `resolved` describes: same
+// model, hardware, GPU count, TP and PP, engine, weight format and the engine
+// memory settings the baseline states. Expert parallelism and speculative
+// decoding are matched figure by figure (a baseline may measure both ways).
+bool BaselineMatches(const v1::Baseline& baseline,
+                     const ResolvedDeployment& resolved);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_

@@ -1,0 +1,150 @@
+#include "service/catalog/catalog_validator.h"
+
+#include <string>
+
+#include "capplan/v1/catalog.pb.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace capplan::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct BadCase {
+  std::string name;
+  std::string text;        // a Baseline in text format
+  std::string field_path;  // the finding's path
+  std::string message;     // a part of its message
+};
+
+class BaselineValidation : public ::testing::TestWithParam<BadCase> {};
+
+constexpr char kGoodBaseline[] = R"(
+id: "ok-baseline"
+provenance { source_document: "doc" }
+deployment { hardware_id: "gpu" model_id: "m" gpu_count: 2 parallelism { tp: 2 } }
+)";
+
+TEST(BaselineValidationGood, DefaultFixtureIsValid) {
+  v1::Baseline b;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kGoodBaseline, &b));
+  EXPECT_TRUE(ValidateEntity(b).empty());
+}
+
+TEST_P(BaselineValidation, ReportsFieldPathAndRule) {
+  v1::Baseline b;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kGoodBaseline, &b));
+  // Merge lets the case override singular fields of the good baseline.
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(GetParam().text, &b));
+  std::vector<Finding> findings = ValidateEntity(b);
+  ASSERT_FALSE(findings.empty());
+  bool found = false;
+  for (const Finding& f : findings) {
+    if (f.field_path == GetParam().field_path) {
+      found = true;
+      EXPECT_THAT(f.message, HasSubstr(GetParam().message));
+    }
+  }
+  EXPECT_TRUE(found) << "no finding at " << GetParam().field_path << "; first: "
+                     << findings[0].field_path << ": " << findings[0].message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BaselineValidation,
+    ::testing::Values(
+        BadCase{"BadId", R"(id: "Bad_Id")", "id", "kebab-case"},
+        BadCase{"FractionAboveOne",
+                "deployment { engine { mem_fraction_static: 1.2 } }",
+                "deployment.engine.mem_fraction_static",
+                "= 1.2; must be in (0, 1]"},
+        BadCase{"NegativeSeconds",
+                "sweeps { rows { concurrency: 1 ttft { p50_seconds: -1 } } }",
+                "sweeps[0].rows[0].ttft.p50_seconds", "must be > 0"},
+        BadCase{"RowWithoutLoad", "sweeps { rows { output_tokens_per_second: 3 } }",
+                "sweeps[0].rows[0]", "neither concurrency nor arrival_rate_rps"},
+        BadCase{"TpNotDividingGpus", "deployment { parallelism { tp: 3 } }",
+                "deployment.parallelism.tp", "must divide gpu_count = 2"},
+        // 65536 × 65536 wraps a 32-bit product to 0 (a division by zero).
+        BadCase{"TpTimesPpBeyond32Bits", "deployment { parallelism { tp: 65536 pp: 65536 } }",
+                "deployment.parallelism.tp", "must divide gpu_count = 2"},
+        BadCase{"ZeroKvPool", "kv_pools { name: \"x\" tokens: 0 }",
+                "kv_pools[0].tokens", "must be > 0"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(HardwareValidation, UncitedFigureIsReported) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+id: "gpu" vendor: "V" name: "N"
+memory_bytes: 100 usable_memory_bytes: 90
+memory_bandwidth_bytes_per_second: 5
+sources { fields: "memory_bytes" fields: "usable_memory_bytes" document: "d" }
+)", &h));
+  std::vector<Finding> findings = ValidateEntity(h);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "memory_bandwidth_bytes_per_second");
+  EXPECT_THAT(findings[0].message, HasSubstr("has no citation"));
+}
+
+TEST(HardwareValidation, UsableAboveMarketedIsReported) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+id: "gpu" vendor: "V" name: "N"
+memory_bytes: 100 usable_memory_bytes: 200
+memory_bandwidth_bytes_per_second: 5
+sources { fields: "memory_bytes" fields: "usable_memory_bytes"
+          fields: "memory_bandwidth_bytes_per_second" document: "d" }
+)", &h));
+  std::vector<Finding> findings = ValidateEntity(h);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "usable_memory_bytes");
+}
+
+TEST(ModelValidation, KvHeadsMustDivideHeads) {
+  v1::Model m;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+id: "m" hidden_size: 64 intermediate_size: 128 num_attention_heads: 8
+num_kv_heads: 3 vocab_size: 10 native_context_tokens: 100
+native_dtype: NUMBER_FORMAT_BF16
+layer_blocks { repeat: 1 layers { count: 1 attention: ATTENTION_KIND_FULL mlp: MLP_KIND_DENSE } }
+sources { fields: "hidden_size" fields: "intermediate_size" fields: "num_attention_heads"
+          fields: "num_kv_heads" fields: "vocab_size" fields: "native_context_tokens"
+          fields: "layer_blocks" document: "d" }
+)", &m));
+  std::vector<Finding> findings = ValidateEntity(m);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "num_kv_heads");
+  EXPECT_THAT(findings[0].message,
+              HasSubstr("num_kv_heads = 3; must divide num_attention_heads = 8"));
+}
+
+TEST(ModelValidation, MoeLayersNeedExpertsPerTokenWithinExperts) {
+  v1::Model m;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+id: "m" hidden_size: 64 num_attention_heads: 8 num_kv_heads: 8 vocab_size: 10
+native_context_tokens: 100 native_dtype: NUMBER_FORMAT_BF16
+layer_blocks { repeat: 2 layers { count: 1 attention: ATTENTION_KIND_FULL mlp: MLP_KIND_MOE } }
+moe { num_routed_experts: 4 experts_per_token: 8 expert_intermediate_size: 32 }
+sources { fields: "hidden_size" fields: "num_attention_heads" fields: "num_kv_heads"
+          fields: "vocab_size" fields: "native_context_tokens" fields: "layer_blocks"
+          fields: "moe" document: "d" }
+)", &m));
+  std::vector<Finding> findings = ValidateEntity(m);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "moe.experts_per_token");
+}
+
+TEST(IsValidId, AcceptsKebabCaseWithVersionDots) {
+  EXPECT_TRUE(IsValidId("qwen2.5-7b-instruct"));
+  EXPECT_TRUE(IsValidId("nvidia-h100-sxm-80gb"));
+  EXPECT_FALSE(IsValidId("Qwen2.5"));
+  EXPECT_FALSE(IsValidId("a--b"));
+  EXPECT_FALSE(IsValidId("-a"));
+  EXPECT_FALSE(IsValidId("a-"));
+  EXPECT_FALSE(IsValidId("a_b"));
+  EXPECT_FALSE(IsValidId(""));
+}
+
+}  // namespace
+}  // namespace capplan::service

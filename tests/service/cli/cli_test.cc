@@ -1,0 +1,155 @@
+#include "service/cli/cli.h"
+
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "service/server/server.h"
+#include "tests/test_common/cli_runner.h"
+#include "tests/test_common/loopback_server.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using Result = ::capplan::testing::CliResult;
+using ::capplan::testing::RunCapplan;
+using ::capplan::testing::TempDir;
+using ::capplan::testing::WriteMiniCatalogue;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteMiniCatalogue(dir_);
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(dir_.path().string()));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::vector<std::string> Offline(std::vector<std::string> args) {
+    args.push_back("--data-dir=" + dir_.path().string());
+    return args;
+  }
+  std::vector<std::string> Online(std::vector<std::string> args) {
+    args.push_back("--server");
+    args.push_back("127.0.0.1:" + std::to_string(server_->port()));
+    return args;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<PlannerServer> server_;
+};
+
+TEST_F(CliTest, OfflineAndServerAnswersAreIdentical) {
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{
+           {"hardware", "list"}, {"hardware", "get", "test-gpu-24gb"},
+           {"models", "list"}, {"models", "get", "Test/Test-Model-1B"},
+           {"baselines", "list"}, {"baselines", "get", "test-baseline"},
+           {"baselines", "list", "--json"}, {"models", "get", "nope"}}) {
+    Result offline = RunCapplan(Offline(command));
+    Result online = RunCapplan(Online(command));
+    EXPECT_EQ(offline.code, online.code) << command[0] << " " << command[1];
+    EXPECT_EQ(offline.out, online.out) << command[0] << " " << command[1];
+    EXPECT_EQ(offline.err, online.err) << command[0] << " " << command[1];
+  }
+}
+
+TEST_F(CliTest, JsonKeepsSnakeCaseFieldNames) {
+  Result r = RunCapplan(Offline({"baselines", "get", "test-baseline", "--json"}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"output_tokens_per_second\": 50"));
+  EXPECT_THAT(r.out, HasSubstr("\"hardware_id\": \"test-gpu-24gb\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("outputTokensPerSecond")));
+}
+
+TEST_F(CliTest, TablesCarryUnits) {
+  Result r = RunCapplan(Offline({"hardware", "list"}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("MEMORY (GiB)"));
+  EXPECT_THAT(r.out, HasSubstr("24.00"));
+  EXPECT_THAT(r.out, HasSubstr("BANDWIDTH (TB/s)"));
+}
+
+TEST_F(CliTest, UnknownIdExitsTwoWithReason) {
+  Result r = RunCapplan(Offline({"hardware", "get", "nope"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND: hardware 'nope' is not in the catalogue"));
+}
+
+TEST_F(CliTest, UnknownFlagIsRejected) {
+  Result r = RunCapplan(Offline({"hardware", "list", "--vendr", "x"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --vendr"));
+}
+
+TEST_F(CliTest, UnreachableServerExitsTwo) {
+  // Port 1 on loopback: nothing listens there.
+  Result r = RunCapplan({"hardware", "list", "--server", "127.0.0.1:1", "--timeout-seconds", "2"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("server 127.0.0.1:1 unreachable"));
+}
+
+TEST_F(CliTest, BadCatalogueNamesTheFile) {
+  dir_.Write("models/bad.txtpb", "# proto-message: Model\nid: \"bad\" hidden_size: x\n");
+  Result r = RunCapplan(Offline({"models", "list"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("models/bad.txtpb:2:24:"));
+}
+
+class CliBundledTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = PlannerServer::Create(testing::LoopbackServerOptions(testing::BundledDataDir()));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::vector<std::string> Online(std::vector<std::string> args) {
+    args.push_back("--server=127.0.0.1:" + std::to_string(server_->port()));
+    return args;
+  }
+  std::unique_ptr<PlannerServer> server_;
+};
+
+TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
+  std::vector<std::string> command = {"memory", "--model", "meta-llama/Llama-3.1-8B-Instruct",
+                                      "--gpu", "nvidia-l4-24gb", "--max-model-len", "8192"};
+  Result offline = RunCapplan(command);
+  Result online = RunCapplan(Online(command));
+  ASSERT_EQ(offline.code, kExitOk) << offline.err;
+  EXPECT_EQ(offline.out, online.out);
+  EXPECT_THAT(offline.out, HasSubstr("KV pool"));
+  EXPECT_THAT(offline.out, HasSubstr("GiB"));
+  EXPECT_THAT(offline.out, HasSubstr("tokens"));
+  command.push_back("--json");
+  Result json = RunCapplan(command);
+  EXPECT_THAT(json.out, HasSubstr("\"kv_pool_tokens\""));
+  EXPECT_THAT(json.out, HasSubstr("\"per_gpu\""));
+}
+
+TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheField) {
+  Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
+                         "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: PlanMemoryRequest.deployment.parallelism.tp = 3"));
+  Result online = RunCapplan(Online({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
+                                     "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"}));
+  EXPECT_EQ(online.err, r.err);
+}
+
+TEST_F(CliBundledTest, MemoryFlagsOfOtherCommandsAreRejected) {
+  Result r = RunCapplan({"hardware", "list", "--tp", "2"});
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("unknown flag --tp"));
+}
+
+TEST(Cli, HelpPrintsUsageAndExitsZero) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCli({"--help"}, out, err), kExitOk);
+  EXPECT_THAT(out.str(), HasSubstr("usage: capplan"));
+}
+
+}  // namespace
+}  // namespace capplan::service

@@ -1,0 +1,360 @@
+#include "service/planner/load.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+using ::capplan::testing::k000;
+using ::capplan::testing::k002;
+
+const Catalog& Bundled() { return capplan::testing::BundledCatalogue(); }
+
+const v1::Sweep& FirstSweep(const char* id) {
+  const v1::Baseline* b = Bundled().FindBaseline(id);
+  EXPECT_NE(b, nullptr) << id;
+  return b->sweeps(0);
+}
+
+// Concurrencies of a baseline's first sweep, as measured.
+std::vector<uint32_t> SweepConcurrencies(const char* id) {
+  std::vector<uint32_t> out;
+  for (const v1::SweepRow& row : FirstSweep(id).rows()) out.push_back(row.concurrency());
+  return out;
+}
+
+v1::PredictLoadRequest FromBaseline(const char* id, const std::vector<uint32_t>& cs) {
+  v1::PredictLoadRequest r;
+  r.mutable_deployment()->set_baseline_id(id);
+  for (uint32_t c : cs) r.mutable_closed_loop()->add_concurrencies(c);
+  return r;
+}
+
+std::vector<uint32_t> Range(uint32_t lo, uint32_t hi) {
+  std::vector<uint32_t> out;
+  for (uint32_t c = lo; c <= hi; ++c) out.push_back(c);
+  return out;
+}
+
+const v1::LoadCurvePoint& At(const v1::LoadCurve& curve, uint32_t c) {
+  for (const v1::LoadCurvePoint& p : curve.points()) {
+    if (p.concurrency() == c) return p;
+  }
+  ADD_FAILURE() << "no point at c=" << c;
+  return curve.points(0);
+}
+
+const v1::MetricProvenance& Provenance(const v1::LoadCurve& curve, const std::string& metric) {
+  for (const v1::MetricProvenance& p : curve.provenance()) {
+    if (p.metric() == metric) return p;
+  }
+  ADD_FAILURE() << "no provenance for " << metric;
+  return curve.provenance(0);
+}
+
+TEST(PredictLoad, Seed000KneeAboveEightAtMostSixteenBecauseOfTheOperatorGate) {
+  // The GPU of 000 is withheld: its own rows are fitted in unknown units.
+  absl::StatusOr<v1::LoadCurve> curve =
+      PredictLoad(Bundled(), FromBaseline(k000, SweepConcurrencies(k000)));
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  ASSERT_TRUE(curve->has_knee());
+  EXPECT_GT(curve->knee().load(), 8.0);
+  EXPECT_LE(curve->knee().load(), 16.0);
+  const v1::LoadCurvePoint& c8 = At(*curve, 8);
+  const v1::LoadCurvePoint& c16 = At(*curve, 16);
+  EXPECT_GE(c16.ttft_p50_seconds(), 10 * c8.ttft_p50_seconds());
+  EXPECT_GE(c16.ttft_p95_seconds(), 10 * c8.ttft_p95_seconds());
+  // The slot limit is the operator's gate the baseline records.
+  const v1::Baseline* b = Bundled().FindBaseline(k000);
+  EXPECT_EQ(curve->slots().bound(), "OPERATOR_GATE");
+  EXPECT_EQ(curve->slots().slots(), b->deployment().concurrency_gate());
+  EXPECT_EQ(c16.slot_wait_probability() > 0, true);
+  EXPECT_EQ(Provenance(*curve, "ttft").baseline_ids(0), k000);
+  // Against the measured rows it was fitted on: the flat region is flat.
+  for (const v1::SweepRow& row : FirstSweep(k000).rows()) {
+    if (row.concurrency() > 8) continue;
+    EXPECT_NEAR(At(*curve, row.concurrency()).ttft_p50_seconds(), row.ttft().reported_seconds(),
+                0.5 * row.ttft().reported_seconds())
+        << "c=" << row.concurrency();
+  }
+}
+
+v1::PredictLoadRequest Seed002(bool mtp, const std::vector<uint32_t>& cs) {
+  v1::PredictLoadRequest r = FromBaseline(k002, cs);
+  if (!mtp) r.mutable_deployment()->mutable_engine()->set_speculative_method(v1::SPECULATIVE_METHOD_NONE);
+  return r;
+}
+
+TEST(PredictLoad, Seed002WithoutSpeculationHasNoKneeUpTo20Users) {
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), Seed002(false, Range(1, 20)));
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_FALSE(curve->has_knee()) << "knee at " << curve->knee().load();
+  EXPECT_GE(curve->slots().slots(), 20u);
+  // Throughput still rises with load.
+  EXPECT_GT(At(*curve, 20).output_tokens_per_second(), At(*curve, 5).output_tokens_per_second());
+}
+
+TEST(PredictLoad, Seed002SpeculativeCrossoverBetween8And14Users) {
+  absl::StatusOr<v1::LoadCurve> off = PredictLoad(Bundled(), Seed002(false, Range(1, 24)));
+  absl::StatusOr<v1::LoadCurve> on = PredictLoad(Bundled(), Seed002(true, Range(1, 24)));
+  ASSERT_TRUE(off.ok()) << off.status();
+  ASSERT_TRUE(on.ok()) << on.status();
+  int crossover = 0;
+  for (int i = 0; i < off->points_size(); ++i) {
+    const double c = off->points(i).concurrency();
+    const double per_user_off = off->points(i).output_tokens_per_second() / c;
+    const double per_user_on = on->points(i).output_tokens_per_second() / c;
+    if (crossover == 0 && per_user_on < per_user_off) crossover = static_cast<int>(c);
+  }
+  // MTP faster for a single user, and slower at the far end.
+  EXPECT_GT(on->points(0).output_tokens_per_second(), off->points(0).output_tokens_per_second());
+  std::printf("speculative crossover (MTP per-user tok/s below no-MTP) at %d users\n", crossover);
+  EXPECT_GE(crossover, 8);
+  EXPECT_LE(crossover, 14);
+}
+
+TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt) {
+  for (const char* id : {k000, k002}) {
+    // μ(S) from the offered utilisation ρ = λ / μ(S) of one light point.
+    v1::PredictLoadRequest probe = FromBaseline(id, {});
+    probe.clear_closed_loop();
+    probe.mutable_open_loop()->add_arrival_rates_rps(0.1);
+    absl::StatusOr<v1::LoadCurve> light = PredictLoad(Bundled(), probe);
+    ASSERT_TRUE(light.ok()) << light.status();
+    const double mu = 0.1 / light->points(0).utilization();
+    v1::PredictLoadRequest r = probe;
+    r.mutable_open_loop()->clear_arrival_rates_rps();
+    const std::vector<double> rhos = {0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995,
+                                      1.05, 1.5};
+    for (double rho : rhos) r.mutable_open_loop()->add_arrival_rates_rps(rho * mu);
+    absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+    ASSERT_TRUE(curve.ok()) << curve.status();
+    ASSERT_EQ(curve->points_size(), static_cast<int>(rhos.size()));
+    for (int i = 0; i < curve->points_size(); ++i) {
+      const v1::LoadCurvePoint& p = curve->points(i);
+      // ρ as the model offers it (λ ÷ μ(S)) tracks the requested fraction.
+      EXPECT_NEAR(p.utilization(), rhos[i], 0.05 * rhos[i]) << id;
+      EXPECT_EQ(p.stable(), p.utilization() < 1) << id << " rho " << rhos[i];
+      if (!p.stable()) {
+        EXPECT_FALSE(p.has_ttft_p50_seconds());
+        EXPECT_FALSE(p.has_ttft_p95_seconds());
+        EXPECT_FALSE(p.has_ttft_p99_seconds());
+        EXPECT_FALSE(p.has_tpot_seconds());
+        EXPECT_FALSE(p.has_e2e_p95_seconds());
+        EXPECT_FALSE(p.has_mean_queue_length());
+        continue;
+      }
+      ASSERT_TRUE(p.has_ttft_p50_seconds());
+      EXPECT_LE(p.ttft_p50_seconds(), p.ttft_p90_seconds()) << id << " rho " << rhos[i];
+      EXPECT_LE(p.ttft_p90_seconds(), p.ttft_p95_seconds()) << id << " rho " << rhos[i];
+      EXPECT_LE(p.ttft_p95_seconds(), p.ttft_p99_seconds()) << id << " rho " << rhos[i];
+      EXPECT_LE(p.e2e_p50_seconds(), p.e2e_p95_seconds()) << id << " rho " << rhos[i];
+      if (i > 0 && curve->points(i - 1).stable()) {
+        EXPECT_GE(p.ttft_p95_seconds(), curve->points(i - 1).ttft_p95_seconds()) << id;
+      }
+    }
+    // Past saturation the answer still comes back, marked unstable.
+    EXPECT_FALSE(curve->points(curve->points_size() - 1).stable()) << id;
+    EXPECT_FALSE(curve->points(curve->points_size() - 2).stable()) << id;
+    // Steep towards ρ → 1: the last steps add more than the whole first half.
+    int last = 0;
+    for (int i = 0; i < curve->points_size(); ++i) {
+      if (curve->points(i).stable()) last = i;
+    }
+    ASSERT_GE(last, 8) << id;
+    EXPECT_GT(curve->points(last).utilization(), 0.98) << id;
+    const double p95_01 = curve->points(0).ttft_p95_seconds();
+    const double p95_05 = curve->points(2).ttft_p95_seconds();
+    const double p95_0995 = curve->points(last).ttft_p95_seconds();
+    std::printf("%s open loop TTFT p95: rho 0.1 %.3f s, 0.5 %.3f s, last stable %.3f s\n", id, p95_01,
+                p95_05, p95_0995);
+    EXPECT_GT(p95_0995 - curve->points(6).ttft_p95_seconds(), p95_05 - p95_01) << id;
+    EXPECT_GT(p95_0995, 3 * p95_01) << id;
+    EXPECT_EQ(curve->safe_operating_point().binding() == "STABILITY" ||
+                  curve->safe_operating_point().binding() == "SLOT_WAIT",
+              true)
+        << curve->safe_operating_point().binding();
+  }
+}
+
+TEST(TransferRank, HardwareClassFirstThenModel) {
+  const v1::Hardware* rtx4090 = Bundled().FindHardware("nvidia-rtx-4090-24gb");
+  const v1::Hardware* l40s = Bundled().FindHardware("nvidia-l40s-48gb");
+  const v1::Hardware* rtx5090 = Bundled().FindHardware("nvidia-rtx-5090-32gb");
+  const v1::Hardware* mi300x = Bundled().FindHardware("amd-mi300x-192gb");
+  ASSERT_TRUE(rtx4090 && l40s && rtx5090 && mi300x);
+  const int same_card = TransferRank(*rtx4090, *rtx4090, false);
+  const int same_arch = TransferRank(*rtx4090, *l40s, false);
+  const int same_vendor = TransferRank(*rtx4090, *rtx5090, false);
+  const int other_vendor = TransferRank(*rtx4090, *mi300x, false);
+  EXPECT_GT(same_card, same_arch);
+  EXPECT_GT(same_arch, same_vendor);
+  EXPECT_GT(same_vendor, other_vendor);
+  // The model breaks ties within a class but does not cross classes.
+  EXPECT_GT(TransferRank(*rtx4090, *rtx5090, true), same_vendor);
+  EXPECT_LT(TransferRank(*rtx4090, *rtx5090, true), same_arch);
+  EXPECT_LT(TransferRank(*rtx4090, *mi300x, true), same_vendor);
+}
+
+TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
+  std::vector<uint32_t> ladder = SweepConcurrencies(k002);
+  absl::StatusOr<v1::LoadCurve> measured = PredictLoad(Bundled(), Seed002(false, ladder));
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  EXPECT_EQ(Provenance(*measured, "throughput").tier(), v1::TIER_MEASURED);
+  EXPECT_EQ(Provenance(*measured, "ttft").tier(), v1::TIER_MEASURED);
+
+  // Between measured concurrencies: calibrated; beyond them: extrapolated
+  // with a wider band.
+  absl::StatusOr<v1::LoadCurve> inside = PredictLoad(Bundled(), Seed002(false, {ladder[0] + 1}));
+  ASSERT_TRUE(inside.ok()) << inside.status();
+  EXPECT_EQ(Provenance(*inside, "throughput").tier(), v1::TIER_CALIBRATED);
+  absl::StatusOr<v1::LoadCurve> beyond =
+      PredictLoad(Bundled(), Seed002(false, {4 * ladder.back()}));
+  ASSERT_TRUE(beyond.ok()) << beyond.status();
+  EXPECT_EQ(Provenance(*beyond, "throughput").tier(), v1::TIER_EXTRAPOLATED);
+  EXPECT_GT(Provenance(*beyond, "throughput").error_band_fraction(),
+            Provenance(*inside, "throughput").error_band_fraction());
+
+  // Another card: transferred from 002.
+  v1::PredictLoadRequest other = Seed002(false, {1, 4});
+  other.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  absl::StatusOr<v1::LoadCurve> transferred = PredictLoad(Bundled(), other);
+  ASSERT_TRUE(transferred.ok()) << transferred.status();
+  EXPECT_EQ(Provenance(*transferred, "throughput").tier(), v1::TIER_EXTRAPOLATED);
+  EXPECT_EQ(Provenance(*transferred, "throughput").baseline_ids(0), k002);
+
+  // Nothing to fit on: roofline.
+  v1::PredictLoadRequest bare = Seed002(false, {1, 4});
+  bare.set_no_catalog_calibration(true);
+  absl::StatusOr<v1::LoadCurve> roofline = PredictLoad(Bundled(), bare);
+  ASSERT_TRUE(roofline.ok()) << roofline.status();
+  EXPECT_EQ(Provenance(*roofline, "ttft").tier(), v1::TIER_ROOFLINE);
+  EXPECT_EQ(Provenance(*roofline, "ttft").baseline_ids_size(), 0);
+  // The roofline is an optimistic bound: faster than the calibrated model.
+  EXPECT_GT(roofline->points(0).output_tokens_per_second(),
+            measured->points(0).output_tokens_per_second());
+}
+
+TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {
+  // The 002 ladder sent as the user's own benchmark, the catalogue ignored
+  // (out-of-sample accuracy is accuracy_test's; this checks the path).
+  const v1::Sweep& ladder = FirstSweep(k002);
+  v1::PredictLoadRequest r = Seed002(false, SweepConcurrencies(k002));
+  r.set_no_catalog_calibration(true);
+  *r.add_calibration() = ladder;
+  absl::StatusOr<v1::LoadCurve> own = PredictLoad(Bundled(), r);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(Provenance(*own, "throughput").tier(), v1::TIER_CALIBRATED);
+  EXPECT_EQ(Provenance(*own, "throughput").baseline_ids_size(), 0);
+  std::vector<double> errors;
+  for (int i = 0; i < ladder.rows_size(); ++i) {
+    const double measured = ladder.rows(i).output_tokens_per_second();
+    errors.push_back(std::abs(own->points(i).output_tokens_per_second() / measured - 1));
+  }
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LE(errors[errors.size() / 2], 0.15);
+  // Without the catalogue the fit differs from the catalogue's (which also
+  // holds the speculative and long-context rows).
+  absl::StatusOr<v1::LoadCurve> catalogue = PredictLoad(Bundled(), Seed002(false, SweepConcurrencies(k002)));
+  ASSERT_TRUE(catalogue.ok()) << catalogue.status();
+  EXPECT_NE(own->coefficients().observations(), catalogue->coefficients().observations());
+}
+
+TEST(PredictLoad, OperatorGateFromTheRequestBindsTheSlots) {
+  v1::PredictLoadRequest r = Seed002(false, {2, 4, 8});
+  r.set_operator_concurrency_gate(4);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_EQ(curve->slots().slots(), 4u);
+  EXPECT_EQ(curve->slots().bound(), "OPERATOR_GATE");
+  EXPECT_GT(curve->points(2).slot_wait_probability(), 0);
+  EXPECT_EQ(curve->safe_operating_point().concurrency(), 4u);
+  EXPECT_EQ(curve->safe_operating_point().binding(), "SLOT_WAIT");
+}
+
+TEST(PredictLoad, DeploymentThatDoesNotFitIsAFailedPrecondition) {
+  v1::PredictLoadRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-70b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-rtx-4090-24gb");
+  r.mutable_workload()->set_input_tokens(100);
+  r.mutable_workload()->set_output_tokens(100);
+  r.mutable_closed_loop()->add_concurrencies(1);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+  EXPECT_EQ(curve.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(curve.status().message().find("does not fit"), std::string::npos) << curve.status();
+}
+
+struct BadCase {
+  std::string name;
+  void (*mutate)(v1::PredictLoadRequest*);
+  std::string expected;
+};
+
+class PredictLoadBadInput : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(PredictLoadBadInput, IsInvalidArgumentNamingTheField) {
+  v1::PredictLoadRequest r;
+  r.mutable_deployment()->set_model_id("qwen3-8b");
+  r.mutable_deployment()->set_hardware_id("nvidia-l4-24gb");
+  r.mutable_workload()->set_input_tokens(512);
+  r.mutable_workload()->set_output_tokens(128);
+  for (uint32_t c : {1, 2, 4}) r.mutable_closed_loop()->add_concurrencies(c);
+  GetParam().mutate(&r);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+  ASSERT_FALSE(curve.ok());
+  EXPECT_EQ(curve.status().code(), absl::StatusCode::kInvalidArgument) << curve.status();
+  EXPECT_THAT(std::string(curve.status().message()), HasSubstr(GetParam().expected));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PredictLoadBadInput,
+    ::testing::Values(
+        BadCase{"ZeroInput", [](v1::PredictLoadRequest* r) { r->mutable_workload()->set_input_tokens(0); },
+                "PredictLoadRequest.workload.input_tokens = 0; must be > 0"},
+        BadCase{"NegativeOutput",
+                [](v1::PredictLoadRequest* r) { r->mutable_workload()->set_output_tokens(-5); },
+                "PredictLoadRequest.workload.output_tokens = -5"},
+        BadCase{"NegativeRate",
+                [](v1::PredictLoadRequest* r) {
+                  r->mutable_open_loop()->add_arrival_rates_rps(1);
+                  r->mutable_open_loop()->add_arrival_rates_rps(-2);
+                },
+                "PredictLoadRequest.open_loop.arrival_rates_rps[1] = -2"},
+        BadCase{"ZeroSlo", [](v1::PredictLoadRequest* r) { r->mutable_slo()->set_ttft_p95_seconds(0); },
+                "PredictLoadRequest.slo.ttft_p95_seconds = 0"},
+        BadCase{"NegativeTpotSlo",
+                [](v1::PredictLoadRequest* r) { r->mutable_slo()->set_tpot_seconds(-0.1); },
+                "PredictLoadRequest.slo.tpot_seconds = -0.1"},
+        BadCase{"TooManyPoints",
+                [](v1::PredictLoadRequest* r) {
+                  r->mutable_closed_loop()->clear_concurrencies();
+                  for (uint32_t c = 1; c <= 4097; ++c) r->mutable_closed_loop()->add_concurrencies(c);
+                },
+                "PredictLoadRequest.closed_loop.concurrencies has 4097 entries; must be at most 4096"},
+        BadCase{"NotIncreasing",
+                [](v1::PredictLoadRequest* r) { r->mutable_closed_loop()->add_concurrencies(4); },
+                "PredictLoadRequest.closed_loop.concurrencies[3] = 4; must be greater than"},
+        BadCase{"ZeroConcurrency",
+                [](v1::PredictLoadRequest* r) {
+                  r->mutable_closed_loop()->clear_concurrencies();
+                  r->mutable_closed_loop()->add_concurrencies(0);
+                },
+                "PredictLoadRequest.closed_loop.concurrencies[0] = 0"},
+        BadCase{"NoAxis", [](v1::PredictLoadRequest* r) { r->clear_load(); },
+                "PredictLoadRequest.load"},
+        BadCase{"BadCalibrationRow",
+                [](v1::PredictLoadRequest* r) { r->add_calibration()->add_rows()->set_output_tokens_per_second(3); },
+                "PredictLoadRequest.calibration[0].rows[0]: set concurrency or arrival_rate_rps"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace capplan::service

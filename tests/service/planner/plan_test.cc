@@ -1,0 +1,175 @@
+#include "service/planner/plan.h"
+
+#include <cmath>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Catalog& Bundled() { return testing::BundledCatalogue(); }
+
+const v1::Baseline& Seed(const std::string& prefix) {
+  for (const v1::Baseline& b : Bundled().baselines()) {
+    if (b.provenance().source_document().rfind(prefix, 0) == 0) return b;
+  }
+  ADD_FAILURE() << "no baseline from " << prefix;
+  return Bundled().baselines().front();
+}
+
+v1::PlanRequest Request(const std::string& text) {
+  v1::PlanRequest r;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
+  return r;
+}
+
+TEST(Plan, Seed000MeasuredRunGivesTheReportsMonthlyCapacity) {
+  const v1::Baseline& seed = Seed("000_");
+  auto plan = Plan(Bundled(), Request("deployment { baseline_id: \"" + seed.id() +
+                                      "\" } slo { ttft_p95_seconds: 1 }"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->measured_capacity_size(), 1);
+  const v1::MeasuredCapacity& m = plan->measured_capacity(0);
+  const v1::SustainedRun& run = seed.sustained_runs(0);
+  const v1::CapacityClaim& claim = seed.capacity_claims(0);
+  double days = claim.days_per_month();
+  // req/s × (input + output) × 86,400 × days, from the catalogue's own figures.
+  double expected = run.arrival_rate_rps() *
+                    (run.workload().input_tokens() + run.workload().output_tokens()) * 86400 *
+                    days;
+  EXPECT_NEAR(m.from_requests().tokens_per_month_total(), expected, 1e-6 * expected);
+  EXPECT_EQ(m.from_requests().days_per_month(), days);
+  // The report rounds to two digits (2.4e9, 3.9e8); ours must round to them.
+  EXPECT_NEAR(m.from_requests().tokens_per_month_total() / claim.tokens_per_month(), 1, 0.02);
+  EXPECT_NEAR(m.from_output_rate().output_tokens_per_month() / claim.output_tokens_per_month(),
+              1, 0.02);
+  EXPECT_EQ(m.from_output_rate().tokens_per_month_total(), 0) << "output-only run: no total";
+  EXPECT_THAT(m.note(), HasSubstr("30-day month"));
+  // The plan's own figures are at the safe point, and peak is labelled.
+  EXPECT_THAT(plan->capacity().at(), HasSubstr("safe operating point"));
+  EXPECT_THAT(plan->capacity_at_peak().at(), HasSubstr("PEAK"));
+  EXPECT_LE(plan->capacity().tokens_per_month_total(),
+            plan->capacity_at_peak().tokens_per_month_total());
+}
+
+TEST(Plan, ProposedChangeIsNotMeasuredAndCarriesAnErrorBand) {
+  const v1::Baseline& seed = Seed("000_");
+  for (const std::string& change : {std::string("gpu_count: 8"),
+                                    std::string("engine { max_model_len: 16384 }")}) {
+    SCOPED_TRACE(change);
+    auto plan = Plan(Bundled(), Request("deployment { baseline_id: \"" + seed.id() + "\" " +
+                                        change + " } slo { ttft_p95_seconds: 1 }"));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->measured_capacity_size(), 0);
+    EXPECT_TRUE(plan->safe_closed_loop().found());
+    EXPECT_GT(plan->capacity().tokens_per_month_total(), 0);
+    ASSERT_GT(plan->provenance_size(), 0);
+    for (const v1::MetricProvenance& p : plan->provenance()) {
+      EXPECT_TRUE(p.tier() == v1::TIER_CALIBRATED || p.tier() == v1::TIER_EXTRAPOLATED)
+          << p.metric() << " " << v1::Tier_Name(p.tier());
+      EXPECT_GT(p.error_band_fraction(), 0) << p.metric();
+    }
+  }
+}
+
+TEST(Plan, ReplicasAreTheCeilingOfTargetOverSafeLoad) {
+  auto plan = Plan(Bundled(), Request(R"(
+      deployment { model_id: "llama-3.1-8b-instruct" hardware_id: "nvidia-h100-sxm-80gb"
+                   engine { max_model_len: 8192 } }
+      workload { input_tokens: 1000 output_tokens: 200 }
+      slo { ttft_p95_seconds: 1 tpot_seconds: 0.05 }
+      target_requests_per_second: 25
+      price_per_gpu_hour: 2.5)"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->has_sizing());
+  const v1::Sizing& s = plan->sizing();
+  double safe = plan->safe_open_loop().requests_per_second();
+  ASSERT_GT(safe, 0);
+  EXPECT_EQ(s.safe_load_per_replica(), safe);
+  EXPECT_GE(s.replicas() * safe, 25 * (1 - 1e-9));
+  EXPECT_LT((s.replicas() - 1) * safe, 25);
+  EXPECT_EQ(s.gpus(), s.replicas() * plan->memory().deployment().gpu_count());
+  ASSERT_TRUE(plan->has_cost_per_million_output_tokens());
+  double gpu_hours = 24 * plan->capacity().days_per_month() * plan->memory().deployment().gpu_count();
+  EXPECT_NEAR(plan->cost_per_million_output_tokens(),
+              2.5 * gpu_hours / (plan->capacity().output_tokens_per_month() / 1e6), 1e-9);
+}
+
+TEST(Plan, DutyFactorScalesTheMonthNotTheRate) {
+  std::string base = R"(
+      deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l40s-48gb"
+                   engine { max_model_len: 8192 } }
+      workload { input_tokens: 500 output_tokens: 300 }
+      slo { ttft_p95_seconds: 2 })";
+  auto full = Plan(Bundled(), Request(base));
+  auto half = Plan(Bundled(), Request(base + " duty_factor: 0.5"));
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_NEAR(half->capacity().tokens_per_month_total(),
+              0.5 * full->capacity().tokens_per_month_total(),
+              1e-9 * full->capacity().tokens_per_month_total());
+  EXPECT_EQ(half->capacity().tokens_per_second_total(), full->capacity().tokens_per_second_total());
+}
+
+TEST(Plan, DeploymentThatDoesNotFitServesNothing) {
+  std::string base = R"(
+      deployment { model_id: "llama-3.1-70b-instruct" hardware_id: "nvidia-rtx-4090-24gb" }
+      workload { input_tokens: 100 output_tokens: 100 })";
+  auto plan = Plan(Bundled(), Request(base));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->memory().fits());
+  EXPECT_FALSE(plan->safe_closed_loop().found());
+  EXPECT_FALSE(plan->safe_open_loop().found());
+  EXPECT_EQ(plan->safe_open_loop().binding(), "DOES_NOT_FIT");
+  EXPECT_EQ(plan->capacity().tokens_per_month_total(), 0);
+  EXPECT_EQ(plan->capacity_at_peak().tokens_per_month_total(), 0);
+  auto sized = Plan(Bundled(), Request(base + " target_requests_per_second: 1"));
+  EXPECT_EQ(sized.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+struct Bad {
+  std::string name;
+  std::string text;
+  std::string message;
+};
+class PlanErrors : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(PlanErrors, InvalidArgumentWithFieldPath) {
+  auto plan = Plan(Bundled(), Request(GetParam().text));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  EXPECT_THAT(std::string(plan.status().message()), HasSubstr(GetParam().message));
+}
+
+constexpr char kOk[] = R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" }
+                          workload { input_tokens: 100 output_tokens: 100 } )";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PlanErrors,
+    ::testing::Values(
+        Bad{"NoWorkload", R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" })",
+            "PlanRequest.workload is missing"},
+        Bad{"ZeroDuty", std::string(kOk) + "duty_factor: 0", "PlanRequest.duty_factor = 0"},
+        Bad{"NegativeTarget", std::string(kOk) + "target_requests_per_second: -1",
+            "PlanRequest.target_requests_per_second = -1; must be > 0"},
+        Bad{"ZeroPrice", std::string(kOk) + "price_per_gpu_hour: 0",
+            "PlanRequest.price_per_gpu_hour = 0"},
+        Bad{"ZeroInput",
+            R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" }
+               workload { input_tokens: 0 output_tokens: 100 })",
+            "PlanRequest.workload.input_tokens = 0"},
+        Bad{"BadTp",
+            R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" gpu_count: 3
+                            parallelism { tp: 3 } }
+               workload { input_tokens: 100 output_tokens: 100 })",
+            "PlanRequest.deployment.parallelism.tp = 3; must divide num_attention_heads = 32"}),
+    [](const ::testing::TestParamInfo<Bad>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace capplan::service

@@ -1,0 +1,214 @@
+#include "service/translate/hf_config.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "model/architecture.h"
+#include "service/translate/model_translation.h"
+
+namespace capplan::service {
+namespace {
+
+std::string Config(const std::string& name) {
+  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/engine_logs/configs/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+v1::Model Parse(const std::string& json) {
+  absl::StatusOr<v1::Model> m = ModelFromHfConfig(json);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *m : v1::Model();
+}
+
+model::ModelArchitecture Arch(const v1::Model& m) {
+  absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : model::ModelArchitecture();
+}
+
+bool Unquantized(const v1::Model& m, v1::ModelComponent c) {
+  for (int x : m.quantization().unquantized()) {
+    if (x == c) return true;
+  }
+  return false;
+}
+
+TEST(ModelFromHfConfig, Qwen2DenseWithQkvBias) {
+  const v1::Model m = Parse(Config("Qwen__Qwen2-7B-Instruct.json"));
+  EXPECT_EQ(m.num_kv_heads(), 4u);
+  EXPECT_TRUE(m.attention_bias());
+  EXPECT_EQ(m.native_context_tokens(), 32768u);
+  const model::ModelArchitecture a = Arch(m);
+  EXPECT_EQ(a.layers.size(), 28u);
+  // Qwen2-7B model card: 7.61B parameters.
+  EXPECT_NEAR(model::ComputeParameterCounts(a).total / 7.61e9, 1.0, 0.005);
+}
+
+TEST(ModelFromHfConfig, GptOssSlidingWindowAndMxfp4ExpertsOnly) {
+  const v1::Model m = Parse(Config("huihui-ai__Huihui-gpt-oss-20b-mxfp4-abliterated-v2.json"));
+  const model::ModelArchitecture a = Arch(m);
+  ASSERT_EQ(a.layers.size(), 24u);
+  EXPECT_EQ(a.layers[0].attention, model::AttentionKind::kSlidingWindow);
+  EXPECT_EQ(a.layers[1].attention, model::AttentionKind::kFull);
+  EXPECT_EQ(a.sliding_window_tokens, 128);
+  EXPECT_EQ(m.quantization().format(), v1::WEIGHT_FORMAT_MXFP4);
+  EXPECT_TRUE(Unquantized(m, v1::MODEL_COMPONENT_ATTENTION));
+  EXPECT_FALSE(Unquantized(m, v1::MODEL_COMPONENT_EXPERTS));
+  // gpt-oss-20b model card: 21B parameters (20.9B), 3.6B active.
+  const model::ParameterCounts c = model::ComputeParameterCounts(a);
+  EXPECT_NEAR(c.total / 20.9e9, 1.0, 0.01);
+  EXPECT_NEAR((c.active_per_token - c.embeddings) / 3.6e9, 1.0, 0.03);
+}
+
+TEST(ModelFromHfConfig, KimiK2MlaAndCompressedTensorsIgnoreList) {
+  const v1::Model m = Parse(Config("moonshotai__Kimi-K2-Thinking.json"));
+  EXPECT_EQ(m.mla().kv_lora_rank(), 512u);
+  EXPECT_EQ(m.mla().qk_rope_head_dim(), 64u);
+  EXPECT_EQ(m.moe().num_routed_experts(), 384u);
+  EXPECT_TRUE(m.moe().router_bias());
+  EXPECT_EQ(m.quantization().format(), v1::WEIGHT_FORMAT_INT4_SYMMETRIC);
+  EXPECT_EQ(m.quantization().group_size(), 32u);
+  for (auto c : {v1::MODEL_COMPONENT_ATTENTION, v1::MODEL_COMPONENT_SHARED_EXPERTS,
+                 v1::MODEL_COMPONENT_DENSE_MLP, v1::MODEL_COMPONENT_LM_HEAD}) {
+    EXPECT_TRUE(Unquantized(m, c)) << v1::ModelComponent_Name(c);
+  }
+  const model::ModelArchitecture a = Arch(m);
+  EXPECT_EQ(a.layers[0].mlp, model::MlpKind::kDense);
+  EXPECT_EQ(a.layers[1].mlp, model::MlpKind::kMoe);
+  EXPECT_EQ(a.layers[1].attention, model::AttentionKind::kMla);
+  // Kimi K2 model card: 1T total (1.04T), 32B activated.
+  const model::ParameterCounts c = model::ComputeParameterCounts(a);
+  EXPECT_NEAR(c.total / 1.04e12, 1.0, 0.02);
+  EXPECT_NEAR(c.active_per_token / 32.6e9, 1.0, 0.05);
+}
+
+TEST(ModelFromHfConfig, QuantizationMethods) {
+  const v1::Model fp8 = Parse(Config("Qwen__Qwen3-235B-A22B-FP8.json"));
+  EXPECT_EQ(fp8.quantization().format(), v1::WEIGHT_FORMAT_FP8_BLOCK);
+  EXPECT_EQ(fp8.quantization().group_size(), 128u);
+  EXPECT_TRUE(fp8.qk_norm());
+  const v1::Model awq = Parse(Config("TheBloke__Mixtral-8x7B-Instruct-v0.1-AWQ.json"));
+  EXPECT_EQ(awq.quantization().format(), v1::WEIGHT_FORMAT_INT4_AWQ);
+  EXPECT_EQ(awq.moe().num_routed_experts(), 8u);
+  EXPECT_EQ(awq.moe().expert_intermediate_size(), 14336u);
+  EXPECT_EQ(awq.native_dtype(), v1::NUMBER_FORMAT_FP16);
+  const v1::Model gptq = Parse(Config("Qwen__Qwen1.5-7B-Chat-GPTQ-Int4.json"));
+  EXPECT_EQ(gptq.quantization().format(), v1::WEIGHT_FORMAT_INT4_GPTQ);
+  const v1::Model nvfp4 = Parse(R"({"model_type": "llama", "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "vocab_size": 100, "quantization_config": {"quant_method": "modelopt",
+      "quant_algo": "NVFP4", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}})");
+  EXPECT_EQ(nvfp4.quantization().format(), v1::WEIGHT_FORMAT_NVFP4);
+  EXPECT_EQ(nvfp4.quantization().group_size(), 16u);
+  EXPECT_TRUE(Unquantized(nvfp4, v1::MODEL_COMPONENT_ATTENTION));
+}
+
+// Qwen/Qwen3-Next-80B-A3B-Instruct config.json (public), abridged.
+constexpr char kQwen3Next[] = R"({
+  "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+  "hidden_size": 2048, "intermediate_size": 5120, "num_hidden_layers": 48,
+  "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+  "vocab_size": 151936, "max_position_embeddings": 262144, "full_attention_interval": 4,
+  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+  "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "num_experts": 512,
+  "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+  "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1, "mlp_only_layers": [],
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16"})";
+
+TEST(ModelFromHfConfig, Qwen3NextHybridLinearAttention) {
+  const v1::Model m = Parse(kQwen3Next);
+  const model::ModelArchitecture a = Arch(m);
+  ASSERT_EQ(a.layers.size(), 48u);
+  EXPECT_EQ(a.layers[0].attention, model::AttentionKind::kLinear);
+  EXPECT_EQ(a.layers[3].attention, model::AttentionKind::kFull);
+  EXPECT_EQ(m.num_mtp_layers(), 1u);
+  EXPECT_TRUE(m.gated_attention_output());
+  // Model card: 80B total.
+  EXPECT_NEAR(model::ComputeParameterCounts(a).total / 80e9, 1.0, 0.01);
+}
+
+struct BadConfig {
+  std::string name;
+  std::string json;
+  std::string message;
+};
+
+class MalformedConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(MalformedConfigTest, NamesKeyValueAndRule) {
+  const absl::StatusOr<v1::Model> m = ModelFromHfConfig(GetParam().json);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(m.status().message()).find(GetParam().message), std::string::npos)
+      << m.status().message();
+}
+
+#define BASE R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100)"
+
+INSTANTIATE_TEST_SUITE_P(
+    Keys, MalformedConfigTest,
+    ::testing::Values(
+        BadConfig{"kv_heads_zero", "{" BASE R"(, "num_attention_heads": 4, "num_key_value_heads": 0})",
+                  "config.json: num_key_value_heads = 0; must be positive"},
+        BadConfig{"kv_heads_not_dividing",
+                  "{" BASE R"(, "num_attention_heads": 4, "num_key_value_heads": 3})",
+                  "config.json: num_key_value_heads = 3; must divide num_attention_heads = 4"},
+        BadConfig{"hidden_not_a_number",
+                  R"({"model_type": "llama", "hidden_size": "abc", "num_hidden_layers": 2,
+                      "num_attention_heads": 4, "vocab_size": 100})",
+                  "config.json: hidden_size = \"abc\"; must be an integer"},
+        BadConfig{"layers_missing",
+                  R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+                      "vocab_size": 100})",
+                  "config.json: num_hidden_layers is missing; required"},
+        BadConfig{"not_json", "{not json", "config.json: not a JSON object"},
+        BadConfig{"unknown_quant_method",
+                  "{" BASE R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "bitsandbytes"}})",
+                  "config.json: quantization_config.quant_method = \"bitsandbytes\"; supported:"},
+        BadConfig{"awq_three_bits",
+                  "{" BASE R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "awq", "bits": 3}})",
+                  "config.json: quantization_config.bits = 3; awq supports 4 bits"},
+        BadConfig{"layer_types_length",
+                  "{" BASE R"(, "num_attention_heads": 4, "layer_types": ["full_attention"]})",
+                  "layer_types has 1 entries; must have num_hidden_layers = 2"},
+        BadConfig{"sliding_without_window",
+                  "{" BASE R"(, "num_attention_heads": 4, "layer_types": ["sliding_attention", "full_attention"]})",
+                  "config.json: sliding_window is missing"},
+        BadConfig{"experts_per_token_too_many",
+                  R"({"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128,
+                      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+                      "num_local_experts": 4, "num_experts_per_tok": 8})",
+                  "config.json: num_experts_per_tok = 8; must not exceed the number of experts = 4"},
+        BadConfig{"gpt_oss_experts_per_token_too_many",
+                  R"({"model_type": "gpt_oss", "hidden_size": 64, "intermediate_size": 128,
+                      "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+                      "num_local_experts": 4, "experts_per_token": 8})",
+                  "config.json: experts_per_token = 8; must not exceed the number of experts = 4"},
+        BadConfig{"heads_beyond_32_bits",
+                  "{" BASE R"(, "num_attention_heads": 4294967304})",
+                  "config.json: num_attention_heads = 4294967304; must be at most 4294967295"},
+        BadConfig{"mlp_only_layer_out_of_range",
+                  R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,
+                      "num_attention_heads": 4, "vocab_size": 100, "num_experts": 4,
+                      "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                      "mlp_only_layers": [0, 1e300]})",
+                  "config.json: mlp_only_layers[1] = 1e+300; must be a layer index in [0, 2)"},
+        BadConfig{"dtype_key_named_as_given",
+                  "{" BASE R"(, "num_attention_heads": 4, "dtype": "Int8"})",
+                  "config.json: dtype = \"Int8\"; must be bfloat16, float16 or float32"},
+        BadConfig{"negative_layers",
+                  R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": -2,
+                      "num_attention_heads": 4, "vocab_size": 100})",
+                  "config.json: num_hidden_layers = -2; must be positive"},
+        BadConfig{"huge_layers",
+                  R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1e12,
+                      "num_attention_heads": 4, "vocab_size": 100})",
+                  "config.json: num_hidden_layers = 1000000000000; must be at most"}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace capplan::service

@@ -1,0 +1,179 @@
+#include "service/translate/model_translation.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+template <typename M>
+M Text(const std::string& text) {
+  M m;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &m)) << text;
+  return m;
+}
+
+TEST(ToArchitecture, ExpandsLayerBlocks) {
+  const v1::Model m = Text<v1::Model>(R"pb(
+    id: "tiny" hidden_size: 64 intermediate_size: 128 num_attention_heads: 4
+    num_kv_heads: 2 vocab_size: 100 linear_attention { num_key_heads: 2 num_value_heads: 4
+    key_head_dim: 16 value_head_dim: 16 conv_kernel_size: 4 }
+    moe { num_routed_experts: 4 experts_per_token: 2 expert_intermediate_size: 32 }
+    layer_blocks { repeat: 3
+      layers { count: 3 attention: ATTENTION_KIND_LINEAR mlp: MLP_KIND_MOE }
+      layers { count: 1 attention: ATTENTION_KIND_FULL mlp: MLP_KIND_MOE } })pb");
+  const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->layers.size(), 12u);
+  EXPECT_EQ(a->layers[2].attention, model::AttentionKind::kLinear);
+  EXPECT_EQ(a->layers[3].attention, model::AttentionKind::kFull);
+  EXPECT_EQ(a->layers[11].attention, model::AttentionKind::kFull);
+  EXPECT_TRUE(a->linear_attention.has_value());
+  EXPECT_EQ(a->moe->experts_per_token, 2);
+}
+
+TEST(ToArchitecture, UnsetAttentionKindNamesTheField) {
+  const v1::Model m = Text<v1::Model>(R"pb(
+    hidden_size: 64 num_attention_heads: 4 vocab_size: 100
+    layer_blocks { layers { count: 2 } })pb");
+  const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(a.status().message(),
+            "Model.layer_blocks.layers[0].attention = ATTENTION_KIND_UNSPECIFIED; must be set");
+}
+
+TEST(ToArchitecture, InconsistentModelIsInvalid) {
+  const v1::Model m = Text<v1::Model>(R"pb(
+    id: "bad" hidden_size: 64 intermediate_size: 128 num_attention_heads: 4 num_kv_heads: 3
+    vocab_size: 100 layer_blocks { layers { count: 2 attention: ATTENTION_KIND_FULL } })pb");
+  const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(a.status().message()).find("num_kv_heads = 3; must divide"),
+            std::string::npos);
+}
+
+struct VersionCase {
+  std::string text;
+  std::vector<int> parts;
+};
+
+class ParseVersionTest : public ::testing::TestWithParam<VersionCase> {};
+
+TEST_P(ParseVersionTest, ReadsDottedNumbers) {
+  EXPECT_EQ(ParseVersion(GetParam().text), GetParam().parts);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strings, ParseVersionTest,
+    ::testing::Values(VersionCase{"0.11.0", {0, 11, 0}},
+                      VersionCase{"0.13.0+faa43dbf.nv26.01", {0, 13, 0}},
+                      VersionCase{"~0.6.4 (inferred)", {0, 6, 4}},
+                      VersionCase{"v0.10.1.1", {0, 10, 1, 1}},
+                      VersionCase{"", {}}, VersionCase{"latest", {}}));
+
+TEST(CompareVersions, NumericNotLexicographic) {
+  EXPECT_EQ(CompareVersions({0, 10, 1}, {0, 9}), 1);
+  EXPECT_EQ(CompareVersions({0, 11}, {0, 11, 0}), 0);
+  EXPECT_EQ(CompareVersions({0, 2, 7}, {0, 6, 3}), -1);
+}
+
+// The presets as the catalogue loader reads them from data/engines.
+std::vector<v1::EnginePreset> BundledPresets() {
+  return ::capplan::testing::BundledCatalogue().engine_presets();
+}
+
+struct PresetCase {
+  v1::EngineKind kind;
+  std::string version;
+  std::string preset;
+  bool newer;
+};
+
+class ChoosePresetTest : public ::testing::TestWithParam<PresetCase> {};
+
+TEST_P(ChoosePresetTest, VersionRangesMapToPresets) {
+  const std::vector<v1::EnginePreset> presets = BundledPresets();
+  const absl::StatusOr<PresetChoice> c = ChoosePreset(presets, GetParam().kind, GetParam().version);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->preset->id(), GetParam().preset);
+  EXPECT_EQ(c->newer_than_newest, GetParam().newer) << c->note;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bundled, ChoosePresetTest,
+    ::testing::Values(PresetCase{v1::ENGINE_KIND_VLLM, "0.2.7", "vllm-v0-legacy", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.6.4", "vllm-v0-profiled", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.8.0", "vllm-v1-0.8", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.10.1.1", "vllm-v1-0.8", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.13.0+faa43dbf.nv26.01", "vllm-v1-0.11", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.19.2", "vllm-v1-0.11", true},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.4.6", "sglang-0.4", false},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.5.2", "sglang-0.4", true}));
+
+TEST(ChoosePreset, NoVersionAssumesTheNewest) {
+  const std::vector<v1::EnginePreset> presets = BundledPresets();  // c points into it
+  const absl::StatusOr<PresetChoice> c = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->preset->id(), "vllm-v1-0.11");
+  EXPECT_TRUE(c->version_assumed);
+}
+
+TEST(ChoosePreset, BadVersionAndUnknownEngine) {
+  const std::vector<v1::EnginePreset> presets = BundledPresets();
+  const absl::StatusOr<PresetChoice> bad = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "nightly");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "engine.version = \"nightly\"; must contain a dotted version number such as 0.11.0");
+  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_UNSPECIFIED, "0.1").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(ToEngineBehaviour, EveryBundledPresetTranslates) {
+  for (const v1::EnginePreset& p : BundledPresets()) {
+    const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(p);
+    ASSERT_TRUE(e.ok()) << p.id() << ": " << e.status();
+    EXPECT_EQ(e->preset_id, p.id());
+    EXPECT_GT(e->default_memory_fraction, 0.0);
+    // SGLang's per-TP table is searched from the largest min_tp down.
+    for (size_t i = 1; i < e->memory_fraction_by_min_tp.size(); ++i) {
+      EXPECT_GT(e->memory_fraction_by_min_tp[i - 1].first, e->memory_fraction_by_min_tp[i].first);
+    }
+  }
+}
+
+TEST(ToEngineBehaviour, MissingBudgetRuleNamesThePreset) {
+  const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(
+      Text<v1::EnginePreset>(R"pb(id: "x" engine: ENGINE_KIND_VLLM default_memory_fraction: 0.9)pb"));
+  EXPECT_EQ(e.status().message(),
+            "EnginePreset(x).budget_rule = ENGINE_BUDGET_RULE_UNSPECIFIED; must be set");
+}
+
+TEST(ToEngineSettings, TakesEachEnginesOwnFraction) {
+  const model::EngineSettings s = ToEngineSettings(Text<v1::EngineConfig>(
+      R"pb(kind: ENGINE_KIND_SGLANG mem_fraction_static: 0.93 max_model_len: 40960
+           kv_cache_dtype: KV_CACHE_DTYPE_FP8 speculative { method: SPECULATIVE_METHOD_MTP
+           num_speculative_tokens: 3 })pb"));
+  EXPECT_DOUBLE_EQ(s.memory_fraction, 0.93);
+  EXPECT_EQ(s.max_model_len, 40960);
+  EXPECT_EQ(s.kv_cache_dtype, model::NumberType::kFp8);
+  EXPECT_EQ(s.speculative_method, model::SpeculativeMethod::kMtp);
+  EXPECT_EQ(s.num_speculative_tokens, 3);
+}
+
+TEST(ToHardwareSpec, PrefersUsableMemory) {
+  const absl::StatusOr<model::HardwareSpec> h = ToHardwareSpec(Text<v1::Hardware>(
+      R"pb(id: "c" name: "Card" memory_bytes: 100 usable_memory_bytes: 90 unified_memory: true)pb"));
+  ASSERT_TRUE(h.ok());
+  EXPECT_DOUBLE_EQ(h->memory_bytes, 90.0);
+  EXPECT_TRUE(h->unified_memory);
+  EXPECT_FALSE(ToHardwareSpec(Text<v1::Hardware>(R"pb(id: "z")pb")).ok());
+}
+
+}  // namespace
+}  // namespace capplan::service
