@@ -180,6 +180,16 @@ int64_t ModelArchitecture::EffectiveHeadDim() const {
   return hidden_size / num_attention_heads;
 }
 
+int64_t ContextLimitTokens(const ModelArchitecture& a) {
+  if (!(a.rope_scaling_factor > 1.0)) return a.native_context_tokens;
+  if (a.rope_original_context_tokens > 0) {
+    return std::max<int64_t>(
+        a.native_context_tokens,
+        std::llround(a.rope_scaling_factor * static_cast<double>(a.rope_original_context_tokens)));
+  }
+  return std::llround(a.rope_scaling_factor * static_cast<double>(a.native_context_tokens));
+}
+
 absl::Status ValidateArchitecture(const ModelArchitecture& a) {
   if (a.hidden_size <= 0) return Invalid("hidden_size", a.hidden_size, "must be positive");
   if (a.vocab_size <= 0) return Invalid("vocab_size", a.vocab_size, "must be positive");

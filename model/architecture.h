@@ -101,11 +101,20 @@ struct ModelArchitecture {
   bool mlp_bias = false;
   int64_t native_context_tokens = 0;  // max_position_embeddings
   double rope_scaling_factor = 0.0;    // 0 or 1 = none
+  // original_max_position_embeddings of the rope scaling, 0 when absent.
+  int64_t rope_original_context_tokens = 0;
   NumberType native_dtype = NumberType::kBf16;
 
   // head_dim, or hidden_size / num_attention_heads when head_dim is 0.
   int64_t EffectiveHeadDim() const;
 };
+
+// The longest context the model supports, as vLLM derives it
+// (config.py _get_and_verify_max_len): max_position_embeddings; with rope
+// scaling by a factor f, the scaled original length f × original when the
+// config states the original (YaRN; Llama 3's llama3 type states a native
+// length already above it, so the larger of the two wins), else f × native.
+int64_t ContextLimitTokens(const ModelArchitecture& arch);
 
 // Checks sizes and layer kinds for consistency. Errors name the field, its
 // value and the rule: "ModelArchitecture.num_kv_heads = 0; must be positive".

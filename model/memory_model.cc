@@ -209,6 +209,13 @@ double MaxConcurrencyAt(const KvLayout& l, int64_t sequence_tokens) {
   return c;
 }
 
+double MaxConcurrencyAtSequence(const MemoryPlan& plan, int64_t sequence_tokens) {
+  double slots = MaxConcurrencyAt(plan.layout, sequence_tokens);
+  if (plan.max_num_seqs > 0) slots = std::min(slots, static_cast<double>(plan.max_num_seqs));
+  if (plan.state_slots > 0) slots = std::min(slots, static_cast<double>(plan.state_slots));
+  return slots;
+}
+
 EngineBehaviour ResolveForHardware(const EngineBehaviour& engine, const HardwareSpec& hw) {
   EngineBehaviour out = engine;
   out.moe_padding.clear();
@@ -317,18 +324,13 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   if (s.max_model_len < 0) {
     return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len), "must not be negative");
   }
-  if (s.max_model_len > 0 && a.native_context_tokens > 0) {
-    const double factor = std::max(1.0, a.rope_scaling_factor);
-    if (factor <= 1.0 && s.max_model_len > a.native_context_tokens) {
-      return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
-                     absl::StrCat("must not exceed the native context = ",
-                                  a.native_context_tokens, " without rope scaling"));
-    }
-    if (s.max_model_len > a.native_context_tokens * factor) {
-      return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
-                     absl::StrCat("must not exceed native context × rope scaling = ",
-                                  static_cast<int64_t>(a.native_context_tokens * factor)));
-    }
+  if (s.max_model_len > 0 && a.native_context_tokens > 0 &&
+      s.max_model_len > ContextLimitTokens(a)) {
+    return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
+                   absl::StrCat("must not exceed the model's context of ", ContextLimitTokens(a),
+                                " tokens (max_position_embeddings",
+                                a.rope_scaling_factor > 1 ? " with its rope scaling)"
+                                                          : ", no rope scaling)"));
   }
   if (s.max_num_batched_tokens < 0 || s.max_num_seqs < 0 || s.block_size < 0 ||
       s.num_speculative_tokens < 0 || s.max_cudagraph_batch_size < 0) {

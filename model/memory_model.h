@@ -214,6 +214,11 @@ struct MemoryPlan {
 // length as well as max_model_len).
 double MaxConcurrencyAt(const KvLayout& layout, int64_t sequence_tokens);
 
+// Concurrent sequences of `sequence_tokens` each that the deployment holds:
+// the KV pool's (MaxConcurrencyAt), capped by max_num_seqs and, for hybrid
+// models, by the state slots.
+double MaxConcurrencyAtSequence(const MemoryPlan& plan, int64_t sequence_tokens);
+
 // Checks the parallelism against the architecture: "parallelism.tp = 3; must
 // divide num_attention_heads = 64", EP dividing the experts, fractions in
 // (0, 1], max_model_len within the native context (or rope scaling).

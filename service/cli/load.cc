@@ -17,6 +17,7 @@
 #include "service/cli/format.h"
 #include "service/catalog/file_util.h"
 #include "service/planner/load.h"
+#include "service/translate/load_translation.h"
 #include "base/status_macros.h"
 #include "service/cli/svg_plot.h"
 #include "service/catalog/text_proto.h"

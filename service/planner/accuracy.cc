@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "model/robust_fit.h"
 #include "service/translate/deployment_resolver.h"
-#include "service/planner/load.h"
+#include "service/planner/prepared.h"
 #include "base/status_macros.h"
 
 namespace capplan::service {
@@ -16,8 +16,8 @@ namespace {
 
 absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, AccuracyReport* report) {
   CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
-                           PrepareBaselineFit(catalog, b, true, 2, "leave-one-out"));
-  const DeploymentPerformance& perf = setup.performance;
+                           PrepareBaselineFit(catalog, b, true, 2, "leave-one-out", nullptr));
+  const DeploymentPerformance& perf = setup.deployment.performance;
   const std::vector<SourcedPoint>& points = setup.points;
   const model::CalibrationContext& ctx = setup.context;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -26,7 +26,7 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, Accuracy
       if (j != i) train.push_back(points[j]);
     }
     const SourcedPoint& held = points[i];
-    absl::StatusOr<PerformanceFit> fit = FitPerformance(ctx, perf, train);
+    absl::StatusOr<model::StepTimeFit> fit = FitOnPoints(ctx, perf, train, nullptr);
     if (!fit.ok()) {
       report->notes.push_back(absl::StrFormat("%s: refit without it failed: %s",
                                               held.point.source, fit.status().message()));

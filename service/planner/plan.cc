@@ -8,7 +8,7 @@
 #include "model/capacity.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/planner/load.h"
-#include "service/planner/memory.h"
+#include "service/planner/prepared.h"
 #include "base/status_macros.h"
 
 namespace capplan::service {
@@ -163,65 +163,38 @@ absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& b,
   return w;
 }
 
-}  // namespace
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request) {
-  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
-  CAPPLAN_ASSIGN_OR_RETURN(
-      ResolvedDeployment r,
-      ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
-                                                "PlanRequest.deployment"));
-  v1::PlanResponse response;
-  model::CapacityPeriod period;
-  if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
+// A deployment that does not fit is an answer: its memory plan, no safe
+// point, no capacity (and no replicas can reach a target).
+absl::StatusOr<v1::PlanResponse> NotFitting(const v1::PlanRequest& request,
+                                            const v1::MemoryPlan& memory,
+                                            const model::CapacityPeriod& period,
+                                            v1::PlanResponse response) {
+  if (request.target_case() != v1::PlanRequest::TARGET_NOT_SET) {
+    return absl::FailedPreconditionError(
+        "PlanRequest: the deployment does not fit, so no number of replicas reaches the "
+        "target; PlanMemory shows the account");
+  }
+  *response.mutable_memory() = memory;
+  for (v1::OperatingPoint* p :
+       {response.mutable_safe_closed_loop(), response.mutable_safe_open_loop()}) {
+    p->set_found(false);
+    p->set_binding("DOES_NOT_FIT");
+  }
+  for (v1::Capacity* c : {response.mutable_capacity(), response.mutable_capacity_at_peak()}) {
+    c->set_at("the deployment does not fit: it serves nothing");
+    c->set_days_per_month(period.days);
+    c->set_duty_factor(period.duty_factor);
+  }
+  response.add_notes(absl::StrFormat("does not fit: %s is short by %.2f GiB per GPU; see memory",
+                                     memory.binding_constraint(),
+                                     static_cast<double>(memory.shortfall_bytes()) / kGiB));
+  return response;
+}
 
-  LoadQuery query;
-  if (request.has_workload()) {
-    query.workload = request.workload();
-  } else {
-    CAPPLAN_ASSIGN_OR_RETURN(query.workload, BaselineWorkload(*r.baseline, &response));
-  }
-  query.slo = request.slo();
-  query.calibration.assign(request.calibration().begin(), request.calibration().end());
-  query.no_catalog_calibration = request.no_catalog_calibration();
-  query.path = "PlanRequest";
-  v1::ClosedLoopAxis users = ConcurrencyGrid(4096);
-  if (request.has_think_time_seconds()) users.set_think_time_seconds(request.think_time_seconds());
-  query.closed_loop = users;
-  CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(query));
-  // A deployment that does not fit is an answer: its memory plan, no safe
-  // point, no capacity.
-  v1::MemoryPlan memory;
-  if (r.hardware != nullptr) {
-    CAPPLAN_ASSIGN_OR_RETURN(memory, PlanMemoryFor(catalog, r, std::nullopt));
-  }
-  if (r.hardware != nullptr && !memory.fits()) {
-    *response.mutable_memory() = memory;
-    for (v1::OperatingPoint* p :
-         {response.mutable_safe_closed_loop(), response.mutable_safe_open_loop()}) {
-      p->set_found(false);
-      p->set_binding("DOES_NOT_FIT");
-    }
-    for (v1::Capacity* c : {response.mutable_capacity(), response.mutable_capacity_at_peak()}) {
-      c->set_at("the deployment does not fit: it serves nothing");
-      c->set_days_per_month(period.days);
-      c->set_duty_factor(period.duty_factor);
-    }
-    response.add_notes(absl::StrFormat(
-        "does not fit: %s is short by %.2f GiB per GPU; see memory", memory.binding_constraint(),
-        static_cast<double>(memory.shortfall_bytes()) / (1024.0 * 1024 * 1024)));
-    if (request.target_case() != v1::PlanRequest::TARGET_NOT_SET) {
-      return absl::FailedPreconditionError(
-          "PlanRequest: the deployment does not fit, so no number of replicas reaches the "
-          "target; PlanMemory shows the account");
-    }
-    return response;
-  }
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed, PredictLoadFor(catalog, r, query));
-  *response.mutable_memory() = closed.memory();
-  *response.mutable_safe_closed_loop() = ToOperatingPoint(closed.safe_operating_point());
-
-  // Peak: the most a closed loop gets out of the deployment.
+// The most a closed loop gets out of the deployment.
+absl::StatusOr<double> PeakRequestRate(const v1::LoadCurve& closed) {
   double peak_rps = 0;
   for (const v1::LoadCurvePoint& p : closed.points()) {
     peak_rps = std::max(peak_rps, p.requests_per_second());
@@ -230,87 +203,156 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
     return absl::FailedPreconditionError(
         "the load model gives no throughput for this deployment (does it fit? see memory)");
   }
-  query.closed_loop.reset();
-  query.open_loop = RateGrid(peak_rps, 64);  // 1/64 .. 1 of saturation
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve open, PredictLoadFor(catalog, r, query));
-  *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
-  for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;
-  for (const std::string& note : open.notes()) response.add_notes(note);
+  return peak_rps;
+}
 
-  double in = query.workload.input_tokens();
-  double out = query.workload.output_tokens();
-  double safe_rps = response.safe_open_loop().found()
-                        ? response.safe_open_loop().requests_per_second()
-                        : 0.0;
+// Monthly capacity at the open-loop safe point and, labelled, at peak.
+absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
+                         const model::CapacityPeriod& period, v1::PlanResponse* response) {
+  const double in = workload.input_tokens();
+  const double out = workload.output_tokens();
+  const v1::OperatingPoint& safe = response->safe_open_loop();
+  const double safe_rps = safe.found() ? safe.requests_per_second() : 0.0;
   if (safe_rps > 0) {
     CAPPLAN_ASSIGN_OR_RETURN(model::MonthlyCapacity at_safe,
                              model::MonthlyCapacityFromRequests(safe_rps, in, out, period));
-    *response.mutable_capacity() = ToCapacity(
+    *response->mutable_capacity() = ToCapacity(
         at_safe, period,
         absl::StrFormat("safe operating point: %.3f req/s of %.0f + %.0f tokens under the SLO "
                         "(binding: %s)",
-                        safe_rps, in, out, response.safe_open_loop().binding()));
+                        safe_rps, in, out, safe.binding()));
   } else {
-    response.add_notes("no load meets the SLO: the capacity at the safe point is zero");
-    response.mutable_capacity()->set_at("no safe operating point: the SLO is missed at every load");
-    response.mutable_capacity()->set_days_per_month(period.days);
-    response.mutable_capacity()->set_duty_factor(period.duty_factor);
+    response->add_notes("no load meets the SLO: the capacity at the safe point is zero");
+    v1::Capacity* c = response->mutable_capacity();
+    c->set_at("no safe operating point: the SLO is missed at every load");
+    c->set_days_per_month(period.days);
+    c->set_duty_factor(period.duty_factor);
   }
   CAPPLAN_ASSIGN_OR_RETURN(model::MonthlyCapacity at_peak,
                            model::MonthlyCapacityFromRequests(peak_rps, in, out, period));
-  *response.mutable_capacity_at_peak() = ToCapacity(
+  *response->mutable_capacity_at_peak() = ToCapacity(
       at_peak, period,
       absl::StrFormat("PEAK throughput %.3f req/s, ignoring the SLO: not a capacity to promise",
                       peak_rps));
+  return absl::OkStatus();
+}
 
-  // Sizing for a target.
-  uint32_t gpus_per_replica = r.gpu_count;
-  auto size = [&](const std::string& target, double value, double per_replica,
-                  const std::string& unit) -> absl::Status {
-    v1::Sizing* s = response.mutable_sizing();
-    s->set_target(target);
-    s->set_unit(unit);
-    s->set_safe_load_per_replica(per_replica);
-    if (!(per_replica > 0)) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "PlanRequest: no safe operating point under the SLO, so no number of replicas "
-          "reaches %s",
-          target));
-    }
-    CAPPLAN_ASSIGN_OR_RETURN(int replicas, model::ReplicasForTarget(value, per_replica));
-    s->set_replicas(replicas);
-    s->set_gpus(static_cast<uint32_t>(replicas) * gpus_per_replica);
-    return absl::OkStatus();
-  };
+// Replicas and GPUs for the request's target.
+absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica,
+                       v1::PlanResponse* response) {
+  std::string target, unit;
+  double value = 0, per_replica = 0;
   switch (request.target_case()) {
     case v1::PlanRequest::kTargetRequestsPerSecond:
-      CAPPLAN_RETURN_IF_ERROR(size(absl::StrFormat("%g req/s", request.target_requests_per_second()),
-                                   request.target_requests_per_second(), safe_rps, "req/s"));
+      value = request.target_requests_per_second();
+      target = absl::StrFormat("%g req/s", value);
+      unit = "req/s";
+      per_replica = response->safe_open_loop().found()
+                        ? response->safe_open_loop().requests_per_second()
+                        : 0.0;
       break;
     case v1::PlanRequest::kTargetConcurrentUsers:
-      CAPPLAN_RETURN_IF_ERROR(size(
-          absl::StrFormat("%d concurrent users", request.target_concurrent_users()),
-          request.target_concurrent_users(),
-          response.safe_closed_loop().found() ? response.safe_closed_loop().concurrent_users() : 0,
-          "users"));
+      value = request.target_concurrent_users();
+      target = absl::StrFormat("%d concurrent users", request.target_concurrent_users());
+      unit = "users";
+      per_replica = response->safe_closed_loop().found()
+                        ? response->safe_closed_loop().concurrent_users()
+                        : 0;
       break;
     case v1::PlanRequest::kTargetTokensPerMonth:
-      CAPPLAN_RETURN_IF_ERROR(size(absl::StrFormat("%g tokens/month", request.target_tokens_per_month()),
-                                   request.target_tokens_per_month(),
-                                   response.capacity().tokens_per_month_total(), "tokens/month"));
+      value = request.target_tokens_per_month();
+      target = absl::StrFormat("%g tokens/month", value);
+      unit = "tokens/month";
+      per_replica = response->capacity().tokens_per_month_total();
       break;
     default:
-      break;
+      return absl::OkStatus();
   }
+  v1::Sizing* s = response->mutable_sizing();
+  s->set_target(target);
+  s->set_unit(unit);
+  s->set_safe_load_per_replica(per_replica);
+  if (!(per_replica > 0)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "PlanRequest: no safe operating point under the SLO, so no number of replicas reaches %s",
+        target));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(int replicas, model::ReplicasForTarget(value, per_replica));
+  s->set_replicas(replicas);
+  s->set_gpus(static_cast<uint32_t>(replicas) * gpus_per_replica);
+  return absl::OkStatus();
+}
 
-  if (request.has_price_per_gpu_hour() && response.capacity().output_tokens_per_month() > 0) {
-    CAPPLAN_ASSIGN_OR_RETURN(
-        double cost, model::CostPerMillionOutputTokens(
-                         request.price_per_gpu_hour(), static_cast<int>(gpus_per_replica),
-                         period, response.capacity().output_tokens_per_month()));
-    response.set_cost_per_million_output_tokens(cost);
+absl::Status AddCost(const v1::PlanRequest& request, uint32_t gpus_per_replica,
+                     const model::CapacityPeriod& period, v1::PlanResponse* response) {
+  if (!request.has_price_per_gpu_hour() || !(response->capacity().output_tokens_per_month() > 0)) {
+    return absl::OkStatus();
   }
-  AddMeasuredCapacity(catalog, r, request.deployment(), period, &response);
+  CAPPLAN_ASSIGN_OR_RETURN(double cost, model::CostPerMillionOutputTokens(
+                                            request.price_per_gpu_hour(),
+                                            static_cast<int>(gpus_per_replica), period,
+                                            response->capacity().output_tokens_per_month()));
+  response->set_cost_per_million_output_tokens(cost);
+  return absl::OkStatus();
+}
+
+// The query both curves share: the request's workload (or the baseline's),
+// SLO and calibration.
+absl::StatusOr<LoadQuery> QueryOf(const v1::PlanRequest& request, const ResolvedDeployment& r,
+                                  v1::PlanResponse* response) {
+  LoadQuery query;
+  query.path = "PlanRequest";
+  if (request.has_workload()) {
+    query.workload = request.workload();
+  } else {
+    CAPPLAN_ASSIGN_OR_RETURN(query.workload, BaselineWorkload(*r.baseline, response));
+  }
+  query.slo = request.slo();
+  query.calibration.assign(request.calibration().begin(), request.calibration().end());
+  query.no_catalog_calibration = request.no_catalog_calibration();
+  CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(query));
+  return query;
+}
+
+LoadAxis UsersAxis(const v1::PlanRequest& request) {
+  LoadAxis axis;
+  axis.closed_loop = ConcurrencyGridAxis(4096);
+  if (request.has_think_time_seconds()) {
+    axis.closed_loop->set_think_time_seconds(request.think_time_seconds());
+  }
+  return axis;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
+                                      WorkCounters* counters) {
+  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeploymentAllowingWithheldHardware(
+                                                     catalog, request.deployment(),
+                                                     "PlanRequest.deployment"));
+  v1::PlanResponse response;
+  model::CapacityPeriod period;
+  if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
+  CAPPLAN_ASSIGN_OR_RETURN(LoadQuery query, QueryOf(request, r, &response));
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
+                           PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
+  if (!d.hardware_withheld && !d.memory.fits()) return NotFitting(request, d.memory, period, std::move(response));
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, query, counters));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed, DrawCurve(load, UsersAxis(request)));
+  *response.mutable_memory() = d.memory;
+  *response.mutable_safe_closed_loop() = ToOperatingPoint(closed.safe_operating_point());
+  CAPPLAN_ASSIGN_OR_RETURN(double peak_rps, PeakRequestRate(closed));
+  LoadAxis rates;
+  rates.open_loop = RateGridAxis(peak_rps, 64);  // 1/64 .. 1 of saturation
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve open, DrawCurve(load, rates));
+  *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
+  for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;
+  for (const std::string& note : open.notes()) response.add_notes(note);
+  CAPPLAN_RETURN_IF_ERROR(AddCapacity(query.workload, peak_rps, period, &response));
+  CAPPLAN_RETURN_IF_ERROR(AddSizing(request, d.resolved.gpu_count, &response));
+  CAPPLAN_RETURN_IF_ERROR(AddCost(request, d.resolved.gpu_count, period, &response));
+  AddMeasuredCapacity(catalog, d.resolved, request.deployment(), period, &response);
   return response;
 }
 

@@ -4,6 +4,7 @@
 #include "absl/status/statusor.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
+#include "service/planner/prepared.h"
 
 namespace capplan::service {
 
@@ -13,7 +14,9 @@ namespace capplan::service {
 // a target (ceil(target ÷ safe load), never a division of peak); cost per
 // million output tokens for a GPU-hour price; and, where the deployment is a
 // baseline with a measured sustained run, the capacity that run implies.
-absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request);
+// The deployment is resolved, planned and fitted once (`counters` counts).
+absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
+                                      WorkCounters* counters = nullptr);
 
 }  // namespace capplan::service
 

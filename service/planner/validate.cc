@@ -13,14 +13,16 @@
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/hf_config.h"
 #include "service/translate/launch_line.h"
+#include "service/planner/prepared.h"
 #include "service/planner/validate_checks.h"
-#include "service/planner/memory.h"
+#include "service/translate/model_translation.h"
 #include "base/status_macros.h"
 
 namespace capplan::service {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr char kPath[] = "ValidateRequest.deployment";
 
 const absl::flat_hash_set<std::string>& KnownCodes() {
   static const auto* const kCodes = new absl::flat_hash_set<std::string>{
@@ -126,152 +128,167 @@ bool HasQualityEvidence(const Catalog& catalog, const v1::Model& model,
   return false;
 }
 
-}  // namespace
-
-absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
-                                              const v1::ValidateRequest& request) {
-  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
-  v1::ValidateResponse response;
-  FindingList findings(&response);
-  CAPPLAN_ASSIGN_OR_RETURN(v1::Deployment deployment, DeploymentOf(request, &findings));
-
-  // The context check runs first: past the model's context nothing else is
-  // meaningful at that length, so the rest is checked at the model's limit.
-  uint64_t requested_len = deployment.engine().max_model_len();
-  if (requested_len > 0) {
-    v1::Deployment probe = deployment;
-    probe.mutable_engine()->clear_max_model_len();
-    CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
-                             ResolveDeployment(catalog, probe, "ValidateRequest.deployment"));
-    uint64_t limit = ModelContextLimit(r.model);
-    bool beyond = requested_len > limit;
-    findings.Check("context within the model's native length", kContextBeyondNative, !beyond,
-                   absl::StrFormat("max_model_len %d, model limit %d", requested_len, limit));
-    if (beyond) {
-      findings.Add(v1::SEVERITY_ERROR, kContextBeyondNative,
-                   "ValidateRequest.deployment.engine.max_model_len",
-                   absl::StrFormat("max_model_len = %d tokens exceeds the model's context of %d "
-                                   "tokens; the remaining checks use %d",
-                                   requested_len, limit, limit),
-                   {{"max_model_len_tokens", static_cast<double>(requested_len)},
-                    {"model_context_tokens", static_cast<double>(limit)}});
-      deployment.mutable_engine()->set_max_model_len(limit);
-    }
-  } else {
-    findings.Skip("context within the model's native length", kContextBeyondNative,
-                  "max_model_len not set: the engine's default applies");
+// The context check runs first: past the model's context nothing else is
+// meaningful at that length, so the rest is checked at the model's limit.
+// `resolved` was resolved without max_model_len; this sets it.
+void CheckContext(uint64_t requested_len, ResolvedDeployment* resolved, FindingList* findings) {
+  const char kName[] = "context within the model's native length";
+  if (requested_len == 0) {
+    findings->Skip(kName, kContextBeyondNative,
+                   "max_model_len not set: the engine's default applies");
+    return;
   }
-
-  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment resolved,
-                           ResolveDeployment(catalog, deployment, "ValidateRequest.deployment"));
-  std::optional<uint64_t> mean_sequence;
-  if (request.has_workload()) {
-    mean_sequence = static_cast<uint64_t>(
-        std::max(1.0, std::round(request.workload().input_tokens() +
-                                 request.workload().output_tokens())));
+  const uint64_t limit = static_cast<uint64_t>(model::ContextLimitTokens(resolved->input.arch));
+  const bool beyond = requested_len > limit;
+  findings->Check(kName, kContextBeyondNative, !beyond,
+                  absl::StrFormat("max_model_len %d, model limit %d", requested_len, limit));
+  if (beyond) {
+    findings->Add(v1::SEVERITY_ERROR, kContextBeyondNative,
+                  "ValidateRequest.deployment.engine.max_model_len",
+                  absl::StrFormat("max_model_len = %d tokens exceeds the model's context of %d "
+                                  "tokens; the remaining checks use %d",
+                                  requested_len, limit, limit),
+                  {{"max_model_len_tokens", static_cast<double>(requested_len)},
+                   {"model_context_tokens", static_cast<double>(limit)}});
   }
-  CAPPLAN_ASSIGN_OR_RETURN(*response.mutable_memory(),
-                           PlanMemoryFor(catalog, resolved, mean_sequence));
-  const v1::MemoryPlan& memory = response.memory();
+  resolved->engine.set_max_model_len(std::min(requested_len, limit));
+  resolved->input.settings = ToEngineSettings(resolved->engine);
+}
 
-  // Memory.
-  bool weights_fit = !(memory.binding_constraint() == "WEIGHTS" ||
-                       memory.binding_constraint() == "STATE_SLOTS") || memory.fits();
-  findings.Check("weights and overheads fit the GPU", kDoesNotFit, weights_fit,
-                 absl::StrFormat("used %.2f GiB of %.2f GiB per GPU",
-                                 memory.per_gpu().used_bytes() / kGiB,
-                                 memory.per_gpu().capacity_bytes() / kGiB));
-  if (!weights_fit) {
-    findings.Add(v1::SEVERITY_ERROR, kDoesNotFit, "ValidateRequest.deployment",
-                 absl::StrFormat("the deployment does not fit: %s is short by %.2f GiB per GPU",
-                                 memory.binding_constraint(), memory.shortfall_bytes() / kGiB),
-                 {{"shortfall_bytes", static_cast<double>(memory.shortfall_bytes())},
-                  {"capacity_bytes", static_cast<double>(memory.per_gpu().capacity_bytes())}});
-  }
-  uint64_t max_len = memory.deployment().max_model_len();
-  bool one_request = weights_fit && memory.kv_pool_tokens() >= max_len;
-  findings.Check("KV pool holds one request of max_model_len", kKvPoolBelowOneRequest,
-                 one_request,
-                 absl::StrFormat("KV pool %d tokens, max_model_len %d", memory.kv_pool_tokens(),
-                                 max_len));
-  if (weights_fit && !one_request) {
-    findings.Add(v1::SEVERITY_ERROR, kKvPoolBelowOneRequest,
-                 "ValidateRequest.deployment.engine.max_model_len",
-                 absl::StrFormat("the KV pool holds %d tokens, fewer than one request of "
-                                 "max_model_len = %d (the engine refuses to start); lower "
-                                 "max_model_len or add memory",
-                                 memory.kv_pool_tokens(), max_len),
-                 {{"kv_pool_tokens", static_cast<double>(memory.kv_pool_tokens())},
-                  {"max_model_len_tokens", static_cast<double>(max_len)}});
-  }
+void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
+  const bool fits = !(memory.binding_constraint() == "WEIGHTS" ||
+                      memory.binding_constraint() == "STATE_SLOTS") ||
+                    memory.fits();
+  findings->Check("weights and overheads fit the GPU", kDoesNotFit, fits,
+                  absl::StrFormat("used %.2f GiB of %.2f GiB per GPU",
+                                  memory.per_gpu().used_bytes() / kGiB,
+                                  memory.per_gpu().capacity_bytes() / kGiB));
+  if (fits) return;
+  findings->Add(v1::SEVERITY_ERROR, kDoesNotFit, kPath,
+                absl::StrFormat("the deployment does not fit: %s is short by %.2f GiB per GPU",
+                                memory.binding_constraint(), memory.shortfall_bytes() / kGiB),
+                {{"shortfall_bytes", static_cast<double>(memory.shortfall_bytes())},
+                 {"capacity_bytes", static_cast<double>(memory.per_gpu().capacity_bytes())}});
+}
 
-  // Engine version.
-  const v1::PlanProvenance& provenance = memory.provenance();
-  bool version_known = !provenance.engine_version_newer_than_presets();
-  findings.Check("engine version covered by a preset", kUnknownEngineVersion, version_known,
-                 provenance.engine_preset_id());
+void CheckPoolHoldsOneRequest(const v1::MemoryPlan& memory, FindingList* findings) {
+  const bool weights_fit = !(memory.binding_constraint() == "WEIGHTS" ||
+                             memory.binding_constraint() == "STATE_SLOTS") ||
+                           memory.fits();
+  const uint64_t max_len = memory.deployment().max_model_len();
+  const bool one_request = weights_fit && memory.kv_pool_tokens() >= max_len;
+  findings->Check(
+      "KV pool holds one request of max_model_len", kKvPoolBelowOneRequest, one_request,
+      absl::StrFormat("KV pool %d tokens, max_model_len %d", memory.kv_pool_tokens(), max_len));
+  if (!weights_fit || one_request) return;
+  findings->Add(v1::SEVERITY_ERROR, kKvPoolBelowOneRequest,
+                "ValidateRequest.deployment.engine.max_model_len",
+                absl::StrFormat("the KV pool holds %d tokens, fewer than one request of "
+                                "max_model_len = %d (the engine refuses to start); lower "
+                                "max_model_len or add memory",
+                                memory.kv_pool_tokens(), max_len),
+                {{"kv_pool_tokens", static_cast<double>(memory.kv_pool_tokens())},
+                 {"max_model_len_tokens", static_cast<double>(max_len)}});
+}
+
+void CheckEngineVersion(const PreparedDeployment& d, FindingList* findings) {
+  const v1::PlanProvenance& provenance = d.memory.provenance();
+  const bool version_known = !provenance.engine_version_newer_than_presets();
+  findings->Check("engine version covered by a preset", kUnknownEngineVersion, version_known,
+                  provenance.engine_preset_id());
   if (!version_known) {
-    findings.Add(v1::SEVERITY_WARNING, kUnknownEngineVersion,
-                 "ValidateRequest.deployment.engine.version",
-                 absl::StrFormat("engine version '%s' is newer than every preset; behaviour of "
-                                 "preset %s assumed",
-                                 resolved.engine.version(), provenance.engine_preset_id()));
+    findings->Add(v1::SEVERITY_WARNING, kUnknownEngineVersion,
+                  "ValidateRequest.deployment.engine.version",
+                  absl::StrFormat("engine version '%s' is newer than every preset; behaviour of "
+                                  "preset %s assumed",
+                                  d.resolved.engine.version(), provenance.engine_preset_id()));
   } else if (provenance.engine_version_assumed()) {
-    findings.Add(v1::SEVERITY_INFO, kUnknownEngineVersion,
-                 "ValidateRequest.deployment.engine.version",
-                 absl::StrFormat("no engine version given; preset %s (the newest) assumed",
-                                 provenance.engine_preset_id()));
+    findings->Add(v1::SEVERITY_INFO, kUnknownEngineVersion,
+                  "ValidateRequest.deployment.engine.version",
+                  absl::StrFormat("no engine version given; preset %s (the newest) assumed",
+                                  provenance.engine_preset_id()));
   }
+}
 
-  // Quality evidence for the weight format.
-  v1::WeightFormat format = resolved.quantization.format();
-  if (IsQuantized(format)) {
-    std::string where;
-    bool evidence = HasQualityEvidence(catalog, resolved.model, format, &where);
-    findings.Check("quality evidence for the weight format", kNoQualityEvidence, evidence,
-                   evidence ? where : "no passing long-generation or repetition-loop gate");
-    if (!evidence) {
-      findings.Add(v1::SEVERITY_WARNING, kNoQualityEvidence,
-                   "ValidateRequest.deployment.weight_format",
-                   absl::StrFormat("no baseline of model family '%s' in %s passed a "
-                                   "long-generation or repetition-loop gate; quantized models "
-                                   "typically fail by looping in long generations",
-                                   resolved.model.family().empty() ? "(none)"
-                                                                   : resolved.model.family(),
-                                   FormatName(format)));
-    }
-  } else {
-    findings.Skip("quality evidence for the weight format", kNoQualityEvidence,
-                  "weights in their native dtype");
+void CheckQualityEvidence(const Catalog& catalog, const ResolvedDeployment& r,
+                          FindingList* findings) {
+  const char kName[] = "quality evidence for the weight format";
+  const v1::WeightFormat format = r.quantization.format();
+  if (!IsQuantized(format)) {
+    findings->Skip(kName, kNoQualityEvidence, "weights in their native dtype");
+    return;
   }
+  std::string where;
+  const bool evidence = HasQualityEvidence(catalog, r.model, format, &where);
+  findings->Check(kName, kNoQualityEvidence, evidence,
+                  evidence ? where : "no passing long-generation or repetition-loop gate");
+  if (evidence) return;
+  findings->Add(v1::SEVERITY_WARNING, kNoQualityEvidence, "ValidateRequest.deployment.weight_format",
+                absl::StrFormat("no baseline of model family '%s' in %s passed a long-generation "
+                                "or repetition-loop gate; quantized models typically fail by "
+                                "looping in long generations",
+                                r.model.family().empty() ? "(none)" : r.model.family(),
+                                FormatName(format)));
+}
 
-  // Load and SLO at the expected load.
-  std::vector<v1::Tier> tiers = {provenance.tier()};
-  CAPPLAN_RETURN_IF_ERROR(AddLoadChecks(catalog, resolved, request, &findings, &response, &tiers));
-
-  bool near = std::any_of(tiers.begin(), tiers.end(), [](v1::Tier t) {
+void CheckBackedByBaselines(const std::vector<v1::Tier>& tiers, FindingList* findings) {
+  const bool near = std::any_of(tiers.begin(), tiers.end(), [](v1::Tier t) {
     return t == v1::TIER_MEASURED || t == v1::TIER_CALIBRATED;
   });
-  findings.Check("figures backed by a baseline", kFarFromBaselines, near,
-                 near ? "at least one figure is measured or calibrated"
-                      : "every figure is extrapolated or roofline");
-  if (!near) {
-    findings.Add(v1::SEVERITY_WARNING, kFarFromBaselines, "ValidateRequest.deployment",
-                 "no baseline measured or calibrates this configuration: every figure is "
-                 "extrapolated or from the roofline model; treat them as estimates");
-  }
+  findings->Check("figures backed by a baseline", kFarFromBaselines, near,
+                  near ? "at least one figure is measured or calibrated"
+                       : "every figure is extrapolated or roofline");
+  if (near) return;
+  findings->Add(v1::SEVERITY_WARNING, kFarFromBaselines, kPath,
+                "no baseline measured or calibrates this configuration: every figure is "
+                "extrapolated or from the roofline model; treat them as estimates");
+}
 
-  // Allow-listed codes become warnings; any ERROR left fails.
-  absl::flat_hash_set<std::string> allowed(request.allow().begin(), request.allow().end());
+// Allow-listed codes become warnings; any ERROR left fails.
+void SetVerdict(const v1::ValidateRequest& request, v1::ValidateResponse* response) {
+  const absl::flat_hash_set<std::string> allowed(request.allow().begin(), request.allow().end());
   bool fail = false;
-  for (v1::Finding& f : *response.mutable_findings()) {
+  for (v1::Finding& f : *response->mutable_findings()) {
     if (f.severity() == v1::SEVERITY_ERROR && allowed.contains(f.code())) {
       f.set_severity(v1::SEVERITY_WARNING);
       f.set_message(absl::StrCat(f.message(), " (allowed)"));
     }
     fail |= f.severity() == v1::SEVERITY_ERROR;
   }
-  response.set_verdict(fail ? v1::VERDICT_FAIL : v1::VERDICT_PASS);
+  response->set_verdict(fail ? v1::VERDICT_FAIL : v1::VERDICT_PASS);
+}
+
+std::optional<uint64_t> MeanSequence(const v1::ValidateRequest& request) {
+  if (!request.has_workload()) return std::nullopt;
+  return static_cast<uint64_t>(std::max(
+      1.0, std::round(request.workload().input_tokens() + request.workload().output_tokens())));
+}
+
+}  // namespace
+
+absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
+                                              const v1::ValidateRequest& request,
+                                              WorkCounters* counters) {
+  CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
+  v1::ValidateResponse response;
+  FindingList findings(&response);
+  CAPPLAN_ASSIGN_OR_RETURN(v1::Deployment deployment, DeploymentOf(request, &findings));
+  const uint64_t requested_len = deployment.engine().max_model_len();
+  deployment.mutable_engine()->clear_max_model_len();
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeployment(catalog, deployment, kPath));
+  CheckContext(requested_len, &r, &findings);
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d, PrepareDeployment(catalog, std::move(r),
+                                                                   MeanSequence(request), counters));
+  *response.mutable_memory() = d.memory;
+  CheckFit(d.memory, &findings);
+  CheckPoolHoldsOneRequest(d.memory, &findings);
+  CheckEngineVersion(d, &findings);
+  CheckQualityEvidence(catalog, d.resolved, &findings);
+  std::vector<v1::Tier> tiers = {d.memory.provenance().tier()};
+  CAPPLAN_RETURN_IF_ERROR(AddLoadChecks(catalog, d, request, &findings, &response, &tiers,
+                                        counters));
+  CheckBackedByBaselines(tiers, &findings);
+  SetVerdict(request, &response);
   return response;
 }
 

@@ -4,6 +4,7 @@
 #include "absl/status/statusor.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
+#include "service/planner/prepared.h"
 
 namespace capplan::service {
 
@@ -14,7 +15,8 @@ namespace capplan::service {
 // and every check run. Invalid requests are INVALID_ARGUMENT with the field
 // path; a configuration that fails is a valid answer, not an error.
 absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
-                                              const v1::ValidateRequest& request);
+                                              const v1::ValidateRequest& request,
+                                              WorkCounters* counters = nullptr);
 
 }  // namespace capplan::service
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "service/planner/load.h"
+#include "service/planner/prepared.h"
 #include "base/status_macros.h"
 #include "service/planner/findings.h"
 
@@ -63,26 +64,101 @@ void AddTiers(const v1::LoadCurve& curve, std::vector<v1::Tier>* tiers) {
   for (const v1::MetricProvenance& m : curve.provenance()) tiers->push_back(m.tier());
 }
 
+void SkipLoadChecks(const std::string& why, FindingList* findings) {
+  findings->Skip(kSafeCheck, kConcurrencyAboveSafe, why);
+  findings->Skip(kStableCheck, kUnstableLoad, why);
+  findings->Skip(kTtftCheck, kTtftSloMissed, why);
+  findings->Skip(kTpotCheck, kTpotSloMissed, why);
+  findings->Skip(kE2eCheck, kE2eSloMissed, why);
+}
+
+// Concurrent users against the safe concurrency, and the SLOs at that load.
+absl::Status CheckUsers(const PreparedLoad& load, const v1::ValidateRequest& request,
+                        FindingList* findings, v1::ValidateResponse* response,
+                        std::vector<v1::Tier>* tiers) {
+  const uint32_t users = request.expected_load().concurrent_users();
+  LoadAxis axis;
+  // Concurrencies 1..2·users, always including `users`.
+  axis.closed_loop = ConcurrencyGridAxis(
+      std::min<uint32_t>(std::max<uint32_t>(2 * users, 16), model::kMaxClosedLoopConcurrency),
+      users);
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, DrawCurve(load, axis));
+  AddTiers(curve, tiers);
+  const v1::SafeOperatingPoint& safe = curve.safe_operating_point();
+  const uint32_t safe_users = safe.found() && safe.has_concurrency() ? safe.concurrency() : 0;
+  const bool within = users <= safe_users;
+  findings->Check(kSafeCheck, kConcurrencyAboveSafe, within,
+                  absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users,
+                                  safe_users, safe.binding()));
+  if (!within) {
+    findings->Add(v1::SEVERITY_ERROR, kConcurrencyAboveSafe,
+                  "ValidateRequest.expected_load.concurrent_users",
+                  absl::StrFormat("%d concurrent users exceed the safe concurrency of %d (bound "
+                                  "by %s; %d slots bound by %s)",
+                                  users, safe_users, safe.binding(), curve.slots().slots(),
+                                  curve.slots().bound()),
+                  {{"expected_users", static_cast<double>(users)},
+                   {"safe_users", static_cast<double>(safe_users)},
+                   {"slots", static_cast<double>(curve.slots().slots())}});
+  }
+  const v1::LoadCurvePoint* p = PointAt(curve, users, std::nullopt);
+  if (p != nullptr) SloChecks(request.slo(), *p, absl::StrFormat("%d users", users), findings);
+  *response->mutable_load() = std::move(curve);
+  return absl::OkStatus();
+}
+
+// The request rate against saturation (and the SLOs when no users are given).
+absl::Status CheckRate(const PreparedLoad& load, const v1::ValidateRequest& request,
+                       FindingList* findings, v1::ValidateResponse* response,
+                       std::vector<v1::Tier>* tiers) {
+  const double rps = request.expected_load().requests_per_second();
+  const bool with_users = request.expected_load().has_concurrent_users();
+  LoadAxis axis;
+  axis.open_loop = RateGridAxis(rps, 128);  // rps/64 .. 2·rps, including rps
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, DrawCurve(load, axis));
+  AddTiers(curve, tiers);
+  const v1::LoadCurvePoint* p = PointAt(curve, std::nullopt, rps);
+  const bool stable = p != nullptr && p->stable();
+  const double utilization = p != nullptr ? p->utilization() : 0.0;
+  findings->Check(kStableCheck, kUnstableLoad, stable,
+                  absl::StrFormat("%.3f req/s expected; utilization %.2f", rps, utilization));
+  if (!stable) {
+    findings->Add(v1::SEVERITY_ERROR, kUnstableLoad,
+                  "ValidateRequest.expected_load.requests_per_second",
+                  absl::StrFormat("%.3f req/s is at or past the deployment's saturation: the "
+                                  "queue grows without bound",
+                                  rps),
+                  {{"expected_rps", rps}, {"utilization", utilization}});
+  } else if (!with_users) {
+    SloChecks(request.slo(), *p, absl::StrFormat("%.3f req/s", rps), findings);
+  }
+  if (!stable && !with_users) {
+    findings->Skip(kTtftCheck, kTtftSloMissed, "unstable: no latency figures");
+    findings->Skip(kTpotCheck, kTpotSloMissed, "unstable: no latency figures");
+    findings->Skip(kE2eCheck, kE2eSloMissed, "unstable: no latency figures");
+  }
+  if (!with_users) *response->mutable_load() = std::move(curve);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& resolved,
+absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& deployment,
                            const v1::ValidateRequest& request, FindingList* findings,
-                           v1::ValidateResponse* response, std::vector<v1::Tier>* tiers) {
+                           v1::ValidateResponse* response, std::vector<v1::Tier>* tiers,
+                           WorkCounters* counters) {
   const v1::ExpectedLoad& load = request.expected_load();
-  bool any_load = load.has_concurrent_users() || load.has_requests_per_second();
-  if (!request.has_workload() || !any_load || !response->memory().fits()) {
-    std::string why = !response->memory().fits()
-                          ? "the deployment does not fit"
-                          : "no expected load (workload and users or req/s) given";
-    findings->Skip(kSafeCheck, kConcurrencyAboveSafe, why);
-    findings->Skip(kStableCheck, kUnstableLoad, why);
-    findings->Skip(kTtftCheck, kTtftSloMissed, why);
-    findings->Skip(kTpotCheck, kTpotSloMissed, why);
-    findings->Skip(kE2eCheck, kE2eSloMissed, why);
+  const bool any_load = load.has_concurrent_users() || load.has_requests_per_second();
+  if (!response->memory().fits()) {
+    SkipLoadChecks("the deployment does not fit", findings);
     return absl::OkStatus();
   }
-  double sequence = request.workload().input_tokens() + request.workload().output_tokens();
-  uint64_t max_len = response->memory().deployment().max_model_len();
+  if (!request.has_workload() || !any_load) {
+    SkipLoadChecks("no expected load (workload and users or req/s) given", findings);
+    return absl::OkStatus();
+  }
+  const double sequence = request.workload().input_tokens() + request.workload().output_tokens();
+  const uint64_t max_len = response->memory().deployment().max_model_len();
   if (max_len > 0 && sequence > static_cast<double>(max_len)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ValidateRequest.workload: input_tokens + output_tokens = %g; must not exceed the "
@@ -93,73 +169,18 @@ absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& res
   query.workload = request.workload();
   query.slo = request.slo();
   query.path = "ValidateRequest";
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad prepared,
+                           PrepareLoad(catalog, deployment, query, counters));
   if (load.has_concurrent_users()) {
-    uint32_t users = load.concurrent_users();
-    // Concurrencies 1..2·users, always including `users`.
-    query.closed_loop = ConcurrencyGrid(
-        std::min<uint32_t>(std::max<uint32_t>(2 * users, 16),
-                           model::kMaxClosedLoopConcurrency),
-        users);
-    CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, query));
-    AddTiers(curve, tiers);
-    const v1::SafeOperatingPoint& safe = curve.safe_operating_point();
-    uint32_t safe_users = safe.found() && safe.has_concurrency() ? safe.concurrency() : 0;
-    bool within = users <= safe_users;
-    findings->Check(kSafeCheck, kConcurrencyAboveSafe, within,
-                    absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users,
-                                    safe_users, safe.binding()));
-    if (!within) {
-      findings->Add(v1::SEVERITY_ERROR, kConcurrencyAboveSafe,
-                    "ValidateRequest.expected_load.concurrent_users",
-                    absl::StrFormat("%d concurrent users exceed the safe concurrency of %d "
-                                    "(bound by %s; %d slots bound by %s)",
-                                    users, safe_users, safe.binding(), curve.slots().slots(),
-                                    curve.slots().bound()),
-                    {{"expected_users", static_cast<double>(users)},
-                     {"safe_users", static_cast<double>(safe_users)},
-                     {"slots", static_cast<double>(curve.slots().slots())}});
-    }
-    const v1::LoadCurvePoint* p = PointAt(curve, users, std::nullopt);
-    if (p != nullptr) SloChecks(request.slo(), *p, absl::StrFormat("%d users", users), findings);
-    *response->mutable_load() = curve;
+    CAPPLAN_RETURN_IF_ERROR(CheckUsers(prepared, request, findings, response, tiers));
   } else {
     findings->Skip(kSafeCheck, kConcurrencyAboveSafe, "no expected concurrent users given");
   }
   if (!load.has_requests_per_second()) {
     findings->Skip(kStableCheck, kUnstableLoad, "closed loop (users): always stable");
+    return absl::OkStatus();
   }
-  if (load.has_requests_per_second()) {
-    double rps = load.requests_per_second();
-    LoadQuery open = query;
-    open.closed_loop.reset();
-    // Rates from rps/64 to 2·rps, including rps.
-    open.open_loop = RateGrid(rps, 128);
-    CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, PredictLoadFor(catalog, resolved, open));
-    AddTiers(curve, tiers);
-    const v1::LoadCurvePoint* p = PointAt(curve, std::nullopt, rps);
-    bool stable = p != nullptr && p->stable();
-    findings->Check(kStableCheck, kUnstableLoad, stable,
-                    absl::StrFormat("%.3f req/s expected; utilization %.2f", rps,
-                                    p != nullptr ? p->utilization() : 0.0));
-    if (!stable) {
-      findings->Add(v1::SEVERITY_ERROR, kUnstableLoad,
-                    "ValidateRequest.expected_load.requests_per_second",
-                    absl::StrFormat("%.3f req/s is at or past the deployment's saturation: the "
-                                    "queue grows without bound",
-                                    rps),
-                    {{"expected_rps", rps},
-                     {"utilization", p != nullptr ? p->utilization() : 0.0}});
-    } else if (!load.has_concurrent_users()) {
-      SloChecks(request.slo(), *p, absl::StrFormat("%.3f req/s", rps), findings);
-    }
-    if (!stable && !load.has_concurrent_users()) {
-      findings->Skip(kTtftCheck, kTtftSloMissed, "unstable: no latency figures");
-      findings->Skip(kTpotCheck, kTpotSloMissed, "unstable: no latency figures");
-      findings->Skip(kE2eCheck, kE2eSloMissed, "unstable: no latency figures");
-    }
-    if (!load.has_concurrent_users()) *response->mutable_load() = curve;
-  }
-  return absl::OkStatus();
+  return CheckRate(prepared, request, findings, response, tiers);
 }
 
 }  // namespace capplan::service

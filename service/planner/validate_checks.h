@@ -11,15 +11,18 @@
 #include "service/catalog/catalog.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/planner/findings.h"
+#include "service/planner/prepared.h"
 
 namespace capplan::service {
 
 // Validate's checks at the expected load: safe concurrency, TTFT/TPOT/E2E
 // SLOs and stability, from the load model. Appends the tiers of the figures
 // used to `tiers`; stores the curve in response->load.
-absl::Status AddLoadChecks(const Catalog& catalog, const ResolvedDeployment& resolved,
+// The load is prepared (fitted) once for both curves.
+absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& deployment,
                            const v1::ValidateRequest& request, FindingList* findings,
-                           v1::ValidateResponse* response, std::vector<v1::Tier>* tiers);
+                           v1::ValidateResponse* response, std::vector<v1::Tier>* tiers,
+                           WorkCounters* counters);
 
 }  // namespace capplan::service
 

@@ -17,16 +17,6 @@ absl::Status Invalid(const std::string& path, const std::string& rest) {
 
 }  // namespace
 
-uint64_t ModelContextLimit(const v1::Model& model) {
-  uint64_t limit = model.native_context_tokens();
-  if (model.rope_scaling_factor() > 1.0 && model.rope_original_context_tokens() > 0) {
-    limit = std::max<uint64_t>(
-        limit, static_cast<uint64_t>(std::llround(model.rope_scaling_factor() *
-                                                  model.rope_original_context_tokens())));
-  }
-  return limit;
-}
-
 namespace {
 
 bool IsFraction(double v) { return std::isfinite(v) && v > 0 && v <= 1; }
@@ -109,6 +99,7 @@ namespace {
 absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Deployment& d,
                                            const std::string& path, bool allow_withheld) {
   ResolvedDeployment r;
+  r.path = path;
   v1::DeploymentConfig base;
   if (!d.baseline_id().empty()) {
     r.baseline = catalog.FindBaseline(d.baseline_id());
@@ -216,29 +207,10 @@ absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Dep
                                             tp, pp, r.gpu_count));
   }
   r.parallelism.set_dp(r.gpu_count / (tp * pp));
-  if (r.model.num_attention_heads() % tp != 0) {
-    return Invalid(pp_path, absl::StrFormat(".tp = %d; must divide num_attention_heads = %d",
-                                            tp, r.model.num_attention_heads()));
-  }
-  int64_t layers = static_cast<int64_t>(r.input.arch.layers.size());
-  if (pp > layers) {
-    return Invalid(pp_path, absl::StrFormat(".pp = %d; must not exceed the model's %d layers",
-                                            pp, layers));
-  }
+  // The model's own rules (TP against heads, PP against layers, EP against
+  // experts and TP × DP, the context limit) are checked by the memory model
+  // (model::ValidateMemoryPlanInput); its messages come back with this path.
   uint32_t ep = std::max<uint32_t>(1, r.parallelism.ep());
-  if (ep > 1) {
-    if (!r.model.has_moe() || r.model.moe().num_routed_experts() == 0) {
-      return Invalid(pp_path, absl::StrFormat(".ep = %d; the model has no experts to split", ep));
-    }
-    if (r.model.moe().num_routed_experts() % ep != 0) {
-      return Invalid(pp_path, absl::StrFormat(".ep = %d; must divide num_routed_experts = %d", ep,
-                                              r.model.moe().num_routed_experts()));
-    }
-    if (ep > r.gpu_count) {
-      return Invalid(pp_path, absl::StrFormat(".ep = %d; must not exceed gpu_count = %d", ep,
-                                              r.gpu_count));
-    }
-  }
   r.parallelism.set_ep(ep);
   r.input.parallelism = ToParallelism(r.parallelism);
 
@@ -274,14 +246,6 @@ absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Dep
   if (r.engine.kind() == v1::ENGINE_KIND_SGLANG && d.engine().has_gpu_memory_utilization()) {
     return Invalid(path, ".engine.gpu_memory_utilization is vLLM's knob; SGLang takes "
                          "mem_fraction_static");
-  }
-  uint64_t limit = ModelContextLimit(r.model);
-  if (r.engine.max_model_len() > limit) {
-    return Invalid(path, absl::StrFormat(
-        ".engine.max_model_len = %d; must not exceed the model's context of %d tokens "
-        "(max_position_embeddings%s)",
-        r.engine.max_model_len(), limit,
-        r.model.rope_scaling_factor() > 1 ? " with its rope scaling" : ", no rope scaling"));
   }
   if (SpeculationOn(r.engine.speculative()) &&
       r.engine.speculative().num_speculative_tokens() == 0) {

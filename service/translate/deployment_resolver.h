@@ -26,6 +26,9 @@ struct ResolvedDeployment {
   v1::Quantization quantization;       // effective checkpoint format
   uint32_t gpu_count = 1;
   PresetChoice preset;
+  // The deployment's field path in the request ("PlanRequest.deployment"),
+  // which prefixes errors found after resolution.
+  std::string path;
 };
 
 // Resolves `deployment`; `path` is its field path in the request
@@ -43,10 +46,6 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(
 absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
     const Catalog& catalog, const v1::Deployment& deployment,
     const std::string& path);
-
-// The longest context a model supports: its native length, or the
-// rope-scaled length when its config scales rope.
-uint64_t ModelContextLimit(const v1::Model& model);
 
 // The deployment asks for speculative decoding (a method other than NONE).
 bool SpeculationOn(const v1::SpeculativeDecoding& s);

@@ -124,6 +124,7 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
   a.gated_attention_output = m.gated_attention_output();
   a.native_context_tokens = static_cast<int64_t>(m.native_context_tokens());
   a.rope_scaling_factor = m.rope_scaling_factor();
+  a.rope_original_context_tokens = static_cast<int64_t>(m.rope_original_context_tokens());
   absl::StatusOr<model::NumberType> dtype = ToNumberType(m.native_dtype());
   if (!dtype.ok()) return dtype.status();
   a.native_dtype = *dtype;
@@ -215,6 +216,33 @@ double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format) {
     if (peak.format() == format) return peak.dense_flops_per_second();
   }
   return 0;
+}
+
+GemmPeak GemmPeakFor(const v1::Hardware& hardware, model::WeightFormat weights,
+                     model::NumberType native_dtype) {
+  for (model::GemmFormat g : model::GemmFormatPreference(weights, native_dtype)) {
+    v1::NumberFormat f = v1::NUMBER_FORMAT_BF16;
+    switch (g) {
+      case model::GemmFormat::kFp4:
+        f = v1::NUMBER_FORMAT_FP4;
+        break;
+      case model::GemmFormat::kFp8:
+        f = v1::NUMBER_FORMAT_FP8;
+        break;
+      case model::GemmFormat::kFp16:
+        f = v1::NUMBER_FORMAT_FP16;
+        break;
+      case model::GemmFormat::kBf16:
+        f = v1::NUMBER_FORMAT_BF16;
+        break;
+    }
+    const double peak = PeakFlops(hardware, f);
+    if (peak > 0) {
+      const std::string name = v1::NumberFormat_Name(f);
+      return {peak, name.substr(name.rfind('_') + 1)};
+    }
+  }
+  return {};
 }
 
 absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {

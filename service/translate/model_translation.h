@@ -13,6 +13,7 @@
 #include "capplan/v1/catalog.pb.h"
 #include "model/architecture.h"
 #include "model/memory_model.h"
+#include "model/step_inputs.h"
 #include "model/weight_format.h"
 
 namespace capplan::service {
@@ -31,6 +32,16 @@ absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& hardware)
 
 // The card's dense peak FLOP/s in `format`; 0 when the catalogue has none.
 double PeakFlops(const v1::Hardware& hardware, v1::NumberFormat format);
+
+// The dense peak FLOP/s of the format a checkpoint's GEMMs run in on this
+// card (model::GemmFormatPreference: the first format the card states a peak
+// for) and that format's name ("BF16"); {0, ""} when the card states none.
+struct GemmPeak {
+  double flops_per_second = 0;
+  std::string format_name;
+};
+GemmPeak GemmPeakFor(const v1::Hardware& hardware, model::WeightFormat weights,
+                     model::NumberType native_dtype);
 
 model::ParallelismSpec ToParallelism(const v1::Parallelism& parallelism);
 

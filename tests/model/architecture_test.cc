@@ -333,3 +333,29 @@ TEST(ValidateArchitecture, AcceptsAllPublishedModels) {
 
 }  // namespace
 }  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+TEST(ContextLimitTokens, FollowsVllmsRopeScalingRule) {
+  ModelArchitecture a;
+  a.native_context_tokens = 40960;
+  EXPECT_EQ(ContextLimitTokens(a), 40960);  // no scaling
+  // YaRN with its original length (Qwen3: factor 4 over 32,768).
+  a.rope_scaling_factor = 4;
+  a.rope_original_context_tokens = 32768;
+  EXPECT_EQ(ContextLimitTokens(a), 131072);
+  // Llama 3.1's llama3 type: the native length is already the scaled one.
+  a.native_context_tokens = 131072;
+  a.rope_scaling_factor = 8;
+  a.rope_original_context_tokens = 8192;
+  EXPECT_EQ(ContextLimitTokens(a), 131072);
+  // Linear scaling without an original length: factor × native.
+  a.native_context_tokens = 4096;
+  a.rope_scaling_factor = 2;
+  a.rope_original_context_tokens = 0;
+  EXPECT_EQ(ContextLimitTokens(a), 8192);
+}
+
+}  // namespace
+}  // namespace capplan::model

@@ -382,8 +382,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "engine.gpu_memory_utilization = 1.5; must be in (0, 1]"},
         InvalidCase{"context_beyond_native",
                     [](MemoryPlanInput& in) { in.settings.max_model_len = 10000; },
-                    "engine.max_model_len = 10000; must not exceed the native context = 8192 "
-                    "without rope scaling"}),
+                    "engine.max_model_len = 10000; must not exceed the model's context of 8192 "
+                    "tokens (max_position_embeddings, no rope scaling)"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidateMemoryPlanInput, DefaultInputIsValid) {

@@ -186,25 +186,6 @@ TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt
   }
 }
 
-TEST(TransferRank, HardwareClassFirstThenModel) {
-  const v1::Hardware* rtx4090 = Bundled().FindHardware("nvidia-rtx-4090-24gb");
-  const v1::Hardware* l40s = Bundled().FindHardware("nvidia-l40s-48gb");
-  const v1::Hardware* rtx5090 = Bundled().FindHardware("nvidia-rtx-5090-32gb");
-  const v1::Hardware* mi300x = Bundled().FindHardware("amd-mi300x-192gb");
-  ASSERT_TRUE(rtx4090 && l40s && rtx5090 && mi300x);
-  const int same_card = TransferRank(*rtx4090, *rtx4090, false);
-  const int same_arch = TransferRank(*rtx4090, *l40s, false);
-  const int same_vendor = TransferRank(*rtx4090, *rtx5090, false);
-  const int other_vendor = TransferRank(*rtx4090, *mi300x, false);
-  EXPECT_GT(same_card, same_arch);
-  EXPECT_GT(same_arch, same_vendor);
-  EXPECT_GT(same_vendor, other_vendor);
-  // The model breaks ties within a class but does not cross classes.
-  EXPECT_GT(TransferRank(*rtx4090, *rtx5090, true), same_vendor);
-  EXPECT_LT(TransferRank(*rtx4090, *rtx5090, true), same_arch);
-  EXPECT_LT(TransferRank(*rtx4090, *mi300x, true), same_vendor);
-}
-
 TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
   std::vector<uint32_t> ladder = SweepConcurrencies(k002);
   absl::StatusOr<v1::LoadCurve> measured = PredictLoad(Bundled(), Seed002(false, ladder));

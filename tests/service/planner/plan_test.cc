@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
@@ -27,6 +28,36 @@ v1::PlanRequest Request(const std::string& text) {
   v1::PlanRequest r;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
   return r;
+}
+
+// Prepare once: one Plan draws both curves, the safe points, capacity and
+// sizing from one memory plan and one fit.
+TEST(Plan, PlansMemoryOnceAndFitsOnceForBothCurves) {
+  WorkCounters counters;
+  auto plan = Plan(Bundled(),
+                   Request(absl::StrCat("deployment { baseline_id: \"", testing::k002,
+                                        "\" } slo { ttft_p95_seconds: 1 } "
+                                        "target_concurrent_users: 40 price_per_gpu_hour: 1")),
+                   &counters);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->safe_closed_loop().found());
+  EXPECT_TRUE(plan->safe_open_loop().found());
+  EXPECT_GT(plan->sizing().replicas(), 0);
+  EXPECT_EQ(counters.memory_plans, 1);
+  EXPECT_EQ(counters.fits, 1);
+}
+
+TEST(Plan, WithoutCalibrationPlansMemoryOnceAndFitsNothing) {
+  WorkCounters counters;
+  auto plan = Plan(Bundled(),
+                   Request("deployment { model_id: \"llama-3.1-8b-instruct\" "
+                           "hardware_id: \"nvidia-h100-sxm-80gb\" } "
+                           "workload { input_tokens: 1000 output_tokens: 200 } "
+                           "no_catalog_calibration: true"),
+                   &counters);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(counters.memory_plans, 1);
+  EXPECT_EQ(counters.fits, 0);
 }
 
 TEST(Plan, Seed000MeasuredRunGivesTheReportsMonthlyCapacity) {

@@ -1,0 +1,218 @@
+// The fitting half of prepared.h: which rows a prediction is fitted on and
+// the fit itself (model::FitStepTime).
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "model/transfer.h"
+#include "service/planner/prepared.h"
+
+namespace capplan::service {
+namespace {
+
+// The deployment's slot limits behind `gate`; with no limit at all (a
+// withheld card without a stated pool), the model's largest slot count.
+model::SlotLimits LimitsWithGate(const DeploymentPerformance& perf, std::optional<int> gate) {
+  model::SlotLimits limits = perf.limits;
+  limits.operator_concurrency_gate = gate;
+  if (!limits.max_running_requests.has_value() && !gate.has_value() &&
+      !limits.kv_pool_tokens.has_value() && !limits.state_slots.has_value()) {
+    limits.max_running_requests = model::kMaxSlots;
+  }
+  return limits;
+}
+
+bool OwnBaseline(const v1::Baseline& b, const ResolvedDeployment& r) {
+  if (r.hardware == nullptr) return r.baseline == &b;
+  return BaselineMatches(b, r);
+}
+
+void AddUnique(std::vector<std::string>* ids, const std::string& id) {
+  if (!id.empty() && std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
+}
+
+model::HardwareClass ClassOf(const v1::Hardware& hw) {
+  return {hw.id(), hw.vendor(), hw.architecture()};
+}
+
+// Fits a baseline of another configuration on its own deployment (its
+// coefficients are efficiencies, so they carry over).
+absl::StatusOr<model::StepTimeFit> FitOtherBaseline(const Catalog& catalog, const v1::Baseline& b,
+                                                    WorkCounters* counters) {
+  CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
+                           PrepareBaselineFit(catalog, b, false, 1, "a transfer", counters));
+  return FitOnPoints(setup.context, setup.deployment.performance, setup.points, counters);
+}
+
+// The rows of this configuration's baselines; the gate the fit runs behind
+// becomes a baseline's own unless the query sets one.
+absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
+                                                    const ResolvedDeployment& r,
+                                                    const LoadQuery& q, FitSource* src,
+                                                    std::optional<int>* fit_gate,
+                                                    std::vector<std::string>* notes) {
+  std::vector<SourcedPoint> points;
+  for (const v1::Baseline& b : catalog.baselines()) {
+    if (!OwnBaseline(b, r)) continue;
+    CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> ps, BaselinePoints(b, true, notes));
+    if (ps.empty()) continue;
+    AddUnique(&src->baseline_ids, b.id());
+    if (!q.operator_concurrency_gate.has_value() && BaselineGate(b).has_value()) {
+      *fit_gate = BaselineGate(b);
+    }
+    for (SourcedPoint& p : ps) points.push_back(std::move(p));
+  }
+  return points;
+}
+
+// Another configuration with a known card, closest hardware class first.
+bool TransferFit(const Catalog& catalog, const ResolvedDeployment& r, FitSource* src,
+                 std::vector<std::string>* notes, WorkCounters* counters) {
+  std::vector<std::pair<int, const v1::Baseline*>> candidates;
+  for (const v1::Baseline& b : catalog.baselines()) {
+    if (b.deployment().hardware_id().empty() || b.sweeps().empty()) continue;
+    const v1::Hardware* hw = catalog.FindHardware(b.deployment().hardware_id());
+    if (hw == nullptr) continue;
+    const bool same_model = !r.model_id.empty() && b.deployment().model_id() == r.model_id;
+    const int rank = r.hardware != nullptr
+                         ? model::TransferRank(ClassOf(*r.hardware), ClassOf(*hw), same_model)
+                         : static_cast<int>(same_model);
+    candidates.emplace_back(rank, &b);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [rank, b] : candidates) {
+    absl::StatusOr<model::StepTimeFit> fit = FitOtherBaseline(catalog, *b, counters);
+    if (!fit.ok()) continue;
+    src->fit = *std::move(fit);
+    src->base_tier = model::Tier::kExtrapolated;
+    src->baseline_ids.push_back(b->id());
+    notes->push_back(absl::StrFormat(
+        "no baseline measured this configuration: step-time efficiencies transferred from "
+        "'%s' (%s on %s, %s) by roofline ratios",
+        b->id(), b->deployment().model_id(), b->deployment().hardware_id(),
+        model::TransferClassName(rank)));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<int> BaselineGate(const v1::Baseline& b) {
+  if (!b.deployment().has_concurrency_gate()) return std::nullopt;
+  return static_cast<int>(b.deployment().concurrency_gate());
+}
+
+model::SpeculativeDecoding SpeculationFor(const DeploymentPerformance& perf, int draft_tokens,
+                                          double acceptance_rate) {
+  model::SpeculativeDecoding s;
+  if (perf.speculative.has_value()) {
+    s = *perf.speculative;
+  } else if (perf.draft.has_value()) {
+    s = *perf.draft;
+  }
+  s.draft_tokens = draft_tokens;
+  s.acceptance_rate = std::clamp(acceptance_rate, 0.0, 1.0);
+  return s;
+}
+
+absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
+    const DeploymentPerformance& perf, const model::Workload& workload, std::optional<int> gate) {
+  CAPPLAN_ASSIGN_OR_RETURN(model::Slots slots,
+                           model::ComputeSlots(LimitsWithGate(perf, gate), workload));
+  model::CalibrationContext ctx;
+  ctx.inputs = perf.inputs;
+  ctx.scheduler = perf.scheduler;
+  ctx.slots = slots.slots;
+  return ctx;
+}
+
+model::SlotLimits SlotLimitsFor(const DeploymentPerformance& perf, std::optional<int> gate) {
+  return LimitsWithGate(perf, gate);
+}
+
+absl::StatusOr<model::StepTimeFit> FitOnPoints(const model::CalibrationContext& ctx,
+                                               const DeploymentPerformance& perf,
+                                               const std::vector<SourcedPoint>& points,
+                                               WorkCounters* counters) {
+  std::vector<model::MeasuredPoint> plain, spec;
+  for (const SourcedPoint& sp : points) {
+    if (!sp.speculative) {
+      plain.push_back(sp.point);
+      continue;
+    }
+    model::MeasuredPoint p = sp.point;
+    p.speculative = SpeculationFor(perf, sp.draft_tokens, 0.0);
+    spec.push_back(std::move(p));
+  }
+  if (counters != nullptr) ++counters->fits;
+  const bool can_model = perf.speculative.has_value() || perf.draft.has_value();
+  return model::FitStepTime(ctx, std::move(plain), std::move(spec), can_model);
+}
+
+absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog, const v1::Baseline& b,
+                                                    bool allow_withheld_hardware, size_t min_rows,
+                                                    absl::string_view purpose,
+                                                    WorkCounters* counters) {
+  v1::Deployment d;
+  d.set_baseline_id(b.id());
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           allow_withheld_hardware
+                               ? ResolveDeploymentAllowingWithheldHardware(catalog, d, "baseline")
+                               : ResolveDeployment(catalog, d, "baseline"));
+  BaselineFitSetup setup;
+  CAPPLAN_ASSIGN_OR_RETURN(setup.deployment,
+                           PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
+  CAPPLAN_RETURN_IF_ERROR(setup.deployment.performance_status);
+  std::vector<std::string> ignored;
+  CAPPLAN_ASSIGN_OR_RETURN(setup.points, BaselinePoints(b, true, &ignored));
+  if (setup.points.size() < std::max<size_t>(min_rows, 1)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("baseline '%s' has %d measured rows; %s needs at least %d", b.id(),
+                        setup.points.size(), std::string(purpose), min_rows));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(
+      setup.context, CalibrationContextFor(setup.deployment.performance,
+                                           setup.points.front().point.workload, BaselineGate(b)));
+  return setup;
+}
+
+absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeployment& d,
+                                    const LoadQuery& q, std::optional<int> gate,
+                                    std::vector<std::string>* notes, WorkCounters* counters) {
+  FitSource src;
+  std::optional<int> fit_gate = gate;
+  std::vector<SourcedPoint> points;
+  if (!q.no_catalog_calibration) {
+    CAPPLAN_ASSIGN_OR_RETURN(points, OwnPoints(catalog, d.resolved, q, &src, &fit_gate, notes));
+    src.own_points = points;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(src.inline_points, InlinePoints(q.calibration, q.workload, q.path));
+  src.inline_calibration = !src.inline_points.empty();
+  points.insert(points.end(), src.inline_points.begin(), src.inline_points.end());
+  if (!points.empty()) {
+    CAPPLAN_ASSIGN_OR_RETURN(
+        model::CalibrationContext ctx,
+        CalibrationContextFor(d.performance, points.front().point.workload, fit_gate));
+    absl::StatusOr<model::StepTimeFit> fit = FitOnPoints(ctx, d.performance, points, counters);
+    if (!fit.ok()) {
+      return absl::Status(fit.status().code(),
+                          absl::StrCat("fitting the step-time model on ", points.size(),
+                                       " measured rows: ", fit.status().message()));
+    }
+    src.fit = *std::move(fit);
+    src.base_tier = model::Tier::kCalibrated;
+    return src;
+  }
+  if (!q.no_catalog_calibration && TransferFit(catalog, d.resolved, &src, notes, counters)) {
+    return src;
+  }
+  notes->push_back(
+      "no measured rows apply: roofline step times (α = 0, every β = 1), an optimistic bound");
+  return src;
+}
+
+}  // namespace capplan::service

@@ -1,0 +1,299 @@
+#include "service/planner/prepared.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "model/step_inputs.h"
+#include "service/planner/memory.h"
+#include "service/translate/memory_translation.h"
+#include "service/translate/model_translation.h"
+
+namespace capplan::service {
+namespace {
+
+// A card whose memory is unknown (the baseline withholds it): the memory
+// model is asked for weights and KV bytes per token only, with no memory
+// limit; the pool comes from the baseline's own statement.
+constexpr double kUnboundedMemoryBytes = 1e15;
+
+absl::Status Invalid(const std::string& field, double value, const std::string& rule) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, "; ", rule));
+}
+
+absl::Status CheckPositive(const std::string& field, double value) {
+  if (!std::isfinite(value) || !(value > 0)) return Invalid(field, value, "must be > 0");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<model::MemoryPlan> CountedPlanMemory(const model::MemoryPlanInput& input,
+                                                    WorkCounters* counters) {
+  if (counters != nullptr) ++counters->memory_plans;
+  return model::PlanMemory(input);
+}
+
+// The intra-node link a TP group all-reduces over: the card's, or the
+// baseline's own machine where it states one.
+absl::StatusOr<double> AllReduceBandwidth(const ResolvedDeployment& r, int tp,
+                                          std::vector<std::string>* notes) {
+  const v1::Hardware& hw = *r.hardware;
+  v1::Interconnect link = hw.intra_node();
+  if (r.baseline != nullptr && r.baseline->deployment().has_interconnect() &&
+      r.baseline->deployment().hardware_id() == hw.id()) {
+    const v1::Interconnect& own = r.baseline->deployment().interconnect();
+    if (own.kind() != v1::LINK_KIND_UNSPECIFIED) link.set_kind(own.kind());
+    if (own.bandwidth_bytes_per_second() > 0) {
+      link.set_bandwidth_bytes_per_second(own.bandwidth_bytes_per_second());
+    }
+    link.set_peer_to_peer(own.peer_to_peer());
+  }
+  if (!(link.bandwidth_bytes_per_second() > 0)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "hardware '%s' states no intra-node link bandwidth; tp = %d needs it", hw.id(), tp));
+  }
+  const bool staged = link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer();
+  if (staged) {
+    notes->push_back(
+        "PCIe without peer-to-peer: all-reduce traffic staged through host memory (half the "
+        "link bandwidth)");
+  }
+  return model::AllReduceLinkBandwidth(link.bandwidth_bytes_per_second(), staged);
+}
+
+// The card's speeds into the step-time inputs (or 1s for a withheld card).
+absl::Status SetHardwareSpeeds(const ResolvedDeployment& r, bool withheld, int tp,
+                               model::StepTimeInputs* in, std::vector<std::string>* notes) {
+  if (withheld) {
+    in->memory_bandwidth_bytes_per_second = 1;
+    in->peak_flops_per_second = 1;
+    if (tp > 1) in->link_bandwidth_bytes_per_second = 1;
+    notes->push_back(
+        "the baseline withholds its GPU: bandwidths and peak FLOP/s are taken as 1 (unknown "
+        "units), so the fitted β's carry the card's own speeds; figures hold for that card only");
+    return absl::OkStatus();
+  }
+  const v1::Hardware& hw = *r.hardware;
+  in->memory_bandwidth_bytes_per_second = hw.memory_bandwidth_bytes_per_second();
+  const GemmPeak peak = GemmPeakFor(hw, r.input.quantization.format, r.input.arch.native_dtype);
+  if (!(in->memory_bandwidth_bytes_per_second > 0) || !(peak.flops_per_second > 0)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "hardware '%s' states no memory bandwidth or 16-bit peak compute; the step-time model "
+        "needs both",
+        hw.id()));
+  }
+  in->peak_flops_per_second = peak.flops_per_second;
+  notes->push_back(absl::StrFormat("GEMMs counted at the card's dense %s peak", peak.format_name));
+  if (tp > 1) {
+    CAPPLAN_ASSIGN_OR_RETURN(double bw, AllReduceBandwidth(r, tp, notes));
+    in->link_bandwidth_bytes_per_second = bw;
+  }
+  return absl::OkStatus();
+}
+
+// The KV pool a withheld card's baseline states (tokens, or sequences × length).
+std::optional<double> StatedPool(const v1::Baseline& b, std::vector<std::string>* notes) {
+  for (const v1::KvPool& pool : b.kv_pools()) {
+    if (pool.has_tokens() && pool.tokens() > 0) return static_cast<double>(pool.tokens());
+    if (pool.has_max_concurrent_sequences() && pool.has_at_sequence_tokens()) {
+      const double tokens =
+          pool.max_concurrent_sequences() * static_cast<double>(pool.at_sequence_tokens());
+      notes->push_back(absl::StrFormat(
+          "KV pool taken as %s's %g sequences × %d tokens = %.0f tokens (derived from its "
+          "statement '%s')",
+          b.id(), pool.max_concurrent_sequences(), pool.at_sequence_tokens(), tokens,
+          pool.name()));
+      return tokens;
+    }
+  }
+  return std::nullopt;
+}
+
+void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
+                   v1::MemoryPlan* memory) {
+  const model::MemoryPlan& m = d.model_memory;
+  perf->scheduler.max_batched_tokens =
+      static_cast<int>(std::max<int64_t>(1, m.max_num_batched_tokens));
+  if (m.max_num_seqs > 0) perf->limits.max_running_requests = static_cast<int>(m.max_num_seqs);
+  if (m.state_slots > 0 && m.state_bytes_per_request > 0) {
+    perf->limits.state_slots = static_cast<int>(std::min<int64_t>(m.state_slots, model::kMaxSlots));
+  }
+  if (!d.hardware_withheld) {
+    if (memory->kv_pool_tokens() > 0) {
+      perf->limits.kv_pool_tokens = static_cast<double>(memory->kv_pool_tokens());
+    }
+    return;
+  }
+  if (d.resolved.baseline == nullptr) return;
+  perf->limits.kv_pool_tokens = StatedPool(*d.resolved.baseline, &perf->notes);
+  if (perf->limits.kv_pool_tokens.has_value()) {
+    memory->set_kv_pool_tokens(static_cast<uint64_t>(std::llround(*perf->limits.kv_pool_tokens)));
+  }
+}
+
+// The deployment's speculation, and what a draft pass of the model's own
+// draft layers costs.
+void SetSpeculation(const PreparedDeployment& d, const model::MemoryPlanInput& input,
+                    WorkCounters* counters, DeploymentPerformance* perf) {
+  const model::ModelArchitecture& arch = d.resolved.input.arch;
+  const int tp = static_cast<int>(std::max<uint32_t>(1, d.resolved.parallelism.tp()));
+  const v1::SpeculativeDecoding& spec = d.resolved.engine.speculative();
+  if (SpeculationOn(spec)) {
+    model::SpeculativeDecoding s = model::DraftPassFromMemoryPlan(arch, d.model_memory, tp);
+    s.draft_tokens = DraftTokens(spec);
+    s.acceptance_rate = spec.acceptance_rate();
+    perf->speculative = s;
+    if (spec.method() == v1::SPECULATIVE_METHOD_MTP) perf->draft = s;
+    return;
+  }
+  if (arch.num_mtp_layers == 0) return;
+  // The deployment does not speculate, but the model ships MTP layers: what a
+  // draft pass would cost, for fitting measured MTP rows.
+  model::MemoryPlanInput with_mtp = input;
+  with_mtp.settings.speculative_method = model::SpeculativeMethod::kMtp;
+  with_mtp.settings.num_speculative_tokens = 1;
+  absl::StatusOr<model::MemoryPlan> mtp_plan = CountedPlanMemory(with_mtp, counters);
+  if (mtp_plan.ok()) perf->draft = model::DraftPassFromMemoryPlan(arch, *mtp_plan, tp);
+}
+
+absl::StatusOr<DeploymentPerformance> DescribePerformance(PreparedDeployment* d,
+                                                          const model::MemoryPlanInput& input,
+                                                          WorkCounters* counters) {
+  DeploymentPerformance perf;
+  const ResolvedDeployment& r = d->resolved;
+  const int tp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.tp()));
+  const int pp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.pp()));
+  perf.inputs = model::StepInputsFromMemoryPlan(r.input.arch, d->model_memory, tp, pp);
+  CAPPLAN_RETURN_IF_ERROR(
+      SetHardwareSpeeds(r, d->hardware_withheld, tp, &perf.inputs, &perf.notes));
+  SetSlotLimits(*d, &perf, &d->memory);
+  SetSpeculation(*d, input, counters, &perf);
+  return perf;
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
+                                                     ResolvedDeployment resolved,
+                                                     std::optional<uint64_t> mean_sequence_tokens,
+                                                     WorkCounters* counters) {
+  PreparedDeployment d;
+  d.resolved = std::move(resolved);
+  d.hardware_withheld = d.resolved.hardware == nullptr;
+  model::MemoryPlanInput input = d.resolved.input;
+  if (d.hardware_withheld) input.hardware.memory_bytes = kUnboundedMemoryBytes;
+  absl::StatusOr<model::MemoryPlan> plan = CountedPlanMemory(input, counters);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat(d.resolved.path, ".", plan.status().message()));
+  }
+  d.model_memory = *std::move(plan);
+  d.memory = d.hardware_withheld
+                 ? WithheldMemoryPlan(d.resolved, d.model_memory)
+                 : MemoryPlanWithBaselines(catalog, d.resolved, d.model_memory,
+                                           mean_sequence_tokens);
+  absl::StatusOr<DeploymentPerformance> perf = DescribePerformance(&d, input, counters);
+  if (perf.ok()) {
+    d.performance = *std::move(perf);
+  } else {
+    d.performance_status = perf.status();
+  }
+  return d;
+}
+
+// ------------------------------------------------------------------ validation
+
+absl::Status ValidateLoadQuery(const LoadQuery& q) {
+  const std::string& p = q.path;
+  const v1::WorkloadSpec& w = q.workload;
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".workload.input_tokens", w.input_tokens()));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".workload.output_tokens", w.output_tokens()));
+  if (w.output_tokens() < 1 || w.input_tokens() < 1) {
+    return Invalid(p + (w.input_tokens() < 1 ? ".workload.input_tokens" : ".workload.output_tokens"),
+                   w.input_tokens() < 1 ? w.input_tokens() : w.output_tokens(),
+                   "must be >= 1 token");
+  }
+  for (const auto& [name, has, value] :
+       {std::make_tuple("input_tokens_cv", w.has_input_tokens_cv(), w.input_tokens_cv()),
+        std::make_tuple("output_tokens_cv", w.has_output_tokens_cv(), w.output_tokens_cv())}) {
+    if (has && (!std::isfinite(value) || value < 0 || value > 4)) {
+      return Invalid(absl::StrCat(p, ".workload.", name), value, "must be in [0, 4]");
+    }
+  }
+  if (w.has_prefix_cache_hit_rate() &&
+      (!std::isfinite(w.prefix_cache_hit_rate()) || w.prefix_cache_hit_rate() < 0 ||
+       w.prefix_cache_hit_rate() >= 1)) {
+    return Invalid(p + ".workload.prefix_cache_hit_rate", w.prefix_cache_hit_rate(),
+                   "must be in [0, 1)");
+  }
+  const v1::Slo& slo = q.slo;
+  if (slo.has_ttft_p95_seconds()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".slo.ttft_p95_seconds", slo.ttft_p95_seconds()));
+  }
+  if (slo.has_tpot_seconds()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".slo.tpot_seconds", slo.tpot_seconds()));
+  }
+  if (slo.has_e2e_p95_seconds()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".slo.e2e_p95_seconds", slo.e2e_p95_seconds()));
+  }
+  if (q.operator_concurrency_gate.has_value() && *q.operator_concurrency_gate == 0) {
+    return Invalid(p + ".operator_concurrency_gate", 0, "must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Each entry in range and greater than the one before it.
+template <typename List, typename Check>
+absl::Status CheckIncreasing(const std::string& f, const List& values, Check check) {
+  if (values.empty()) return absl::InvalidArgumentError(f + " is empty; give at least one");
+  if (values.size() > model::kMaxLoadPoints) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s has %d entries; must be at most %d", f,
+                                                      values.size(), model::kMaxLoadPoints));
+  }
+  for (int i = 0; i < values.size(); ++i) {
+    CAPPLAN_RETURN_IF_ERROR(check(absl::StrCat(f, "[", i, "]"), values[i]));
+    if (i > 0 && values[i] <= values[i - 1]) {
+      return Invalid(absl::StrCat(f, "[", i, "]"), values[i],
+                     absl::StrCat("must be greater than ", f, "[", i - 1, "] = ", values[i - 1],
+                                  " (strictly increasing)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateLoadAxis(const LoadAxis& axis, const std::string& p) {
+  if (axis.closed_loop.has_value() == axis.open_loop.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        p, ".load: ", axis.closed_loop.has_value() ? "both" : "neither",
+        " of closed_loop and open_loop set; set exactly one (closed_loop.concurrencies or "
+        "open_loop.arrival_rates_rps)"));
+  }
+  if (axis.open_loop.has_value()) {
+    return CheckIncreasing(p + ".open_loop.arrival_rates_rps", axis.open_loop->arrival_rates_rps(),
+                           CheckPositive);
+  }
+  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(
+      p + ".closed_loop.concurrencies", axis.closed_loop->concurrencies(),
+      [](const std::string& field, uint32_t c) {
+        if (c < 1 || c > static_cast<uint32_t>(model::kMaxClosedLoopConcurrency)) {
+          return Invalid(field, c,
+                         absl::StrCat("must be in [1, ", model::kMaxClosedLoopConcurrency, "]"));
+        }
+        return absl::OkStatus();
+      }));
+  if (axis.closed_loop->has_think_time_seconds()) {
+    const double z = axis.closed_loop->think_time_seconds();
+    if (!std::isfinite(z) || z < 0) {
+      return Invalid(p + ".closed_loop.think_time_seconds", z, "must be >= 0");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace capplan::service

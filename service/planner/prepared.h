@@ -1,0 +1,190 @@
+#ifndef CAPPLAN_SERVICE_PLANNER_PREPARED_H_
+#define CAPPLAN_SERVICE_PLANNER_PREPARED_H_
+
+// A request prepared once (DESIGN §1, STYLE 17): the deployment resolved,
+// its memory plan computed and the load model's inputs derived
+// (PreparedDeployment); then, for a workload, the step-time coefficients
+// fitted and the slots sized (PreparedLoad). Every curve, safe point,
+// capacity and finding of the request is drawn from these two objects.
+//
+// Where the coefficients come from, in order:
+//   1. rows of catalogue baselines of this configuration (BaselineMatches,
+//      and the baseline the deployment starts from) plus the request's
+//      inline calibration sweeps (no_catalog_calibration drops the
+//      catalogue): CALIBRATED, or MEASURED where a row is the request's point;
+//   2. otherwise a baseline of another configuration with a known card, its
+//      coefficients (efficiencies, dimensionless) transferred, closest
+//      hardware class first (model::TransferRank): EXTRAPOLATED;
+//   3. otherwise the roofline itself (α = 0, every β = 1): ROOFLINE.
+// A baseline that withholds its GPU (seed 000) is fitted and predicted in the
+// card's unknown units: bandwidths and peak FLOP/s are 1, so each β carries
+// the unknown card's 1 / bandwidth; such a fit never transfers.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/planner.pb.h"
+#include "model/calibration.h"
+#include "model/load_fit.h"
+#include "model/memory_model.h"
+#include "model/queueing.h"
+#include "model/step_time.h"
+#include "service/catalog/catalog.h"
+#include "service/translate/deployment_resolver.h"
+#include "service/translate/load_translation.h"
+
+namespace capplan::service {
+
+// How often a request ran the expensive steps. Tests pass one in to check
+// that each step runs once per request; nullptr counts nothing.
+struct WorkCounters {
+  int memory_plans = 0;  // model::PlanMemory calls
+  int fits = 0;          // step-time fits
+};
+
+// What to predict, without the load axis.
+struct LoadQuery {
+  v1::WorkloadSpec workload;
+  v1::Slo slo;
+  std::vector<v1::Sweep> calibration;
+  bool no_catalog_calibration = false;
+  std::optional<uint32_t> operator_concurrency_gate;
+  // Field path of the query in error messages.
+  std::string path = "PredictLoadRequest";
+};
+
+// Exactly one of the two.
+struct LoadAxis {
+  std::optional<v1::ClosedLoopAxis> closed_loop;
+  std::optional<v1::OpenLoopAxis> open_loop;
+};
+
+// INVALID_ARGUMENT naming the field: "PredictLoadRequest.workload.input_tokens
+// = 0; must be > 0", SLOs <= 0, a zero gate.
+absl::Status ValidateLoadQuery(const LoadQuery& query);
+// Non-positive rates, more than model::kMaxLoadPoints points, a load list not
+// strictly increasing, no axis or both; `path` prefixes the field.
+absl::Status ValidateLoadAxis(const LoadAxis& axis, const std::string& path);
+
+// The deployment as the step-time and queueing model see it.
+struct DeploymentPerformance {
+  model::StepTimeInputs inputs;
+  model::SchedulerConfig scheduler;
+  // Speculative decoding of the deployment with its acceptance rate unknown
+  // (0) until fitted; nullopt without speculation.
+  std::optional<model::SpeculativeDecoding> speculative;
+  // What one draft pass of the model's own draft (MTP) layers costs, whether
+  // or not the deployment speculates (measured speculative rows of the model
+  // are fitted with it); nullopt for a model without draft layers.
+  std::optional<model::SpeculativeDecoding> draft;
+  // Every limit except the operator gate (filled per use).
+  model::SlotLimits limits;
+  std::vector<std::string> notes;
+};
+
+// A resolved deployment with its memory plan and load-model inputs.
+struct PreparedDeployment {
+  ResolvedDeployment resolved;
+  bool hardware_withheld = false;
+  model::MemoryPlan model_memory;
+  // The API's account; for a withheld card only weights and KV bytes per
+  // token, with the pool the baseline states.
+  v1::MemoryPlan memory;
+  // The load model's inputs; valid only when performance_status is OK
+  // (FAILED_PRECONDITION when the card lacks a figure the step-time model
+  // needs: bandwidth, peak compute, an intra-node link for TP > 1). A memory
+  // plan needs none of them.
+  DeploymentPerformance performance;
+  absl::Status performance_status;
+};
+
+// Plans the memory once and derives the load model's inputs; errors of the
+// memory model come back prefixed with the deployment's field path.
+absl::StatusOr<PreparedDeployment> PrepareDeployment(
+    const Catalog& catalog, ResolvedDeployment resolved,
+    std::optional<uint64_t> mean_sequence_tokens, WorkCounters* counters);
+
+// Where the coefficients came from.
+struct FitSource {
+  std::optional<model::StepTimeFit> fit;
+  model::Tier base_tier = model::Tier::kRoofline;  // kCalibrated, kExtrapolated or kRoofline
+  std::vector<std::string> baseline_ids;
+  bool inline_calibration = false;
+  std::vector<SourcedPoint> own_points;     // this configuration's rows
+  std::vector<SourcedPoint> inline_points;  // the request's calibration rows
+};
+
+// A prepared deployment with a workload: coefficients fitted once, slots
+// sized, the performance model complete.
+struct PreparedLoad {
+  const PreparedDeployment* deployment = nullptr;  // outlives this object
+  LoadQuery query;
+  model::Workload workload;
+  std::optional<int> gate;
+  FitSource source;
+  model::PerformanceModel performance_model;
+  model::SlotLimits limits;
+  std::vector<std::string> notes;
+};
+
+// FAILED_PRECONDITION for a deployment that does not fit (it serves
+// nothing) or speculates with no acceptance rate known.
+absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog,
+                                         const PreparedDeployment& deployment,
+                                         const LoadQuery& query, WorkCounters* counters);
+
+// The curve along one axis, from the prepared load alone.
+absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis);
+
+// ---------------------------------------------------------------- fitting
+
+// The concurrency gate a baseline ran behind, if it names one.
+std::optional<int> BaselineGate(const v1::Baseline& baseline);
+
+// Speculative decoding with `draft_tokens` drafts at `acceptance_rate` for
+// this deployment's draft layers.
+model::SpeculativeDecoding SpeculationFor(const DeploymentPerformance& performance,
+                                          int draft_tokens, double acceptance_rate);
+
+// The deployment's slot limits behind an operator gate.
+model::SlotLimits SlotLimitsFor(const DeploymentPerformance& performance, std::optional<int> gate);
+
+// The calibration context of a deployment: its inputs, scheduler and slots
+// (S with `gate` and the workload).
+absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
+    const DeploymentPerformance& performance, const model::Workload& workload,
+    std::optional<int> gate);
+
+// Fits the coefficients on sourced points (speculative points get the
+// deployment's draft layers with their own draft length).
+absl::StatusOr<model::StepTimeFit> FitOnPoints(const model::CalibrationContext& context,
+                                               const DeploymentPerformance& performance,
+                                               const std::vector<SourcedPoint>& points,
+                                               WorkCounters* counters);
+
+// A catalogue baseline made ready to fit on its own deployment: what the
+// deployment is, its measured rows and the calibration context (with the
+// baseline's gate). FAILED_PRECONDITION with fewer than `min_rows` rows, the
+// message naming `purpose` ("leave-one-out needs at least 2").
+struct BaselineFitSetup {
+  PreparedDeployment deployment;
+  std::vector<SourcedPoint> points;
+  model::CalibrationContext context;
+};
+absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog,
+                                                    const v1::Baseline& baseline,
+                                                    bool allow_withheld_hardware,
+                                                    size_t min_rows, absl::string_view purpose,
+                                                    WorkCounters* counters);
+
+// Chooses and fits the coefficients for a prepared deployment (the order in
+// the header comment).
+absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeployment& deployment,
+                                    const LoadQuery& query, std::optional<int> gate,
+                                    std::vector<std::string>* notes, WorkCounters* counters);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_PLANNER_PREPARED_H_
