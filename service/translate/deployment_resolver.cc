@@ -96,31 +96,35 @@ bool SpeculationOn(const v1::SpeculativeDecoding& s) {
 
 namespace {
 
-absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Deployment& d,
-                                           const std::string& path, bool allow_withheld) {
-  ResolvedDeployment r;
-  r.path = path;
-  v1::DeploymentConfig base;
-  if (!d.baseline_id().empty()) {
-    r.baseline = catalog.FindBaseline(d.baseline_id());
-    if (r.baseline == nullptr) {
-      return absl::NotFoundError(absl::StrFormat(
-          "%s.baseline_id = \"%s\"; no such baseline in the catalogue (ListBaselines lists them)",
-          path, d.baseline_id()));
-    }
-    base = r.baseline->deployment();
+// The baseline the deployment starts from (its configuration is the base
+// the request's fields override).
+absl::Status ResolveBaseline(const Catalog& catalog, const v1::Deployment& d,
+                             ResolvedDeployment* r, v1::DeploymentConfig* base) {
+  if (d.baseline_id().empty()) return absl::OkStatus();
+  r->baseline = catalog.FindBaseline(d.baseline_id());
+  if (r->baseline == nullptr) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s.baseline_id = \"%s\"; no such baseline in the catalogue (ListBaselines lists them)",
+        r->path, d.baseline_id()));
   }
+  *base = r->baseline->deployment();
+  return absl::OkStatus();
+}
 
-  // Model.
+// The model: the request's config.json, else a catalogue id (the request's
+// or the baseline's).
+absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
+                          const v1::DeploymentConfig& base, ResolvedDeployment* r) {
+  const std::string& path = r->path;
   if (d.has_model_config_json()) {
     absl::StatusOr<v1::Model> parsed = ModelFromHfConfig(d.model_config_json());
     if (!parsed.ok()) {
       return absl::Status(parsed.status().code(),
                           absl::StrCat(path, ".model_config_json: ", parsed.status().message()));
     }
-    r.model = *std::move(parsed);
+    r->model = *std::move(parsed);
   } else {
-    std::string id = d.has_model_id() ? d.model_id() : base.model_id();
+    const std::string id = d.has_model_id() ? d.model_id() : base.model_id();
     if (id.empty()) {
       return Invalid(path, ".model_id is empty; set model_id (a catalogue or Hugging Face id), "
                            "model_config_json or baseline_id");
@@ -132,37 +136,44 @@ absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Dep
           "model's config.json as model_config_json)",
           path, id));
     }
-    r.model = *model;
-    r.model_id = model->id();
+    r->model = *model;
+    r->model_id = model->id();
   }
-  CAPPLAN_ASSIGN_OR_RETURN(r.input.arch, ToArchitecture(r.model));
+  CAPPLAN_ASSIGN_OR_RETURN(r->input.arch, ToArchitecture(r->model));
+  return absl::OkStatus();
+}
 
-  // Hardware.
-  std::string hardware_id = d.hardware_id().empty() ? base.hardware_id() : d.hardware_id();
-  if (hardware_id.empty() && allow_withheld && r.baseline != nullptr) {
-    r.input.hardware.name = "withheld";
-  } else if (hardware_id.empty()) {
-    if (r.baseline != nullptr) {
+// The card; a baseline that withholds it resolves without one when allowed.
+absl::Status ResolveHardware(const Catalog& catalog, const v1::Deployment& d,
+                             const v1::DeploymentConfig& base, bool allow_withheld,
+                             ResolvedDeployment* r) {
+  const std::string& path = r->path;
+  const std::string hardware_id = d.hardware_id().empty() ? base.hardware_id() : d.hardware_id();
+  if (hardware_id.empty() && allow_withheld && r->baseline != nullptr) {
+    r->input.hardware.name = "withheld";
+    return absl::OkStatus();
+  }
+  if (hardware_id.empty()) {
+    if (r->baseline != nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s.hardware_id is empty and baseline '%s' does not name its GPU (%s); set hardware_id",
-          path, r.baseline->id(), base.hardware_description()));
+          path, r->baseline->id(), base.hardware_description()));
     }
     return Invalid(path, ".hardware_id is empty; must name a GPU (ListHardware lists them)");
   }
-  if (!hardware_id.empty()) {
-    r.hardware = catalog.FindHardware(hardware_id);
-    if (r.hardware == nullptr) {
-      return absl::NotFoundError(absl::StrFormat(
-          "%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)", path,
-          hardware_id));
-    }
-    CAPPLAN_ASSIGN_OR_RETURN(r.input.hardware, ToHardwareSpec(*r.hardware));
+  r->hardware = catalog.FindHardware(hardware_id);
+  if (r->hardware == nullptr) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)", path,
+        hardware_id));
   }
+  CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
+  return absl::OkStatus();
+}
 
-  // Parallelism and GPU count.
-  r.parallelism = base.parallelism();
-  const v1::DeploymentParallelism& p = d.parallelism();
-  const std::string pp_path = path + ".parallelism";
+// The request's tp, pp, ep and DP attention over the baseline's.
+absl::Status MergeParallelism(const v1::DeploymentParallelism& p, const std::string& pp_path,
+                              v1::Parallelism* out) {
   auto positive = [&](const char* name, uint32_t v) -> absl::Status {
     if (v == 0 || v > 4096) {
       return Invalid(pp_path, absl::StrFormat(".%s = %d; must be in [1, 4096]", name, v));
@@ -171,101 +182,129 @@ absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Dep
   };
   if (p.has_tp()) {
     CAPPLAN_RETURN_IF_ERROR(positive("tp", p.tp()));
-    r.parallelism.set_tp(p.tp());
+    out->set_tp(p.tp());
   }
   if (p.has_pp()) {
     CAPPLAN_RETURN_IF_ERROR(positive("pp", p.pp()));
-    r.parallelism.set_pp(p.pp());
+    out->set_pp(p.pp());
   }
   if (p.has_ep()) {
     CAPPLAN_RETURN_IF_ERROR(positive("ep", p.ep()));
-    r.parallelism.set_ep(p.ep());
+    out->set_ep(p.ep());
   }
-  if (p.has_dp_attention()) r.parallelism.set_dp_attention(p.dp_attention());
-  uint32_t pp = std::max<uint32_t>(1, r.parallelism.pp());
+  if (p.has_dp_attention()) out->set_dp_attention(p.dp_attention());
+  return absl::OkStatus();
+}
+
+// Parallelism and GPU count. The model's own rules (TP against heads, PP
+// against layers, EP against experts and TP × DP, the context limit) are
+// checked by the memory model (model::ValidateMemoryPlanInput); its messages
+// come back with this path (PrepareDeployment).
+absl::Status ResolveParallelism(const v1::Deployment& d, const v1::DeploymentConfig& base,
+                                ResolvedDeployment* r) {
+  const std::string pp_path = r->path + ".parallelism";
+  r->parallelism = base.parallelism();
+  const v1::DeploymentParallelism& p = d.parallelism();
+  CAPPLAN_RETURN_IF_ERROR(MergeParallelism(p, pp_path, &r->parallelism));
+  const uint32_t pp = std::max<uint32_t>(1, r->parallelism.pp());
   if (d.has_gpu_count()) {
     if (d.gpu_count() == 0 || d.gpu_count() > 4096) {
-      return Invalid(path, absl::StrFormat(".gpu_count = %d; must be in [1, 4096]",
-                                           d.gpu_count()));
+      return Invalid(r->path,
+                     absl::StrFormat(".gpu_count = %d; must be in [1, 4096]", d.gpu_count()));
     }
-    r.gpu_count = d.gpu_count();
+    r->gpu_count = d.gpu_count();
   } else if (base.gpu_count() > 0) {
-    r.gpu_count = base.gpu_count();
+    r->gpu_count = base.gpu_count();
   } else {
-    r.gpu_count = std::max<uint32_t>(1, r.parallelism.tp()) * pp;
+    r->gpu_count = std::max<uint32_t>(1, r->parallelism.tp()) * pp;
   }
   // No TP given (or a new GPU count without one): one TP group over the
   // GPUs, as engines are usually launched.
-  if (!p.has_tp() && (d.has_gpu_count() || r.parallelism.tp() == 0)) {
-    r.parallelism.set_tp(std::max<uint32_t>(1, r.gpu_count / pp));
+  if (!p.has_tp() && (d.has_gpu_count() || r->parallelism.tp() == 0)) {
+    r->parallelism.set_tp(std::max<uint32_t>(1, r->gpu_count / pp));
   }
-  uint32_t tp = std::max<uint32_t>(1, r.parallelism.tp());
-  r.parallelism.set_tp(tp);
-  r.parallelism.set_pp(pp);
-  if (r.gpu_count % (tp * pp) != 0) {
+  const uint32_t tp = std::max<uint32_t>(1, r->parallelism.tp());
+  r->parallelism.set_tp(tp);
+  r->parallelism.set_pp(pp);
+  if (r->gpu_count % (tp * pp) != 0) {
     return Invalid(pp_path, absl::StrFormat(".tp = %d (pp = %d); tp × pp must divide gpu_count = %d",
-                                            tp, pp, r.gpu_count));
+                                            tp, pp, r->gpu_count));
   }
-  r.parallelism.set_dp(r.gpu_count / (tp * pp));
-  // The model's own rules (TP against heads, PP against layers, EP against
-  // experts and TP × DP, the context limit) are checked by the memory model
-  // (model::ValidateMemoryPlanInput); its messages come back with this path.
-  uint32_t ep = std::max<uint32_t>(1, r.parallelism.ep());
-  r.parallelism.set_ep(ep);
-  r.input.parallelism = ToParallelism(r.parallelism);
+  r->parallelism.set_dp(r->gpu_count / (tp * pp));
+  r->parallelism.set_ep(std::max<uint32_t>(1, r->parallelism.ep()));
+  r->input.parallelism = ToParallelism(r->parallelism);
+  return absl::OkStatus();
+}
 
-  // Weight format.
-  r.quantization = base.has_quantization() ? base.quantization() : r.model.quantization();
+// The checkpoint's format, the baseline's, or the request's override.
+absl::Status ResolveWeightFormat(const v1::Deployment& d, const v1::DeploymentConfig& base,
+                                 ResolvedDeployment* r) {
+  r->quantization = base.has_quantization() ? base.quantization() : r->model.quantization();
   if (d.weight_format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
     v1::Quantization q;
     q.set_format(d.weight_format());
     if (d.has_weight_group_size()) q.set_group_size(d.weight_group_size());
-    r.quantization = q;
+    r->quantization = q;
   } else if (d.has_weight_group_size()) {
-    r.quantization.set_group_size(d.weight_group_size());
+    r->quantization.set_group_size(d.weight_group_size());
   }
-  if (r.quantization.format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
-    absl::StatusOr<model::Quantization> q = ToQuantization(r.quantization);
-    if (!q.ok()) {
-      return absl::Status(q.status().code(),
-                          absl::StrCat(path, ".weight_format: ", q.status().message()));
-    }
-    r.input.quantization = *q;
-  } else {
-    CAPPLAN_ASSIGN_OR_RETURN(r.input.quantization, ToQuantization(r.quantization));
+  absl::StatusOr<model::Quantization> q = ToQuantization(r->quantization);
+  if (!q.ok() && r->quantization.format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
+    return absl::Status(q.status().code(),
+                        absl::StrCat(r->path, ".weight_format: ", q.status().message()));
   }
+  if (!q.ok()) return q.status();
+  r->input.quantization = *q;
+  return absl::OkStatus();
+}
 
-  // Engine.
-  r.engine = base.engine();
-  CAPPLAN_RETURN_IF_ERROR(MergeEngine(d.engine(), path + ".engine", &r.engine));
-  if (r.engine.kind() == v1::ENGINE_KIND_UNSPECIFIED) r.engine.set_kind(v1::ENGINE_KIND_VLLM);
-  if (r.engine.kind() == v1::ENGINE_KIND_VLLM && d.engine().has_mem_fraction_static()) {
+// The engine, its knobs and its version's preset.
+absl::Status ResolveEngine(const Catalog& catalog, const v1::Deployment& d,
+                           const v1::DeploymentConfig& base, ResolvedDeployment* r) {
+  const std::string& path = r->path;
+  r->engine = base.engine();
+  CAPPLAN_RETURN_IF_ERROR(MergeEngine(d.engine(), path + ".engine", &r->engine));
+  if (r->engine.kind() == v1::ENGINE_KIND_UNSPECIFIED) r->engine.set_kind(v1::ENGINE_KIND_VLLM);
+  if (r->engine.kind() == v1::ENGINE_KIND_VLLM && d.engine().has_mem_fraction_static()) {
     return Invalid(path, ".engine.mem_fraction_static is SGLang's knob; vLLM takes "
                          "gpu_memory_utilization");
   }
-  if (r.engine.kind() == v1::ENGINE_KIND_SGLANG && d.engine().has_gpu_memory_utilization()) {
+  if (r->engine.kind() == v1::ENGINE_KIND_SGLANG && d.engine().has_gpu_memory_utilization()) {
     return Invalid(path, ".engine.gpu_memory_utilization is vLLM's knob; SGLang takes "
                          "mem_fraction_static");
   }
-  if (SpeculationOn(r.engine.speculative()) &&
-      r.engine.speculative().num_speculative_tokens() == 0) {
-    r.engine.mutable_speculative()->set_num_speculative_tokens(1);
+  v1::SpeculativeDecoding* spec = r->engine.mutable_speculative();
+  if (SpeculationOn(*spec) && spec->num_speculative_tokens() == 0) {
+    spec->set_num_speculative_tokens(1);
   }
-  if (r.engine.speculative().method() == v1::SPECULATIVE_METHOD_MTP &&
-      r.model.num_mtp_layers() == 0) {
+  if (spec->method() == v1::SPECULATIVE_METHOD_MTP && r->model.num_mtp_layers() == 0) {
     return Invalid(path, absl::StrFormat(
         ".engine.speculative_method = MTP; model '%s' ships no MTP layers (num_mtp_layers = 0)",
-        r.model.id().empty() ? "config.json" : r.model.id()));
+        r->model.id().empty() ? "config.json" : r->model.id()));
   }
   absl::StatusOr<PresetChoice> preset =
-      ChoosePreset(catalog.engine_presets(), r.engine.kind(), r.engine.version());
+      ChoosePreset(catalog.engine_presets(), r->engine.kind(), r->engine.version());
   if (!preset.ok()) {
     return absl::Status(preset.status().code(),
                         absl::StrCat(path, ".engine.version: ", preset.status().message()));
   }
-  r.preset = *preset;
-  CAPPLAN_ASSIGN_OR_RETURN(r.input.engine, ToEngineBehaviour(*r.preset.preset));
-  r.input.settings = ToEngineSettings(r.engine);
+  r->preset = *preset;
+  CAPPLAN_ASSIGN_OR_RETURN(r->input.engine, ToEngineBehaviour(*r->preset.preset));
+  r->input.settings = ToEngineSettings(r->engine);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Deployment& d,
+                                           const std::string& path, bool allow_withheld) {
+  ResolvedDeployment r;
+  r.path = path;
+  v1::DeploymentConfig base;
+  CAPPLAN_RETURN_IF_ERROR(ResolveBaseline(catalog, d, &r, &base));
+  CAPPLAN_RETURN_IF_ERROR(ResolveModel(catalog, d, base, &r));
+  CAPPLAN_RETURN_IF_ERROR(ResolveHardware(catalog, d, base, allow_withheld, &r));
+  CAPPLAN_RETURN_IF_ERROR(ResolveParallelism(d, base, &r));
+  CAPPLAN_RETURN_IF_ERROR(ResolveWeightFormat(d, base, &r));
+  CAPPLAN_RETURN_IF_ERROR(ResolveEngine(catalog, d, base, &r));
   return r;
 }
 

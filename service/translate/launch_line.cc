@@ -36,125 +36,143 @@ struct Word {
   bool is_operator = false;  // | || & && ; or a redirection, in `text`
 };
 
-absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
-  std::vector<Word> words;
-  Word current;
-  bool in_word = false;
-  size_t i = 0;
-  auto finish = [&] {
-    if (in_word) words.push_back(std::move(current));
-    current = Word();
-    in_word = false;
-  };
-  while (i < line.size()) {
-    char c = line[i];
-    if (c == '\\') {
-      if (i + 1 >= line.size()) {  // a trailing backslash continues into nothing
-        ++i;
-        continue;
-      }
-      char next = line[i + 1];
-      i += 2;
-      if (next == '\n') continue;  // continuation
-      if (next == '\r' && i < line.size() && line[i] == '\n') {
-        ++i;
-        continue;
-      }
-      current.text.push_back(next);
-      current.any_quoted = true;
-      in_word = true;
-      continue;
-    }
-    if (c == '\'') {
-      size_t end = line.find('\'', i + 1);
-      if (end == absl::string_view::npos) {
-        return Invalid(absl::StrFormat(
-            "launch line: unterminated ' quote starting at character %d", i + 1));
-      }
-      absl::StrAppend(&current.text, line.substr(i + 1, end - i - 1));
-      current.any_quoted = true;
-      in_word = true;
-      i = end + 1;
-      continue;
-    }
-    if (c == '"') {
-      size_t start = i;
-      ++i;
-      bool closed = false;
-      while (i < line.size()) {
-        char d = line[i];
-        if (d == '"') {
-          closed = true;
-          ++i;
-          break;
-        }
-        if (d == '\\' && i + 1 < line.size()) {
-          char next = line[i + 1];
-          if (next == '\n') {
-            i += 2;
-            continue;
-          }
-          if (next == '$' || next == '`' || next == '"' || next == '\\') {
-            current.text.push_back(next);
-            i += 2;
-            continue;
-          }
-        }
-        current.text.push_back(d);
-        ++i;
-      }
-      if (!closed) {
-        return Invalid(absl::StrFormat(
-            "launch line: unterminated \" quote starting at character %d", start + 1));
-      }
-      current.any_quoted = true;
-      in_word = true;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      finish();
-      ++i;
-      continue;
-    }
-    if (c == '#' && !in_word) {  // a comment runs to the end of its line
-      size_t end = line.find('\n', i);
-      i = end == absl::string_view::npos ? line.size() : end;
-      continue;
-    }
-    // Operators end a word: | || & && ; and redirections < > (with an
-    // optional leading file-descriptor number already in the word).
-    if (c == '|' || c == '&' || c == ';' || c == '<' || c == '>') {
-      bool fd_prefix = in_word && !current.any_quoted &&
-                       std::all_of(current.text.begin(), current.text.end(),
-                                   [](char x) { return absl::ascii_isdigit(x); }) &&
-                       (c == '<' || c == '>');
-      std::string op;
-      if (fd_prefix) {
-        op = current.text;
-        current = Word();
-        in_word = false;
+// Splits a line into words as a POSIX shell would, one construct per method.
+class WordSplitter {
+ public:
+  explicit WordSplitter(absl::string_view line) : line_(line) {}
+
+  absl::StatusOr<std::vector<Word>> Split() {
+    while (i_ < line_.size()) {
+      const char c = line_[i_];
+      if (c == '\\') {
+        Backslash();
+      } else if (c == '\'') {
+        CAPPLAN_RETURN_IF_ERROR(SingleQuoted());
+      } else if (c == '"') {
+        CAPPLAN_RETURN_IF_ERROR(DoubleQuoted());
+      } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        Finish();
+        ++i_;
+      } else if (c == '#' && !in_word_) {  // a comment runs to the end of its line
+        const size_t end = line_.find('\n', i_);
+        i_ = end == absl::string_view::npos ? line_.size() : end;
+      } else if (c == '|' || c == '&' || c == ';' || c == '<' || c == '>') {
+        Operator(c);
       } else {
-        finish();
+        current_.text.push_back(c);
+        in_word_ = true;
+        ++i_;
       }
-      op.push_back(c);
-      ++i;
-      while (i < line.size() && (line[i] == c || (op.back() == '>' && line[i] == '&') ||
-                                 (op.back() == '<' && line[i] == '&'))) {
-        op.push_back(line[i]);
-        ++i;
-      }
-      Word w;
-      w.text = op;
-      w.is_operator = true;
-      words.push_back(std::move(w));
-      continue;
     }
-    current.text.push_back(c);
-    in_word = true;
-    ++i;
+    Finish();
+    return std::move(words_);
   }
-  finish();
-  return words;
+
+ private:
+  void Finish() {
+    if (in_word_) words_.push_back(std::move(current_));
+    current_ = Word();
+    in_word_ = false;
+  }
+
+  // An escaped character, or a line continuation.
+  void Backslash() {
+    if (i_ + 1 >= line_.size()) {  // a trailing backslash continues into nothing
+      ++i_;
+      return;
+    }
+    const char next = line_[i_ + 1];
+    i_ += 2;
+    if (next == '\n') return;  // continuation
+    if (next == '\r' && i_ < line_.size() && line_[i_] == '\n') {
+      ++i_;
+      return;
+    }
+    current_.text.push_back(next);
+    current_.any_quoted = true;
+    in_word_ = true;
+  }
+
+  absl::Status SingleQuoted() {
+    const size_t end = line_.find('\'', i_ + 1);
+    if (end == absl::string_view::npos) {
+      return Invalid(absl::StrFormat("launch line: unterminated ' quote starting at character %d",
+                                     i_ + 1));
+    }
+    absl::StrAppend(&current_.text, line_.substr(i_ + 1, end - i_ - 1));
+    current_.any_quoted = true;
+    in_word_ = true;
+    i_ = end + 1;
+    return absl::OkStatus();
+  }
+
+  // Inside double quotes a backslash escapes only $ ` " \ and newline.
+  absl::Status DoubleQuoted() {
+    const size_t start = i_++;
+    while (i_ < line_.size() && line_[i_] != '"') {
+      const char d = line_[i_];
+      if (d == '\\' && i_ + 1 < line_.size()) {
+        const char next = line_[i_ + 1];
+        if (next == '\n') {
+          i_ += 2;
+          continue;
+        }
+        if (next == '$' || next == '`' || next == '"' || next == '\\') {
+          current_.text.push_back(next);
+          i_ += 2;
+          continue;
+        }
+      }
+      current_.text.push_back(d);
+      ++i_;
+    }
+    if (i_ >= line_.size()) {
+      return Invalid(absl::StrFormat(
+          "launch line: unterminated \" quote starting at character %d", start + 1));
+    }
+    ++i_;  // the closing quote
+    current_.any_quoted = true;
+    in_word_ = true;
+    return absl::OkStatus();
+  }
+
+  // Operators end a word: | || & && ; and redirections < > (with an optional
+  // leading file-descriptor number already in the word).
+  void Operator(char c) {
+    const bool fd_prefix = in_word_ && !current_.any_quoted &&
+                           std::all_of(current_.text.begin(), current_.text.end(),
+                                       [](char x) { return absl::ascii_isdigit(x); }) &&
+                           (c == '<' || c == '>');
+    std::string op;
+    if (fd_prefix) {
+      op = current_.text;
+      current_ = Word();
+      in_word_ = false;
+    } else {
+      Finish();
+    }
+    op.push_back(c);
+    ++i_;
+    while (i_ < line_.size() && (line_[i_] == c || (op.back() == '>' && line_[i_] == '&') ||
+                                 (op.back() == '<' && line_[i_] == '&'))) {
+      op.push_back(line_[i_]);
+      ++i_;
+    }
+    Word w;
+    w.text = op;
+    w.is_operator = true;
+    words_.push_back(std::move(w));
+  }
+
+  absl::string_view line_;
+  size_t i_ = 0;
+  std::vector<Word> words_;
+  Word current_;
+  bool in_word_ = false;
+};
+
+absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
+  return WordSplitter(line).Split();
 }
 
 bool IsOperator(const Word& w) { return w.is_operator; }
