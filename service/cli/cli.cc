@@ -12,6 +12,7 @@
 #include "service/cli/context.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
+#include "service/translate/enum_names.h"
 #include "service/translate/model_translation.h"
 #include "service/planner/planner.h"
 #include "service/rpc/remote_planner.h"
@@ -383,7 +384,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
     out << absl::StrFormat("max concurrency at the mean sequence: %.1f requests\n",
                            plan.max_concurrency_at_mean_sequence());
   }
-  out << "fits: " << (plan.fits() ? "yes" : "NO") << " (binding: " << plan.binding_constraint()
+  out << "fits: " << (plan.fits() ? "yes" : "NO") << " (binding: " << ShortName(plan.binding())
       << ")";
   if (plan.shortfall_bytes() > 0) {
     out << ", short by " << FormatGiB(static_cast<double>(plan.shortfall_bytes())) << " GiB";

@@ -17,6 +17,7 @@
 #include "service/cli/format.h"
 #include "service/catalog/file_util.h"
 #include "service/planner/load.h"
+#include "service/translate/enum_names.h"
 #include "service/translate/load_translation.h"
 #include "base/status_macros.h"
 #include "service/cli/svg_plot.h"
@@ -268,7 +269,7 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
               ? absl::StrCat(", speculative ", d.num_speculative_tokens(), " draft tokens")
               : "")
       << "\n";
-  out << "slots: " << curve.slots().slots() << " (bound: " << curve.slots().bound() << ")";
+  out << "slots: " << curve.slots().slots() << " (bound: " << ShortName(curve.slots().bound()) << ")";
   if (curve.memory().kv_pool_tokens() > 0) {
     out << ", KV pool " << FormatCount(static_cast<double>(curve.memory().kv_pool_tokens()))
         << " tokens";
@@ -307,7 +308,7 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
       return closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps());
     };
     out << absl::StrFormat("knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
-                           k.load(), unit, load_at(k.last_flat_index()),
+                           KneeLoad(k), unit, load_at(k.last_flat_index()),
                            load_at(k.first_steep_index()));
   } else {
     out << "knee: none (median TTFT stays below twice its lowest-load value over the whole range)\n";
@@ -318,9 +319,9 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
         << (s.has_concurrency() ? absl::StrCat(s.concurrency(), " users")
                                 : absl::StrFormat("%.3g req/s", s.arrival_rate_rps()))
         << absl::StrFormat(", %.1f tok/s output", s.point().output_tokens_per_second())
-        << " (next step bound by " << s.binding() << ")\n";
+        << " (next step bound by " << ShortName(s.binding()) << ")\n";
   } else {
-    out << "safe operating point: none — even the lightest load misses (" << s.binding()
+    out << "safe operating point: none — even the lightest load misses (" << ShortName(s.binding())
         << ")\n";
   }
   const v1::StepTimeFit& f = curve.coefficients();

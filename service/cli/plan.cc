@@ -5,6 +5,7 @@
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
+#include "service/translate/enum_names.h"
 #include "base/status_macros.h"
 
 namespace capplan::service {
@@ -30,8 +31,9 @@ void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) 
 void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& out) {
   if (!p.found()) {
     out << title << ": none"
-        << (p.binding() == "DOES_NOT_FIT" ? " (the deployment does not fit)\n"
-                                          : " meets the SLO (binding: " + p.binding() + ")\n");
+        << (p.binding() == v1::LOAD_BINDING_DOES_NOT_FIT
+                ? " (the deployment does not fit)\n"
+                : " meets the SLO (binding: " + ShortName(p.binding()) + ")\n");
     return;
   }
   out << title << ": ";
@@ -42,7 +44,7 @@ void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& ou
   out << "; TTFT p50/p95/p99 " << s(p.has_ttft_p50_seconds(), p.ttft_p50_seconds()) << " / "
       << s(p.has_ttft_p95_seconds(), p.ttft_p95_seconds()) << " / "
       << s(p.has_ttft_p99_seconds(), p.ttft_p99_seconds()) << ", TPOT "
-      << s(p.has_tpot_seconds(), p.tpot_seconds()) << " (binding: " << p.binding() << ")\n";
+      << s(p.has_tpot_seconds(), p.tpot_seconds()) << " (binding: " << ShortName(p.binding()) << ")\n";
 }
 
 void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "service/translate/load_translation.h"
 
 namespace capplan::service {
 namespace {
@@ -158,8 +159,8 @@ std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_
   }
   if (curve.has_knee()) {
     for (const Panel* p : {&top, &bottom}) {
-      VerticalMark(*p, curve.knee().load(), "#9467bd",
-                   absl::StrCat("knee ", Num(curve.knee().load())), &svg);
+      VerticalMark(*p, KneeLoad(curve.knee()), "#9467bd",
+                   absl::StrCat("knee ", Num(KneeLoad(curve.knee()))), &svg);
     }
   }
   if (curve.safe_operating_point().found()) {

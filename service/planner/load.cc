@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "model/load_grid.h"
 #include "model/provenance.h"
+#include "service/translate/enum_names.h"
 
 namespace capplan::service {
 namespace {
@@ -149,7 +150,7 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s.deployment does not fit: %s is short by %.2f GiB per GPU (PlanMemory shows the "
         "account); there is no load to predict",
-        query.path, d.memory.binding_constraint(),
+        query.path, ShortName(d.memory.binding()),
         static_cast<double>(d.memory.shortfall_bytes()) / kGiB));
   }
   model::PerformanceModel& m = load.performance_model;
@@ -175,10 +176,12 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   }
   v1::LoadCurve out;
   for (const model::LoadPoint& p : curve->points) FillCurvePoint(p, out.add_points());
-  if (curve->knee.has_value()) FillKnee(*curve->knee, out.mutable_knee());
+  if (curve->knee.has_value()) {
+    FillKnee(*curve->knee, axis.closed_loop.has_value(), out.mutable_knee());
+  }
   FillSafePoint(*curve, out.mutable_safe_operating_point());
   out.mutable_slots()->set_slots(static_cast<uint32_t>(curve->slots.slots));
-  out.mutable_slots()->set_bound(model::SlotBoundName(curve->slots.bound));
+  out.mutable_slots()->set_bound(ToProtoSlotBound(curve->slots.bound));
   std::optional<model::CalibrationResult> fit;
   if (load.source.fit.has_value()) fit = load.source.fit->calibration;
   FillStepTimeFit(req.model.coefficients, fit, out.mutable_coefficients());

@@ -9,6 +9,7 @@
 #include "service/translate/deployment_resolver.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
+#include "service/translate/enum_names.h"
 #include "base/status_macros.h"
 
 namespace capplan::service {
@@ -180,7 +181,7 @@ absl::StatusOr<v1::PlanResponse> NotFitting(const v1::PlanRequest& request,
   for (v1::OperatingPoint* p :
        {response.mutable_safe_closed_loop(), response.mutable_safe_open_loop()}) {
     p->set_found(false);
-    p->set_binding("DOES_NOT_FIT");
+    p->set_binding(v1::LOAD_BINDING_DOES_NOT_FIT);
   }
   for (v1::Capacity* c : {response.mutable_capacity(), response.mutable_capacity_at_peak()}) {
     c->set_at("the deployment does not fit: it serves nothing");
@@ -188,7 +189,7 @@ absl::StatusOr<v1::PlanResponse> NotFitting(const v1::PlanRequest& request,
     c->set_duty_factor(period.duty_factor);
   }
   response.add_notes(absl::StrFormat("does not fit: %s is short by %.2f GiB per GPU; see memory",
-                                     memory.binding_constraint(),
+                                     ShortName(memory.binding()),
                                      static_cast<double>(memory.shortfall_bytes()) / kGiB));
   return response;
 }
@@ -220,7 +221,7 @@ absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
         at_safe, period,
         absl::StrFormat("safe operating point: %.3f req/s of %.0f + %.0f tokens under the SLO "
                         "(binding: %s)",
-                        safe_rps, in, out, safe.binding()));
+                        safe_rps, in, out, ShortName(safe.binding())));
   } else {
     response->add_notes("no load meets the SLO: the capacity at the safe point is zero");
     v1::Capacity* c = response->mutable_capacity();

@@ -15,6 +15,7 @@
 #include "service/translate/launch_line.h"
 #include "service/planner/prepared.h"
 #include "service/planner/validate_checks.h"
+#include "service/translate/enum_names.h"
 #include "service/translate/model_translation.h"
 #include "base/status_macros.h"
 
@@ -155,10 +156,14 @@ void CheckContext(uint64_t requested_len, ResolvedDeployment* resolved, FindingL
   resolved->input.settings = ToEngineSettings(resolved->engine);
 }
 
+// The weights, overheads and state fit; the pool may still be short.
+bool WeightsFit(const v1::MemoryPlan& memory) {
+  return memory.fits() || (memory.binding() != v1::MEMORY_BINDING_WEIGHTS &&
+                           memory.binding() != v1::MEMORY_BINDING_STATE_SLOTS);
+}
+
 void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
-  const bool fits = !(memory.binding_constraint() == "WEIGHTS" ||
-                      memory.binding_constraint() == "STATE_SLOTS") ||
-                    memory.fits();
+  const bool fits = WeightsFit(memory);
   findings->Check("weights and overheads fit the GPU", kDoesNotFit, fits,
                   absl::StrFormat("used %.2f GiB of %.2f GiB per GPU",
                                   memory.per_gpu().used_bytes() / kGiB,
@@ -166,15 +171,13 @@ void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
   if (fits) return;
   findings->Add(v1::SEVERITY_ERROR, kDoesNotFit, kPath,
                 absl::StrFormat("the deployment does not fit: %s is short by %.2f GiB per GPU",
-                                memory.binding_constraint(), memory.shortfall_bytes() / kGiB),
+                                ShortName(memory.binding()), memory.shortfall_bytes() / kGiB),
                 {{"shortfall_bytes", static_cast<double>(memory.shortfall_bytes())},
                  {"capacity_bytes", static_cast<double>(memory.per_gpu().capacity_bytes())}});
 }
 
 void CheckPoolHoldsOneRequest(const v1::MemoryPlan& memory, FindingList* findings) {
-  const bool weights_fit = !(memory.binding_constraint() == "WEIGHTS" ||
-                             memory.binding_constraint() == "STATE_SLOTS") ||
-                           memory.fits();
+  const bool weights_fit = WeightsFit(memory);
   const uint64_t max_len = memory.deployment().max_model_len();
   const bool one_request = weights_fit && memory.kv_pool_tokens() >= max_len;
   findings->Check(

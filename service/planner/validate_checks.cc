@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
+#include "service/translate/enum_names.h"
 #include "base/status_macros.h"
 #include "service/planner/findings.h"
 
@@ -89,14 +90,14 @@ absl::Status CheckUsers(const PreparedLoad& load, const v1::ValidateRequest& req
   const bool within = users <= safe_users;
   findings->Check(kSafeCheck, kConcurrencyAboveSafe, within,
                   absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users,
-                                  safe_users, safe.binding()));
+                                  safe_users, ShortName(safe.binding())));
   if (!within) {
     findings->Add(v1::SEVERITY_ERROR, kConcurrencyAboveSafe,
                   "ValidateRequest.expected_load.concurrent_users",
                   absl::StrFormat("%d concurrent users exceed the safe concurrency of %d (bound "
                                   "by %s; %d slots bound by %s)",
-                                  users, safe_users, safe.binding(), curve.slots().slots(),
-                                  curve.slots().bound()),
+                                  users, safe_users, ShortName(safe.binding()),
+                                  curve.slots().slots(), ShortName(curve.slots().bound())),
                   {{"expected_users", static_cast<double>(users)},
                    {"safe_users", static_cast<double>(safe_users)},
                    {"slots", static_cast<double>(curve.slots().slots())}});

@@ -19,7 +19,7 @@ absl::Status CheckAddress(absl::string_view field, const std::string& address,
                           bool allow_empty) {
   if (address.empty() && allow_empty) return absl::OkStatus();
   size_t colon = address.rfind(':');
-  int port = -1;
+  int port = 0;
   if (colon == std::string::npos || colon == 0 ||
       !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
       port > 65535) {

@@ -1,5 +1,6 @@
 #include "service/translate/enum_names.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -56,7 +57,22 @@ constexpr Named kSpeculative[] = {{"none", v1::SPECULATIVE_METHOD_NONE},
                                   {"draft", v1::SPECULATIVE_METHOD_DRAFT_MODEL},
                                   {"ngram", v1::SPECULATIVE_METHOD_NGRAM}};
 
+std::string WithoutPrefix(const std::string& name, absl::string_view prefix) {
+  if (name.empty()) return "UNSPECIFIED";
+  return name.substr(std::min(name.size(), prefix.size()));
+}
+
 }  // namespace
+
+std::string ShortName(v1::MemoryBinding value) {
+  return WithoutPrefix(v1::MemoryBinding_Name(value), "MEMORY_BINDING_");
+}
+std::string ShortName(v1::LoadBinding value) {
+  return WithoutPrefix(v1::LoadBinding_Name(value), "LOAD_BINDING_");
+}
+std::string ShortName(v1::SlotBound value) {
+  return WithoutPrefix(v1::SlotBound_Name(value), "SLOT_BOUND_");
+}
 
 absl::StatusOr<v1::WeightFormat> WeightFormatFromName(absl::string_view field,
                                                       absl::string_view text) {

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "capplan/v1/catalog.pb.h"
+#include "capplan/v1/planner.pb.h"
 
 namespace capplan::service {
 
@@ -21,6 +22,12 @@ absl::StatusOr<v1::KvCacheDtype> KvCacheDtypeFromName(absl::string_view field,
                                                       absl::string_view text);
 absl::StatusOr<v1::SpeculativeMethod> SpeculativeMethodFromName(absl::string_view field,
                                                                 absl::string_view text);
+
+// The value's name without its enum prefix, as people read it:
+// MEMORY_BINDING_WEIGHTS → "WEIGHTS", LOAD_BINDING_SLOT_WAIT → "SLOT_WAIT".
+std::string ShortName(v1::MemoryBinding value);
+std::string ShortName(v1::LoadBinding value);
+std::string ShortName(v1::SlotBound value);
 
 }  // namespace capplan::service
 

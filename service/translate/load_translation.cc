@@ -299,14 +299,18 @@ void FillCurvePoint(const model::LoadPoint& p, v1::LoadCurvePoint* out) {
   out->set_slot_wait_probability(p.slot_wait_probability);
 }
 
-void FillKnee(const model::Knee& knee, v1::Knee* out) {
-  out->set_load(knee.load);
+void FillKnee(const model::Knee& knee, bool closed_loop, v1::Knee* out) {
+  if (closed_loop) {
+    out->set_concurrency(knee.load);
+  } else {
+    out->set_arrival_rate_rps(knee.load);
+  }
   out->set_last_flat_index(static_cast<uint32_t>(knee.last_flat_index));
   out->set_first_steep_index(static_cast<uint32_t>(knee.first_steep_index));
 }
 
 void FillSafePoint(const model::LoadCurve& curve, v1::SafeOperatingPoint* out) {
-  out->set_binding(model::BindingLimitName(curve.safe.binding));
+  out->set_binding(ToProtoBinding(curve.safe.binding));
   if (!curve.safe.index.has_value()) return;
   const model::LoadPoint& p = curve.points[*curve.safe.index];
   out->set_found(true);
@@ -334,6 +338,10 @@ void FillStepTimeFit(const model::StepTimeCoefficients& c,
   }
 }
 
+double KneeLoad(const v1::Knee& knee) {
+  return knee.has_concurrency() ? knee.concurrency() : knee.arrival_rate_rps();
+}
+
 v1::Tier ToProtoTier(model::Tier tier) {
   switch (tier) {
     case model::Tier::kMeasured:
@@ -346,6 +354,38 @@ v1::Tier ToProtoTier(model::Tier tier) {
       return v1::TIER_ROOFLINE;
   }
   return v1::TIER_UNSPECIFIED;
+}
+
+v1::LoadBinding ToProtoBinding(model::BindingLimit binding) {
+  switch (binding) {
+    case model::BindingLimit::kLoadRange:
+      return v1::LOAD_BINDING_LOAD_RANGE;
+    case model::BindingLimit::kTtftP95:
+      return v1::LOAD_BINDING_TTFT_P95;
+    case model::BindingLimit::kTpot:
+      return v1::LOAD_BINDING_TPOT;
+    case model::BindingLimit::kE2eP95:
+      return v1::LOAD_BINDING_E2E_P95;
+    case model::BindingLimit::kSlotWait:
+      return v1::LOAD_BINDING_SLOT_WAIT;
+    case model::BindingLimit::kStability:
+      return v1::LOAD_BINDING_STABILITY;
+  }
+  return v1::LOAD_BINDING_UNSPECIFIED;
+}
+
+v1::SlotBound ToProtoSlotBound(model::SlotBound bound) {
+  switch (bound) {
+    case model::SlotBound::kRunningRequestLimit:
+      return v1::SLOT_BOUND_RUNNING_REQUEST_LIMIT;
+    case model::SlotBound::kOperatorGate:
+      return v1::SLOT_BOUND_OPERATOR_GATE;
+    case model::SlotBound::kKvPool:
+      return v1::SLOT_BOUND_KV_POOL;
+    case model::SlotBound::kStateSlots:
+      return v1::SLOT_BOUND_STATE_SLOTS;
+  }
+  return v1::SLOT_BOUND_UNSPECIFIED;
 }
 
 }  // namespace capplan::service

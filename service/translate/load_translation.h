@@ -62,12 +62,17 @@ absl::StatusOr<std::vector<SourcedPoint>> InlinePoints(const std::vector<v1::Swe
 int DraftTokens(const v1::SpeculativeDecoding& speculative);
 
 void FillCurvePoint(const model::LoadPoint& point, v1::LoadCurvePoint* out);
-void FillKnee(const model::Knee& knee, v1::Knee* out);
+void FillKnee(const model::Knee& knee, bool closed_loop, v1::Knee* out);
 void FillSafePoint(const model::LoadCurve& curve, v1::SafeOperatingPoint* out);
 void FillStepTimeFit(const model::StepTimeCoefficients& coefficients,
                      const std::optional<model::CalibrationResult>& fit, v1::StepTimeFit* out);
 
 v1::Tier ToProtoTier(model::Tier tier);
+
+// The knee's load in its curve's axis: users or req/s.
+double KneeLoad(const v1::Knee& knee);
+v1::LoadBinding ToProtoBinding(model::BindingLimit binding);
+v1::SlotBound ToProtoSlotBound(model::SlotBound bound);
 
 }  // namespace capplan::service
 

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "absl/strings/ascii.h"
 
 namespace capplan::service {
 namespace {
@@ -29,6 +28,22 @@ void FillProvenance(const ResolvedDeployment& r, v1::PlanProvenance* provenance)
 
 }  // namespace
 
+v1::MemoryBinding ToProtoMemoryBinding(model::BindingConstraint binding) {
+  switch (binding) {
+    case model::BindingConstraint::kNone:
+      return v1::MEMORY_BINDING_NONE;
+    case model::BindingConstraint::kWeights:
+      return v1::MEMORY_BINDING_WEIGHTS;
+    case model::BindingConstraint::kKvPool:
+      return v1::MEMORY_BINDING_KV_POOL;
+    case model::BindingConstraint::kStateSlots:
+      return v1::MEMORY_BINDING_STATE_SLOTS;
+    case model::BindingConstraint::kMaxNumSeqs:
+      return v1::MEMORY_BINDING_MAX_NUM_SEQS;
+  }
+  return v1::MEMORY_BINDING_UNSPECIFIED;
+}
+
 v1::MemoryPlan ToApiMemoryPlan(const ResolvedDeployment& r, const model::MemoryPlan& m,
                                std::optional<uint64_t> mean_sequence_tokens) {
   v1::MemoryPlan plan;
@@ -39,8 +54,7 @@ v1::MemoryPlan ToApiMemoryPlan(const ResolvedDeployment& r, const model::MemoryP
   plan.set_state_slots(m.state_slots > 0 ? m.state_slots : 0);
   plan.set_max_concurrency_at_max_model_len(m.max_concurrency_at_max_model_len);
   plan.set_fits(m.fits);
-  plan.set_binding_constraint(
-      absl::AsciiStrToUpper(model::BindingConstraintName(m.binding_constraint)));
+  plan.set_binding(ToProtoMemoryBinding(m.binding_constraint));
   plan.set_shortfall_bytes(Bytes(m.shortfall_bytes));
   for (const std::string& note : m.notes) plan.add_notes(note);
 
@@ -66,7 +80,7 @@ v1::MemoryPlan WithheldMemoryPlan(const ResolvedDeployment& r, const model::Memo
   plan.mutable_per_gpu()->set_weights_bytes(Bytes(m.per_gpu.weights_bytes));
   plan.set_kv_bytes_per_token(Bytes(m.kv_bytes_per_token));
   plan.set_fits(true);
-  plan.set_binding_constraint("NONE");
+  plan.set_binding(v1::MEMORY_BINDING_NONE);
   FillResolvedDeploymentCommon(r, m, plan.mutable_deployment());
   plan.mutable_provenance()->set_tier(v1::TIER_ROOFLINE);
   if (r.baseline != nullptr) plan.mutable_provenance()->add_baseline_ids(r.baseline->id());

@@ -22,6 +22,8 @@ v1::MemoryPlan ToApiMemoryPlan(const ResolvedDeployment& resolved, const model::
 v1::MemoryPlan WithheldMemoryPlan(const ResolvedDeployment& resolved,
                                   const model::MemoryPlan& plan);
 
+v1::MemoryBinding ToProtoMemoryBinding(model::BindingConstraint binding);
+
 // The plan's weights by component, in whole bytes.
 void FillWeightsByComponent(const model::MemoryPlan& plan, v1::WeightsByComponent* out);
 

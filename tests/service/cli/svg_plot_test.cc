@@ -32,7 +32,11 @@ v1::LoadCurve Curve(bool closed) {
       p->set_ttft_p95_seconds(1.5 * ttft[i]);
     }
   }
-  c.mutable_knee()->set_load(closed ? 6 : 1.5);
+  if (closed) {
+    c.mutable_knee()->set_concurrency(6);
+  } else {
+    c.mutable_knee()->set_arrival_rate_rps(1.5);
+  }
   c.mutable_safe_operating_point()->set_found(true);
   if (closed) c.mutable_safe_operating_point()->set_concurrency(4);
   else c.mutable_safe_operating_point()->set_arrival_rate_rps(1);

@@ -67,15 +67,15 @@ TEST(PredictLoad, Seed000KneeAboveEightAtMostSixteenBecauseOfTheOperatorGate) {
       PredictLoad(Bundled(), FromBaseline(k000, SweepConcurrencies(k000)));
   ASSERT_TRUE(curve.ok()) << curve.status();
   ASSERT_TRUE(curve->has_knee());
-  EXPECT_GT(curve->knee().load(), 8.0);
-  EXPECT_LE(curve->knee().load(), 16.0);
+  EXPECT_GT(curve->knee().concurrency(), 8.0);
+  EXPECT_LE(curve->knee().concurrency(), 16.0);
   const v1::LoadCurvePoint& c8 = At(*curve, 8);
   const v1::LoadCurvePoint& c16 = At(*curve, 16);
   EXPECT_GE(c16.ttft_p50_seconds(), 10 * c8.ttft_p50_seconds());
   EXPECT_GE(c16.ttft_p95_seconds(), 10 * c8.ttft_p95_seconds());
   // The slot limit is the operator's gate the baseline records.
   const v1::Baseline* b = Bundled().FindBaseline(k000);
-  EXPECT_EQ(curve->slots().bound(), "OPERATOR_GATE");
+  EXPECT_EQ(curve->slots().bound(), v1::SLOT_BOUND_OPERATOR_GATE);
   EXPECT_EQ(curve->slots().slots(), b->deployment().concurrency_gate());
   EXPECT_EQ(c16.slot_wait_probability() > 0, true);
   EXPECT_EQ(Provenance(*curve, "ttft").baseline_ids(0), k000);
@@ -97,7 +97,7 @@ v1::PredictLoadRequest Seed002(bool mtp, const std::vector<uint32_t>& cs) {
 TEST(PredictLoad, Seed002WithoutSpeculationHasNoKneeUpTo20Users) {
   absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), Seed002(false, Range(1, 20)));
   ASSERT_TRUE(curve.ok()) << curve.status();
-  EXPECT_FALSE(curve->has_knee()) << "knee at " << curve->knee().load();
+  EXPECT_FALSE(curve->has_knee()) << "knee at " << curve->knee().concurrency();
   EXPECT_GE(curve->slots().slots(), 20u);
   // Throughput still rises with load.
   EXPECT_GT(At(*curve, 20).output_tokens_per_second(), At(*curve, 5).output_tokens_per_second());
@@ -179,10 +179,8 @@ TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt
                 p95_05, p95_0995);
     EXPECT_GT(p95_0995 - curve->points(6).ttft_p95_seconds(), p95_05 - p95_01) << id;
     EXPECT_GT(p95_0995, 3 * p95_01) << id;
-    EXPECT_EQ(curve->safe_operating_point().binding() == "STABILITY" ||
-                  curve->safe_operating_point().binding() == "SLOT_WAIT",
-              true)
-        << curve->safe_operating_point().binding();
+    EXPECT_THAT(curve->safe_operating_point().binding(),
+                ::testing::AnyOf(v1::LOAD_BINDING_STABILITY, v1::LOAD_BINDING_SLOT_WAIT));
   }
 }
 
@@ -256,10 +254,10 @@ TEST(PredictLoad, OperatorGateFromTheRequestBindsTheSlots) {
   absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
   ASSERT_TRUE(curve.ok()) << curve.status();
   EXPECT_EQ(curve->slots().slots(), 4u);
-  EXPECT_EQ(curve->slots().bound(), "OPERATOR_GATE");
+  EXPECT_EQ(curve->slots().bound(), v1::SLOT_BOUND_OPERATOR_GATE);
   EXPECT_GT(curve->points(2).slot_wait_probability(), 0);
   EXPECT_EQ(curve->safe_operating_point().concurrency(), 4u);
-  EXPECT_EQ(curve->safe_operating_point().binding(), "SLOT_WAIT");
+  EXPECT_EQ(curve->safe_operating_point().binding(), v1::LOAD_BINDING_SLOT_WAIT);
 }
 
 TEST(PredictLoad, DeploymentThatDoesNotFitIsAFailedPrecondition) {

@@ -73,7 +73,7 @@ TEST(PlanMemory, ModelThatDoesNotFitIsAnAnswerNotAnError) {
       model_id: "llama-3.1-70b-instruct" hardware_id: "nvidia-rtx-4090-24gb" })"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->fits());
-  EXPECT_EQ(plan->binding_constraint(), "WEIGHTS");
+  EXPECT_EQ(plan->binding(), v1::MEMORY_BINDING_WEIGHTS);
   EXPECT_GT(plan->shortfall_bytes(), 0u);
 }
 

@@ -157,7 +157,7 @@ TEST(Plan, DeploymentThatDoesNotFitServesNothing) {
   EXPECT_FALSE(plan->memory().fits());
   EXPECT_FALSE(plan->safe_closed_loop().found());
   EXPECT_FALSE(plan->safe_open_loop().found());
-  EXPECT_EQ(plan->safe_open_loop().binding(), "DOES_NOT_FIT");
+  EXPECT_EQ(plan->safe_open_loop().binding(), v1::LOAD_BINDING_DOES_NOT_FIT);
   EXPECT_EQ(plan->capacity().tokens_per_month_total(), 0);
   EXPECT_EQ(plan->capacity_at_peak().tokens_per_month_total(), 0);
   auto sized = Plan(Bundled(), Request(base + " target_requests_per_second: 1"));
