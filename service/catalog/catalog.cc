@@ -102,6 +102,9 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder,
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (IsTemporaryFileName(entry.path().filename().string())) {
+      continue;  // a write in flight (or one a kill interrupted: the store removes it)
+    }
     if (entry.path().extension() == ".txtpb") {
       files.push_back(entry.path());
     } else if (entry.path().filename() != "README.md") {
@@ -193,6 +196,52 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::FromEntities(
   SortById(&catalog->engine_presets_);
   CAPPLAN_RETURN_IF_ERROR(catalog->Index());
   return std::shared_ptr<const Catalog>(std::move(catalog));
+}
+
+namespace {
+
+// Replaces the entity of the same id, or adds it.
+template <typename T>
+void Upsert(std::vector<T>* all, T entity) {
+  for (T& e : *all) {
+    if (e.id() == entity.id()) {
+      e = std::move(entity);
+      return;
+    }
+  }
+  all->push_back(std::move(entity));
+}
+
+absl::Status CheckEntity(const Message& entity, absl::string_view path) {
+  std::vector<Finding> findings = ValidateEntity(entity);
+  if (findings.empty()) return absl::OkStatus();
+  std::vector<std::string> lines;
+  for (const Finding& f : findings) {
+    lines.push_back(absl::StrCat(path, ".", f.field_path, ": ", f.message));
+  }
+  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
+    std::vector<v1::Model> models, std::vector<v1::Baseline> baselines,
+    absl::string_view path) const {
+  std::vector<v1::Model> all_models = models_;
+  std::vector<v1::Baseline> all_baselines = baselines_;
+  absl::flat_hash_map<std::string, std::string> origin = origin_;
+  for (v1::Model& m : models) {
+    CAPPLAN_RETURN_IF_ERROR(CheckEntity(m, absl::StrCat(path, ".model")));
+    origin[m.id()] = absl::StrCat("models/", m.id(), ".txtpb");
+    Upsert(&all_models, std::move(m));
+  }
+  for (v1::Baseline& b : baselines) {
+    CAPPLAN_RETURN_IF_ERROR(CheckEntity(b, absl::StrCat(path, ".baseline")));
+    origin[b.id()] = absl::StrCat("baselines/", b.id(), ".txtpb");
+    Upsert(&all_baselines, std::move(b));
+  }
+  return FromEntities(hardware_, std::move(all_models), std::move(all_baselines),
+                      engine_presets_, std::move(origin));
 }
 
 absl::Status Catalog::Index() {

@@ -32,6 +32,14 @@ class Catalog {
       std::vector<v1::EnginePreset> engine_presets,
       absl::flat_hash_map<std::string, std::string> origin = {});
 
+  // A copy with these models and baselines added or, where the id exists,
+  // replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
+  // "<path>.<field>: rule") and the whole cross-checked like a load. The new
+  // entries' origin is "<folder>/<id>.txtpb".
+  absl::StatusOr<std::shared_ptr<const Catalog>> WithEntries(
+      std::vector<v1::Model> models, std::vector<v1::Baseline> baselines,
+      absl::string_view path) const;
+
   // nullptr when absent.
   const v1::Hardware* FindHardware(absl::string_view id) const;
   // Accepts a catalogue id, a Hugging Face repo id or an alias (repo ids are

@@ -1,5 +1,6 @@
 // The CLI commands defined outside cli.cc, in one list.
 #include "service/cli/context.h"
+#include "service/cli/lint.h"
 #include "service/cli/load.h"
 #include "service/cli/plan.h"
 #include "service/cli/validate.h"
@@ -12,6 +13,7 @@ const std::vector<CliCommandSpec>& ExtraCliCommands() {
     for (CliCommandSpec& spec : LoadCliCommands()) commands->push_back(std::move(spec));
     commands->push_back(PlanCommandSpec());
     commands->push_back(ValidateCommandSpec());
+    commands->push_back(LintCommandSpec());
     return commands;
   }();
   return *kCommands;

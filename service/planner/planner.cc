@@ -9,6 +9,8 @@
 #include "service/planner/memory.h"
 #include "service/translate/model_info.h"
 #include "service/planner/plan.h"
+#include "service/planner/lint.h"
+#include "service/planner/put_baseline.h"
 #include "service/planner/validate.h"
 #include "base/status_macros.h"
 
@@ -32,8 +34,8 @@ absl::Status NotInCatalogue(absl::string_view kind, const std::string& id,
 
 }  // namespace
 
-Planner::Planner(std::shared_ptr<const Catalog> catalog)
-    : catalog_(std::move(catalog)) {}
+Planner::Planner(std::shared_ptr<const Catalog> catalog, std::shared_ptr<CatalogStore> store)
+    : catalog_(std::move(catalog)), store_(std::move(store)) {}
 
 std::shared_ptr<const Catalog> Planner::catalog() const {
   absl::MutexLock lock(&mu_);
@@ -158,6 +160,23 @@ absl::StatusOr<v1::PlanResponse> Planner::Plan(const v1::PlanRequest& request) {
 
 absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest& request) {
   return service::Validate(*catalog(), request);
+}
+
+absl::StatusOr<v1::LintResponse> Planner::Lint(const v1::LintRequest& request) {
+  return service::Lint(*catalog(), request);
+}
+
+absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
+    const v1::PutBaselineRequest& request) {
+  if (store_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "PutBaseline: this planner has no writable catalogue store");
+  }
+  absl::MutexLock lock(&write_mu_);
+  CAPPLAN_ASSIGN_OR_RETURN(PutBaselineResult result,
+                           service::PutBaseline(*catalog(), *store_, request));
+  SwapCatalog(std::move(result.catalog));
+  return std::move(result.response);
 }
 
 }  // namespace capplan::service

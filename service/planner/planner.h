@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
+#include "service/catalog/store.h"
 
 namespace capplan::service {
 
@@ -36,13 +37,19 @@ class PlannerApi {
   virtual absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) = 0;
   virtual absl::StatusOr<v1::ValidateResponse> Validate(
       const v1::ValidateRequest& request) = 0;
+  virtual absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) = 0;
+  virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
+      const v1::PutBaselineRequest& request) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
 // be swapped (reload) while requests run: each request uses one snapshot.
+// Writes (PutBaseline) go to `store` and are served at once; without a store
+// they are refused (FAILED_PRECONDITION).
 class Planner : public PlannerApi {
  public:
-  explicit Planner(std::shared_ptr<const Catalog> catalog);
+  explicit Planner(std::shared_ptr<const Catalog> catalog,
+                   std::shared_ptr<CatalogStore> store = nullptr);
 
   std::shared_ptr<const Catalog> catalog() const;
   void SwapCatalog(std::shared_ptr<const Catalog> catalog);
@@ -66,10 +73,15 @@ class Planner : public PlannerApi {
   absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
   absl::StatusOr<v1::ValidateResponse> Validate(
       const v1::ValidateRequest& request) override;
+  absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
+  absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
+      const v1::PutBaselineRequest& request) override;
 
  private:
   mutable absl::Mutex mu_;
   std::shared_ptr<const Catalog> catalog_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<CatalogStore> store_;
+  absl::Mutex write_mu_;  // one write at a time, against the newest catalogue
 };
 
 }  // namespace capplan::service

@@ -1,5 +1,8 @@
 #include "service/rpc/grpc_service.h"
 
+#include <algorithm>
+
+#include "absl/strings/match.h"
 #include "service/rpc/grpc_status.h"
 
 namespace capplan::service {
@@ -15,7 +18,52 @@ grpc::Status Handle(PlannerApi* planner, Method method, const Request* request,
   return grpc::Status::OK;
 }
 
+constexpr char kBearer[] = "Bearer ";
+
 }  // namespace
+
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+grpc::Status PlannerGrpcService::Authorize(const grpc::ServerContext& context) const {
+  if (!write_token_.has_value()) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "writes are disabled on this server (start it with --write_token_file)");
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "PutBaseline needs 'authorization: Bearer <token>' metadata");
+  }
+  const absl::string_view value(it->second.data(), it->second.size());
+  if (!absl::StartsWith(value, kBearer) ||
+      !ConstantTimeEquals(value.substr(sizeof(kBearer) - 1), *write_token_)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the write token is not valid");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PlannerGrpcService::Lint(grpc::ServerContext*, const v1::LintRequest* request,
+                                      v1::LintResponse* response) {
+  return Handle(planner_, &PlannerApi::Lint, request, response);
+}
+
+grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
+                                             const v1::PutBaselineRequest* request,
+                                             v1::PutBaselineResponse* response) {
+  grpc::Status allowed = Authorize(*context);
+  if (!allowed.ok()) return allowed;
+  return Handle(planner_, &PlannerApi::PutBaseline, request, response);
+}
 
 grpc::Status PlannerGrpcService::ListHardware(
     grpc::ServerContext*, const v1::ListHardwareRequest* request,

@@ -1,6 +1,10 @@
 #ifndef CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 #define CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
 #include "capplan/v1/planner.grpc.pb.h"
 #include "service/planner/planner.h"
 
@@ -8,9 +12,16 @@ namespace capplan::service {
 
 // The RPC boundary: each handler calls the planner and maps its status.
 // Metrics are recorded by the server's interceptor.
+//
+// Writes (PutBaseline) need `write_token` as "authorization: Bearer <token>"
+// metadata: without a configured token every write is PERMISSION_DENIED; a
+// missing or wrong token is UNAUTHENTICATED. Tokens are compared in constant
+// time and never logged or echoed.
 class PlannerGrpcService final : public v1::CapacityPlanner::Service {
  public:
-  explicit PlannerGrpcService(PlannerApi* planner) : planner_(planner) {}
+  explicit PlannerGrpcService(PlannerApi* planner,
+                              std::optional<std::string> write_token = std::nullopt)
+      : planner_(planner), write_token_(std::move(write_token)) {}
 
   grpc::Status ListHardware(grpc::ServerContext* context,
                             const v1::ListHardwareRequest* request,
@@ -40,10 +51,20 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
                     v1::PlanResponse* response) override;
   grpc::Status Validate(grpc::ServerContext* context, const v1::ValidateRequest* request,
                         v1::ValidateResponse* response) override;
+  grpc::Status Lint(grpc::ServerContext* context, const v1::LintRequest* request,
+                    v1::LintResponse* response) override;
+  grpc::Status PutBaseline(grpc::ServerContext* context, const v1::PutBaselineRequest* request,
+                           v1::PutBaselineResponse* response) override;
 
  private:
+  grpc::Status Authorize(const grpc::ServerContext& context) const;
+
   PlannerApi* planner_;
+  std::optional<std::string> write_token_;
 };
+
+// Equal strings, in time that depends only on their lengths.
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b);
 
 }  // namespace capplan::service
 

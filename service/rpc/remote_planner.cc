@@ -8,16 +8,21 @@
 
 namespace capplan::service {
 
-RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout)
+RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout,
+                             std::optional<std::string> write_token)
     : address_(address),
+      write_token_(std::move(write_token)),
       timeout_(timeout),
       stub_(v1::CapacityPlanner::NewStub(
           grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
 
 template <typename Request, typename Response, typename Method>
-absl::StatusOr<Response> RemotePlanner::Call(Method method,
-                                             const Request& request) {
+absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& request,
+                                             bool with_token) {
   grpc::ClientContext context;
+  if (with_token && write_token_.has_value()) {
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", *write_token_));
+  }
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
@@ -84,6 +89,15 @@ absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(
     const v1::ValidateRequest& request) {
   return Call<v1::ValidateRequest, v1::ValidateResponse>(&v1::CapacityPlanner::Stub::Validate,
                                                          request);
+}
+
+absl::StatusOr<v1::LintResponse> RemotePlanner::Lint(const v1::LintRequest& request) {
+  return Call<v1::LintRequest, v1::LintResponse>(&v1::CapacityPlanner::Stub::Lint, request);
+}
+absl::StatusOr<v1::PutBaselineResponse> RemotePlanner::PutBaseline(
+    const v1::PutBaselineRequest& request) {
+  return Call<v1::PutBaselineRequest, v1::PutBaselineResponse>(
+      &v1::CapacityPlanner::Stub::PutBaseline, request, /*with_token=*/true);
 }
 
 }  // namespace capplan::service

@@ -2,6 +2,7 @@
 #define CAPPLAN_SERVICE_RPC_REMOTE_PLANNER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -14,7 +15,9 @@ namespace capplan::service {
 // back as UNAVAILABLE with the address in the message.
 class RemotePlanner : public PlannerApi {
  public:
-  RemotePlanner(const std::string& address, absl::Duration timeout);
+  // `write_token` goes with writes as "authorization: Bearer <token>".
+  RemotePlanner(const std::string& address, absl::Duration timeout,
+                std::optional<std::string> write_token = std::nullopt);
 
   absl::StatusOr<v1::ListHardwareResponse> ListHardware(
       const v1::ListHardwareRequest& request) override;
@@ -35,12 +38,17 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
   absl::StatusOr<v1::ValidateResponse> Validate(
       const v1::ValidateRequest& request) override;
+  absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
+  absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
+      const v1::PutBaselineRequest& request) override;
 
  private:
   template <typename Request, typename Response, typename Method>
-  absl::StatusOr<Response> Call(Method method, const Request& request);
+  absl::StatusOr<Response> Call(Method method, const Request& request,
+                                bool with_token = false);
 
   std::string address_;
+  std::optional<std::string> write_token_;
   absl::Duration timeout_;
   std::unique_ptr<v1::CapacityPlanner::Stub> stub_;
 };

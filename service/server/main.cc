@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "service/server/server.h"
 
@@ -23,6 +24,11 @@ ABSL_FLAG(int, max_message_bytes, 4 * 1024 * 1024,
           "largest request or response message, bytes");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long in-flight RPCs may take to finish");
+ABSL_FLAG(std::string, write_token_file, "",
+          "file whose first line is the bearer token for PutBaseline; empty refuses writes");
+ABSL_FLAG(absl::Duration, reload_poll, absl::ZeroDuration(),
+          "reload when the data directory changes, checked this often (e.g. 10s); 0 = on "
+          "SIGHUP only");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -43,6 +49,8 @@ int main(int argc, char** argv) {
   options.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.write_token_file = absl::GetFlag(FLAGS_write_token_file);
+  options.reload_poll = absl::GetFlag(FLAGS_reload_poll);
 
   auto server = capplan::service::PlannerServer::Create(options);
   if (!server.ok()) {
@@ -68,6 +76,22 @@ int main(int argc, char** argv) {
             << grpc_address << "\n"
             << std::flush;
 
+  // Replicas sharing the data directory: pick up what another one wrote.
+  absl::Notification stopping;
+  std::thread poller([&] {
+    if (options.reload_poll <= absl::ZeroDuration()) return;
+    while (!stopping.WaitForNotificationWithTimeout(options.reload_poll)) {
+      absl::StatusOr<bool> reloaded = (*server)->ReloadIfChanged();
+      if (!reloaded.ok()) {
+        std::cerr << "capplan-server: the data directory changed but does not load, keeping "
+                     "the previous catalogue:\n"
+                  << reloaded.status().message() << "\n";
+      } else if (*reloaded) {
+        std::cout << "capplan-server: catalogue reloaded (the data directory changed)\n"
+                  << std::flush;
+      }
+    }
+  });
   std::thread waiter([&] {
     for (;;) {
       int signal = 0;
@@ -84,11 +108,13 @@ int main(int argc, char** argv) {
         continue;
       }
       std::cout << "capplan-server: draining and stopping\n" << std::flush;
+      stopping.Notify();
       (*server)->Shutdown(absl::GetFlag(FLAGS_drain_timeout));
       return;
     }
   });
   (*server)->Wait();
   waiter.join();
+  poller.join();
   return 0;
 }

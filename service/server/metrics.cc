@@ -1,5 +1,8 @@
 #include "service/server/metrics.h"
 
+#include "absl/container/flat_hash_map.h"
+#include "model/lint.h"
+
 #include <chrono>
 
 #include "absl/strings/match.h"
@@ -119,7 +122,11 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry)
       build_info_(prometheus::BuildGauge()
                       .Name("capplan_build_info")
                       .Help("Always 1; the labels say which build runs.")
-                      .Register(*registry_)) {
+                      .Register(*registry_)),
+      lint_findings_(prometheus::BuildGauge()
+                         .Name("capplan_lint_findings")
+                         .Help("Lint findings of the loaded catalogue's baselines, by code.")
+                         .Register(*registry_)) {
   build_info_.Add({{"version", CAPPLAN_VERSION}}).Set(1);
 }
 
@@ -161,6 +168,18 @@ void Metrics::SetCatalog(const Catalog& catalog) {
       .Set(static_cast<double>(catalog.baselines().size()));
   catalog_entries_.Add({{"kind", "engine_preset"}})
       .Set(static_cast<double>(catalog.engine_presets().size()));
+}
+
+void Metrics::SetLintFindings(const std::vector<v1::LintFinding>& findings) {
+  absl::flat_hash_map<std::string, int> counts;
+  for (model::LintCode code : model::kLintCodes) counts[model::LintCodeName(code)] = 0;
+  for (const v1::LintFinding& f : findings) {
+    auto it = counts.find(f.code());
+    if (it != counts.end()) ++it->second;  // only the known codes: a bounded label set
+  }
+  for (const auto& [code, n] : counts) {
+    lint_findings_.Add({{"code", code}}).Set(static_cast<double>(n));
+  }
 }
 
 void Metrics::CatalogReload(bool ok) {

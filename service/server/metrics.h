@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "grpcpp/support/server_interceptor.h"
@@ -12,6 +13,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
 
 namespace capplan::service {
@@ -29,6 +31,9 @@ class Metrics {
                   double seconds);
 
   void SetCatalog(const Catalog& catalog);
+  // capplan_lint_findings{code}: the catalogue's lint findings by code
+  // (every code present, 0 when none).
+  void SetLintFindings(const std::vector<v1::LintFinding>& findings);
   void CatalogReload(bool ok);
 
   // Per-RPC counters and latency through a gRPC server interceptor.
@@ -47,6 +52,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& catalog_entries_;
   prometheus::Family<prometheus::Counter>& reloads_;
   prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Family<prometheus::Gauge>& lint_findings_;
 };
 
 // "OK", "INVALID_ARGUMENT", ... as grpc-prometheus labels them.

@@ -10,7 +10,10 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "service/catalog/file_util.h"
+#include "service/planner/lint.h"
 
 namespace capplan::service {
 namespace {
@@ -31,6 +34,25 @@ absl::Status CheckAddress(absl::string_view field, const std::string& address,
   return absl::OkStatus();
 }
 
+// The write token: the file's first line, trimmed.
+absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& file) {
+  if (file.empty()) return std::optional<std::string>();
+  absl::StatusOr<std::string> text = ReadFileLimited(file, 4096);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.write_token_file = \"%s\"; cannot read it (%s)", file,
+        text.status().message()));
+  }
+  const std::string token(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+  if (token.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.write_token_file = \"%s\"; its first line must be a token of at least "
+        "16 characters",
+        file));
+  }
+  return std::optional<std::string>(token);
+}
+
 }  // namespace
 
 absl::Status ValidateServerOptions(const ServerOptions& options) {
@@ -42,6 +64,11 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
     return absl::InvalidArgumentError(
         "ServerOptions.data_dir is empty; must name the catalogue directory");
   }
+  if (options.reload_poll < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ServerOptions.reload_poll = ", absl::FormatDuration(options.reload_poll),
+        "; must be >= 0"));
+  }
   if (options.max_message_bytes <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ServerOptions.max_message_bytes = %d; must be > 0",
@@ -50,14 +77,24 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
-PlannerServer::PlannerServer(const ServerOptions& options,
+PlannerServer::PlannerServer(const ServerOptions& options, std::shared_ptr<DirectoryStore> store,
                              std::shared_ptr<const Catalog> catalog,
+                             std::optional<std::string> write_token,
                              std::shared_ptr<prometheus::Registry> registry)
     : options_(options),
+      store_(store),
       registry_(std::move(registry)),
       metrics_(registry_),
-      planner_(std::move(catalog)),
-      service_(&planner_) {}
+      planner_(std::move(catalog), std::move(store)),
+      service_(&planner_, std::move(write_token)) {}
+
+void PlannerServer::Loaded(const Catalog& catalog) {
+  metrics_.SetCatalog(catalog);
+  absl::StatusOr<v1::LintResponse> lint = service::Lint(catalog, v1::LintRequest());
+  if (lint.ok()) {
+    metrics_.SetLintFindings({lint->findings().begin(), lint->findings().end()});
+  }
+}
 
 PlannerServer::~PlannerServer() {
   if (server_ != nullptr) {
@@ -69,8 +106,13 @@ PlannerServer::~PlannerServer() {
 absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
     const ServerOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateServerOptions(options));
-  absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
-      Catalog::LoadFromDirectory(options.data_dir);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<std::string> token,
+                           ReadWriteToken(options.write_token_file));
+  // Opening the store removes what interrupted writes left behind.
+  CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<DirectoryStore> store,
+                           DirectoryStore::Open(options.data_dir));
+  CAPPLAN_ASSIGN_OR_RETURN(std::string change_token, store->ChangeToken());
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = store->Load();
   if (!catalog.ok()) {
     return absl::Status(catalog.status().code(),
                         absl::StrCat("catalogue '", options.data_dir,
@@ -78,8 +120,12 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
                                      catalog.status().message()));
   }
   std::unique_ptr<PlannerServer> server(new PlannerServer(
-      options, *catalog, std::make_shared<prometheus::Registry>()));
-  server->metrics_.SetCatalog(**catalog);
+      options, store, *catalog, std::move(token), std::make_shared<prometheus::Registry>()));
+  {
+    absl::MutexLock lock(&server->reload_mu_);
+    server->change_token_ = change_token;
+  }
+  server->Loaded(**catalog);
   server->metrics_.CatalogReload(true);
 
   if (!options.metrics_address.empty()) {
@@ -131,13 +177,31 @@ std::string PlannerServer::metrics_endpoint() const {
 }
 
 absl::Status PlannerServer::Reload() {
-  absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
-      Catalog::LoadFromDirectory(options_.data_dir);
+  absl::MutexLock lock(&reload_mu_);
+  absl::StatusOr<std::string> token = store_->ChangeToken();
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = store_->Load();
   metrics_.CatalogReload(catalog.ok());
   if (!catalog.ok()) return catalog.status();
-  metrics_.SetCatalog(**catalog);
+  if (token.ok()) change_token_ = *token;
+  Loaded(**catalog);
   planner_.SwapCatalog(*std::move(catalog));
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PlannerServer::ReloadIfChanged() {
+  CAPPLAN_ASSIGN_OR_RETURN(std::string token, store_->ChangeToken());
+  {
+    absl::MutexLock lock(&reload_mu_);
+    if (token == change_token_) return false;
+  }
+  absl::Status reloaded = Reload();
+  if (!reloaded.ok()) {
+    // Not retried until the directory changes again.
+    absl::MutexLock lock(&reload_mu_);
+    change_token_ = token;
+    return reloaded;
+  }
+  return true;
 }
 
 void PlannerServer::Shutdown(absl::Duration drain) {

@@ -2,6 +2,7 @@
 #define CAPPLAN_SERVICE_SERVER_SERVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -9,6 +10,8 @@
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "absl/synchronization/mutex.h"
+#include "service/catalog/store.h"
 #include "service/server/metrics.h"
 #include "service/planner/planner.h"
 #include "service/rpc/grpc_service.h"
@@ -24,6 +27,12 @@ struct ServerOptions {
   std::string data_dir;
   // Largest request or response message, bytes.
   int max_message_bytes = 4 * 1024 * 1024;
+  // A file holding the bearer token for writes (PutBaseline); empty = writes
+  // refused. The token is the file's first line, at least 16 characters.
+  std::string write_token_file;
+  // Reload when the data directory changes (another replica wrote to it),
+  // checked this often; zero = only on SIGHUP.
+  absl::Duration reload_poll = absl::ZeroDuration();
 };
 
 // Checks the options on their own (addresses have a port, sizes positive).
@@ -47,6 +56,9 @@ class PlannerServer {
   // Reloads the catalogue from data_dir; on failure the previous catalogue
   // keeps serving and the error is returned.
   absl::Status Reload();
+  // Reloads when the store's change token moved since the last load; false
+  // when nothing changed.
+  absl::StatusOr<bool> ReloadIfChanged();
 
   // Stops accepting RPCs, lets in-flight ones finish until `drain`, then
   // cancels the rest.
@@ -54,11 +66,15 @@ class PlannerServer {
   void Wait();
 
  private:
-  PlannerServer(const ServerOptions& options,
-                std::shared_ptr<const Catalog> catalog,
+  PlannerServer(const ServerOptions& options, std::shared_ptr<DirectoryStore> store,
+                std::shared_ptr<const Catalog> catalog, std::optional<std::string> write_token,
                 std::shared_ptr<prometheus::Registry> registry);
+  void Loaded(const Catalog& catalog);
 
   ServerOptions options_;
+  std::shared_ptr<DirectoryStore> store_;
+  absl::Mutex reload_mu_;
+  std::string change_token_ ABSL_GUARDED_BY(reload_mu_);
   std::shared_ptr<prometheus::Registry> registry_;
   Metrics metrics_;
   Planner planner_;
