@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "Eigen/Dense"
 
@@ -462,73 +463,148 @@ absl::StatusOr<double> FitProportional(const std::vector<double>& x, const std::
   return cod.solve(b)(0);
 }
 
+namespace {
+
+// The observation's sampler group; nullopt where the header's -1 says no
+// sampler phase applies.
+std::optional<int> SamplerGroupOf(const OverheadObservation& o) {
+  if (o.sampler_group < 0) return std::nullopt;
+  return o.sampler_group;
+}
+
+absl::Status CheckSamplerGroups(const std::vector<OverheadObservation>& obs, int groups) {
+  for (size_t i = 0; i < obs.size(); ++i) {
+    if (obs[i].sampler_group >= groups) {
+      return absl::InvalidArgumentError(absl::StrCat("FitOverhead: observation ", i,
+                                                     " has sampler_group ", obs[i].sampler_group));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The forward pass dominates at first where it alone explains at least half
+// the observed overhead, and wherever no sampler phase applies.
+std::vector<bool> InitialTokenDominance(const std::vector<OverheadObservation>& obs,
+                                        const OverheadFitOptions& opt) {
+  std::vector<bool> token_dominates(obs.size(), false);
+  for (size_t i = 0; i < obs.size(); ++i) {
+    token_dominates[i] = !SamplerGroupOf(obs[i]).has_value() ||
+                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
+                             0.5 * obs[i].overhead_bytes;
+  }
+  return token_dominates;
+}
+
+// One iteration's linear system. Columns: sampler copies per group, base, per
+// extra rank. Where the forward pass dominates, its fixed term moves to the
+// left-hand side; elsewhere the sampler phase enters its group's column.
+// Pinned columns stay zero.
+struct OverheadSystem {
+  Eigen::MatrixXd design;
+  Eigen::VectorXd overhead_bytes;
+};
+
+OverheadSystem BuildOverheadSystem(const std::vector<OverheadObservation>& obs,
+                                   const OverheadFitOptions& opt, int groups, int cols,
+                                   const std::vector<bool>& token_dominates,
+                                   const std::vector<bool>& pinned) {
+  OverheadSystem sys{Eigen::MatrixXd::Zero(obs.size(), cols), Eigen::VectorXd(obs.size())};
+  for (size_t i = 0; i < obs.size(); ++i) {
+    const OverheadObservation& o = obs[i];
+    sys.overhead_bytes(i) = o.overhead_bytes;
+    if (token_dominates[i]) {
+      sys.overhead_bytes(i) -= opt.activation_token_scale * o.terms.token_phase_bytes;
+    } else if (!pinned[o.sampler_group]) {
+      sys.design(i, o.sampler_group) = o.terms.sampler_phase_bytes;
+    }
+    if (!pinned[groups]) sys.design(i, groups) = 1.0;
+    if (opt.fit_per_rank && !pinned[groups + 1]) sys.design(i, groups + 1) = o.terms.extra_ranks;
+  }
+  return sys;
+}
+
+// Least squares through the complete orthogonal decomposition; returns its
+// numerical rank. Pinned columns come back exactly zero.
+int SolveOverheadSystem(const OverheadSystem& sys, const std::vector<bool>& pinned,
+                        Eigen::VectorXd& theta) {
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(sys.design);
+  theta = cod.solve(sys.overhead_bytes);
+  for (int c = 0; c < static_cast<int>(pinned.size()); ++c) {
+    if (pinned[c]) theta(c) = 0.0;
+  }
+  return static_cast<int>(cod.rank());
+}
+
+// Re-assigns the dominating phase of each observation with a sampler phase
+// under the new coefficients; true when any assignment changed.
+bool ReassignDominance(const std::vector<OverheadObservation>& obs, const OverheadFitOptions& opt,
+                       const Eigen::VectorXd& theta, std::vector<bool>& token_dominates) {
+  bool changed = false;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    const OverheadObservation& o = obs[i];
+    const std::optional<int> group = SamplerGroupOf(o);
+    if (!group.has_value()) continue;
+    const double token_bytes = opt.activation_token_scale * o.terms.token_phase_bytes;
+    const double sampler_bytes = std::max(0.0, theta(*group)) * o.terms.sampler_phase_bytes;
+    const bool dominates = token_bytes > sampler_bytes;
+    if (dominates != token_dominates[i]) {
+      token_dominates[i] = dominates;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Pins the negative coefficients at zero; true when a column was newly pinned.
+bool PinNegativeColumns(const Eigen::VectorXd& theta, std::vector<bool>& pinned) {
+  bool changed = false;
+  for (int c = 0; c < static_cast<int>(pinned.size()); ++c) {
+    if (theta(c) < 0.0 && !pinned[c]) {
+      pinned[c] = true;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Root-mean-square misfit of the fitted max(token, sampler) + b + r · R.
+double OverheadRmsResidualBytes(const std::vector<OverheadObservation>& obs,
+                                const OverheadFitOptions& opt, const OverheadFit& fit) {
+  double sq = 0.0;
+  for (const OverheadObservation& o : obs) {
+    const std::optional<int> group = SamplerGroupOf(o);
+    const double token_bytes = opt.activation_token_scale * o.terms.token_phase_bytes;
+    const double sampler_bytes =
+        group.has_value() ? fit.sampler_logit_copies[*group] * o.terms.sampler_phase_bytes : 0.0;
+    const double pred_bytes = std::max(token_bytes, sampler_bytes) + fit.non_torch_base_bytes +
+                              fit.non_torch_per_extra_rank_bytes * o.terms.extra_ranks;
+    sq += (pred_bytes - o.overhead_bytes) * (pred_bytes - o.overhead_bytes);
+  }
+  return std::sqrt(sq / obs.size());
+}
+
+}  // namespace
+
 absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& obs,
                                         const OverheadFitOptions& opt) {
   if (obs.empty()) return absl::InvalidArgumentError("FitOverhead: no observations");
   const int g = std::max(0, opt.num_sampler_groups);
-  // Columns: sampler copies per group, base, per extra rank.
+  if (absl::Status s = CheckSamplerGroups(obs, g); !s.ok()) return s;
   const int cols = g + 1 + (opt.fit_per_rank ? 1 : 0);
   std::vector<bool> pinned(cols, false);
-  // Start with the forward pass dominating where it alone explains at least
-  // half the observed overhead.
-  std::vector<bool> token_dominates(obs.size(), false);
-  for (size_t i = 0; i < obs.size(); ++i) {
-    token_dominates[i] = obs[i].sampler_group < 0 ||
-                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
-                             0.5 * obs[i].overhead_bytes;
-  }
+  std::vector<bool> token_dominates = InitialTokenDominance(obs, opt);
   Eigen::VectorXd theta = Eigen::VectorXd::Zero(cols);
   int rank = 0;
   constexpr int kIterations = 20;
   for (int iter = 0; iter < kIterations; ++iter) {
-    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(obs.size(), cols);
-    Eigen::VectorXd y(obs.size());
-    for (size_t i = 0; i < obs.size(); ++i) {
-      const OverheadObservation& o = obs[i];
-      if (o.sampler_group >= g) {
-        return absl::InvalidArgumentError(absl::StrCat("FitOverhead: observation ", i,
-                                                       " has sampler_group ", o.sampler_group));
-      }
-      y(i) = o.overhead_bytes;
-      if (token_dominates[i]) {
-        y(i) -= opt.activation_token_scale * o.terms.token_phase_bytes;
-      } else if (!pinned[o.sampler_group]) {
-        a(i, o.sampler_group) = o.terms.sampler_phase_bytes;
-      }
-      if (!pinned[g]) a(i, g) = 1.0;
-      if (opt.fit_per_rank && !pinned[g + 1]) a(i, g + 1) = o.terms.extra_ranks;
-    }
-    if (!a.allFinite() || !y.allFinite()) {
+    const OverheadSystem sys = BuildOverheadSystem(obs, opt, g, cols, token_dominates, pinned);
+    if (!sys.design.allFinite() || !sys.overhead_bytes.allFinite()) {
       return absl::InvalidArgumentError("FitOverhead: non-finite observation");
     }
-    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
-    rank = static_cast<int>(cod.rank());
-    theta = cod.solve(y);
-    for (int c = 0; c < cols; ++c) {
-      if (pinned[c]) theta(c) = 0.0;
-    }
-    // Re-assign the dominating phase with the new coefficients; only once the
-    // assignment is stable, pin negative coefficients at zero.
-    bool changed = false;
-    for (size_t i = 0; i < obs.size(); ++i) {
-      const OverheadObservation& o = obs[i];
-      if (o.sampler_group < 0) continue;
-      const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
-      const double sampler = std::max(0.0, theta(o.sampler_group)) * o.terms.sampler_phase_bytes;
-      const bool dominates = token > sampler;
-      if (dominates != token_dominates[i]) {
-        token_dominates[i] = dominates;
-        changed = true;
-      }
-    }
-    if (!changed) {
-      for (int c = 0; c < cols; ++c) {
-        if (theta(c) < 0.0 && !pinned[c]) {
-          pinned[c] = true;
-          changed = true;
-        }
-      }
-    }
+    rank = SolveOverheadSystem(sys, pinned, theta);
+    // Only once the assignment of phases is stable are negative coefficients pinned.
+    const bool changed =
+        ReassignDominance(obs, opt, theta, token_dominates) || PinNegativeColumns(theta, pinned);
     if (!changed) break;
   }
   for (int c = 0; c < cols; ++c) theta(c) = std::max(0.0, theta(c));
@@ -537,17 +613,7 @@ absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& 
   for (int k = 0; k < g; ++k) fit.sampler_logit_copies.push_back(theta(k));
   fit.non_torch_base_bytes = theta(g);
   fit.non_torch_per_extra_rank_bytes = opt.fit_per_rank ? theta(g + 1) : 0.0;
-  double sq = 0.0;
-  for (const OverheadObservation& o : obs) {
-    const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
-    const double sampler = o.sampler_group >= 0 ? fit.sampler_logit_copies[o.sampler_group] *
-                                                      o.terms.sampler_phase_bytes
-                                                : 0.0;
-    const double pred = std::max(token, sampler) + fit.non_torch_base_bytes +
-                        fit.non_torch_per_extra_rank_bytes * o.terms.extra_ranks;
-    sq += (pred - o.overhead_bytes) * (pred - o.overhead_bytes);
-  }
-  fit.rms_residual_bytes = std::sqrt(sq / obs.size());
+  fit.rms_residual_bytes = OverheadRmsResidualBytes(obs, opt, fit);
   return fit;
 }
 
