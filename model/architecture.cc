@@ -330,16 +330,16 @@ absl::Status ValidateArchitecture(const ModelArchitecture& a) {
 std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
   std::vector<TensorGroup> out;
   out.reserve(16 * (a.layers.size() + a.num_mtp_layers) + 4);
-  out.push_back(TensorGroup{Component::kEmbeddings, -1, "embed_tokens",
+  out.push_back(TensorGroup{Component::kEmbeddings, std::nullopt, "embed_tokens",
                             a.vocab_size, a.hidden_size, 1, Sharding::kVocab,
                             false});
   for (size_t i = 0; i < a.layers.size(); ++i) {
     AppendLayer(a, a.layers[i], static_cast<int>(i), std::nullopt, out);
   }
-  out.push_back(TensorGroup{Component::kNorms, -1, "final_norm", a.hidden_size,
+  out.push_back(TensorGroup{Component::kNorms, std::nullopt, "final_norm", a.hidden_size,
                             1, 1, Sharding::kReplicated, false});
   if (!a.tie_word_embeddings) {
-    out.push_back(TensorGroup{Component::kLmHead, -1, "lm_head", a.vocab_size,
+    out.push_back(TensorGroup{Component::kLmHead, std::nullopt, "lm_head", a.vocab_size,
                               a.hidden_size, 1, Sharding::kVocab, false});
   }
   // MTP module (DeepSeek-V3, Qwen3-Next, GLM): a projection of

@@ -103,12 +103,12 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
 
 bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
                    bool last_stage, int num_layers) {
-  if (t.layer < 0) {
+  if (!t.layer.has_value()) {
     if (t.component == Component::kEmbeddings) return first_stage;
     return last_stage;  // final norm, LM head
   }
-  if (t.layer >= num_layers) return last_stage;  // MTP / draft layers
-  return t.layer >= first && t.layer < last;
+  if (*t.layer >= num_layers) return last_stage;  // MTP / draft layers
+  return *t.layer >= first && *t.layer < last;
 }
 
 // Attention layers a stage holds, with draft layers appended when speculative
