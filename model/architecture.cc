@@ -13,149 +13,174 @@ absl::Status Invalid(absl::string_view field, int64_t value,
       absl::StrCat("ModelArchitecture.", field, " = ", value, "; ", rule));
 }
 
-// Appends the tensors of one decoder layer. `override_component` (MTP layers)
-// replaces the component of every tensor when set.
-void AppendLayer(const ModelArchitecture& a, const LayerSpec& spec, int layer,
-                 std::optional<Component> override_component,
-                 std::vector<TensorGroup>& out) {
-  const size_t first = out.size();
+// The tensors of one decoder layer as they are appended: every one tagged
+// with the layer's index.
+class LayerTensors {
+ public:
+  LayerTensors(int layer, std::vector<TensorGroup>& out) : layer_(layer), out_(out) {}
+  void Add(Component c, absl::string_view name, int64_t rows, int64_t cols, int64_t copies,
+           Sharding s, bool quantizable) {
+    out_.push_back(TensorGroup{c, layer_, name, rows, cols, copies, s, quantizable});
+  }
+
+ private:
+  const int layer_;
+  std::vector<TensorGroup>& out_;
+};
+
+using C = Component;
+using S = Sharding;
+
+// Full or sliding-window attention: q (with Qwen3-Next's output gate), k, v,
+// o and the optional biases, sinks and q/k norms.
+void AppendFullAttention(const ModelArchitecture& a, LayerTensors& t) {
   const int64_t h = a.hidden_size;
   const int64_t hd = a.EffectiveHeadDim();
   const int64_t heads = a.num_attention_heads;
   const int64_t kv = a.num_kv_heads;
-  auto add = [&](Component c, absl::string_view name, int64_t rows,
-                 int64_t cols, int64_t copies, Sharding s, bool quantizable) {
-    out.push_back(TensorGroup{c, layer, name, rows, cols, copies, s,
-                              quantizable});
-  };
-  using C = Component;
-  using S = Sharding;
+  const int64_t q_out = heads * hd * (a.gated_attention_output ? 2 : 1);
+  t.Add(C::kAttention, "q_proj", q_out, h, 1, S::kColumn, true);
+  t.Add(C::kAttention, "k_proj", kv * hd, h, 1, S::kKvHeads, true);
+  t.Add(C::kAttention, "v_proj", kv * hd, h, 1, S::kKvHeads, true);
+  t.Add(C::kAttention, "o_proj", h, heads * hd, 1, S::kRow, true);
+  if (a.attention_bias) {
+    t.Add(C::kAttention, "q_bias", q_out, 1, 1, S::kColumn, false);
+    t.Add(C::kAttention, "kv_bias", 2 * kv * hd, 1, 1, S::kKvHeads, false);
+  }
+  if (a.attention_output_bias) {
+    t.Add(C::kAttention, "o_bias", h, 1, 1, S::kReplicated, false);
+  }
+  if (a.attention_sinks) {
+    t.Add(C::kAttention, "sinks", heads, 1, 1, S::kColumn, false);
+  }
+  if (a.qk_norm) {
+    t.Add(C::kNorms, "qk_norm", 2 * hd, 1, 1, S::kReplicated, false);
+  }
+}
 
+// MLA: queries through a low-rank projection when q_lora_rank > 0, the joint
+// KV down-projection (replicated) and its up-projection.
+void AppendMlaAttention(const ModelArchitecture& a, LayerTensors& t) {
+  const int64_t h = a.hidden_size;
+  const int64_t heads = a.num_attention_heads;
+  const MlaSpec m = a.mla.value_or(MlaSpec{});
+  const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  if (m.q_lora_rank > 0) {
+    t.Add(C::kAttention, "q_a_proj", m.q_lora_rank, h, 1, S::kReplicated, true);
+    t.Add(C::kNorms, "q_a_layernorm", m.q_lora_rank, 1, 1, S::kReplicated, false);
+    t.Add(C::kAttention, "q_b_proj", heads * qk, m.q_lora_rank, 1, S::kColumn, true);
+  } else {
+    t.Add(C::kAttention, "q_proj", heads * qk, h, 1, S::kColumn, true);
+  }
+  t.Add(C::kAttention, "kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, h, 1,
+        S::kReplicated, true);
+  t.Add(C::kNorms, "kv_a_layernorm", m.kv_lora_rank, 1, 1, S::kReplicated, false);
+  t.Add(C::kAttention, "kv_b_proj", heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
+        1, S::kColumn, true);
+  t.Add(C::kAttention, "o_proj", h, heads * m.v_head_dim, 1, S::kRow, true);
+}
+
+// Gated DeltaNet: the fused q/k/v/z and b/a input projections, the short
+// convolution, the per-head decay parameters, the gated norm and out_proj.
+void AppendLinearAttention(const ModelArchitecture& a, LayerTensors& t) {
+  const int64_t h = a.hidden_size;
+  const LinearAttentionSpec l = a.linear_attention.value_or(LinearAttentionSpec{});
+  const int64_t qk = l.num_key_heads * l.key_head_dim;
+  const int64_t v = l.num_value_heads * l.value_head_dim;
+  t.Add(C::kLinearAttention, "in_proj_qkvz", 2 * qk + 2 * v, h, 1, S::kColumn, true);
+  t.Add(C::kLinearAttention, "in_proj_ba", 2 * l.num_value_heads, h, 1, S::kColumn, true);
+  t.Add(C::kLinearAttention, "conv1d", 2 * qk + v, l.conv_kernel_size, 1, S::kColumn, false);
+  t.Add(C::kLinearAttention, "dt_bias_a_log", 2 * l.num_value_heads, 1, 1, S::kColumn, false);
+  t.Add(C::kNorms, "gated_norm", l.value_head_dim, 1, 1, S::kReplicated, false);
+  t.Add(C::kLinearAttention, "out_proj", h, v, 1, S::kRow, true);
+}
+
+// Mamba2: in_proj to x, z, B, C and dt; the convolution over x, B, C (kernel +
+// bias); dt bias, A and D per head; the gated norm and out_proj.
+void AppendMambaMixer(const ModelArchitecture& a, LayerTensors& t) {
+  const int64_t h = a.hidden_size;
+  const MambaSpec m = a.mamba.value_or(MambaSpec{});
+  const int64_t inner = m.num_heads * m.head_dim;
+  const int64_t bc = 2 * m.num_groups * m.state_size;
+  t.Add(C::kLinearAttention, "in_proj", 2 * inner + bc + m.num_heads, h, 1, S::kColumn, true);
+  t.Add(C::kLinearAttention, "conv1d", inner + bc, m.conv_kernel_size + 1, 1, S::kColumn,
+        false);  // kernel + bias
+  t.Add(C::kLinearAttention, "dt_bias_a_log_d", 3 * m.num_heads, 1, 1, S::kColumn, false);
+  t.Add(C::kNorms, "gated_norm", inner, 1, 1, S::kColumn, false);
+  t.Add(C::kLinearAttention, "out_proj", h, inner, 1, S::kRow, true);
+}
+
+// A gated dense MLP: fused gate/up and down (with optional biases).
+void AppendDenseMlp(const ModelArchitecture& a, LayerTensors& t) {
+  const int64_t h = a.hidden_size;
+  const int64_t i = a.intermediate_size;
+  t.Add(C::kDenseMlp, "gate_up_proj", 2 * i, h, 1, S::kColumn, true);
+  t.Add(C::kDenseMlp, "down_proj", h, i, 1, S::kRow, true);
+  if (a.mlp_bias) {
+    t.Add(C::kDenseMlp, "gate_up_bias", 2 * i, 1, 1, S::kColumn, false);
+    t.Add(C::kDenseMlp, "down_bias", h, 1, 1, S::kReplicated, false);
+  }
+}
+
+// MoE: the router, `num_routed_experts` copies of the expert MLP, and the
+// shared expert(s) as one dense MLP of their joint width, with its gate.
+void AppendMoeMlp(const ModelArchitecture& a, LayerTensors& t) {
+  const int64_t h = a.hidden_size;
+  const MoeSpec m = a.moe.value_or(MoeSpec{});
+  const int64_t e = m.num_routed_experts;
+  const int64_t i = m.expert_intermediate_size;
+  t.Add(C::kRouter, "router", e, h, 1, S::kReplicated, false);
+  if (m.router_bias) {
+    t.Add(C::kRouter, "router_bias", e, 1, 1, S::kReplicated, false);
+  }
+  t.Add(C::kRoutedExperts, "experts.gate_up_proj", 2 * i, h, e, S::kExpertColumn, true);
+  t.Add(C::kRoutedExperts, "experts.down_proj", h, i, e, S::kExpertRow, true);
+  if (m.expert_bias) {
+    t.Add(C::kRoutedExperts, "experts.gate_up_bias", 2 * i, 1, e, S::kExpertColumn, false);
+    t.Add(C::kRoutedExperts, "experts.down_bias", h, 1, e, S::kExpertRow, false);
+  }
+  const int64_t si = m.shared_expert_intermediate_size > 0 ? m.shared_expert_intermediate_size
+                                                           : m.num_shared_experts * i;
+  if (si > 0) {
+    t.Add(C::kSharedExperts, "shared_experts.gate_up_proj", 2 * si, h, 1, S::kColumn, true);
+    t.Add(C::kSharedExperts, "shared_experts.down_proj", h, si, 1, S::kRow, true);
+    if (m.shared_expert_gate) {
+      t.Add(C::kSharedExperts, "shared_expert_gate", 1, h, 1, S::kReplicated, false);
+    }
+  }
+}
+
+// Appends the tensors of one decoder layer: its attention (or mixer), its
+// MLP, its two norms. `override_component` (MTP layers) replaces the
+// component of every tensor when set.
+void AppendLayer(const ModelArchitecture& a, const LayerSpec& spec, int layer,
+                 std::optional<Component> override_component,
+                 std::vector<TensorGroup>& out) {
+  const size_t first = out.size();
+  LayerTensors t(layer, out);
   switch (spec.attention) {
     case AttentionKind::kFull:
-    case AttentionKind::kSlidingWindow: {
-      const int64_t q_out = heads * hd * (a.gated_attention_output ? 2 : 1);
-      add(C::kAttention, "q_proj", q_out, h, 1, S::kColumn, true);
-      add(C::kAttention, "k_proj", kv * hd, h, 1, S::kKvHeads, true);
-      add(C::kAttention, "v_proj", kv * hd, h, 1, S::kKvHeads, true);
-      add(C::kAttention, "o_proj", h, heads * hd, 1, S::kRow, true);
-      if (a.attention_bias) {
-        add(C::kAttention, "q_bias", q_out, 1, 1, S::kColumn, false);
-        add(C::kAttention, "kv_bias", 2 * kv * hd, 1, 1, S::kKvHeads, false);
-      }
-      if (a.attention_output_bias) {
-        add(C::kAttention, "o_bias", h, 1, 1, S::kReplicated, false);
-      }
-      if (a.attention_sinks) {
-        add(C::kAttention, "sinks", heads, 1, 1, S::kColumn, false);
-      }
-      if (a.qk_norm) {
-        add(C::kNorms, "qk_norm", 2 * hd, 1, 1, S::kReplicated, false);
-      }
+    case AttentionKind::kSlidingWindow:
+      AppendFullAttention(a, t);
       break;
-    }
-    case AttentionKind::kMla: {
-      const MlaSpec m = a.mla.value_or(MlaSpec{});
-      const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
-      if (m.q_lora_rank > 0) {
-        add(C::kAttention, "q_a_proj", m.q_lora_rank, h, 1, S::kReplicated,
-            true);
-        add(C::kNorms, "q_a_layernorm", m.q_lora_rank, 1, 1, S::kReplicated,
-            false);
-        add(C::kAttention, "q_b_proj", heads * qk, m.q_lora_rank, 1,
-            S::kColumn, true);
-      } else {
-        add(C::kAttention, "q_proj", heads * qk, h, 1, S::kColumn, true);
-      }
-      add(C::kAttention, "kv_a_proj_with_mqa",
-          m.kv_lora_rank + m.qk_rope_head_dim, h, 1, S::kReplicated, true);
-      add(C::kNorms, "kv_a_layernorm", m.kv_lora_rank, 1, 1, S::kReplicated,
-          false);
-      add(C::kAttention, "kv_b_proj",
-          heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, 1,
-          S::kColumn, true);
-      add(C::kAttention, "o_proj", h, heads * m.v_head_dim, 1, S::kRow, true);
+    case AttentionKind::kMla:
+      AppendMlaAttention(a, t);
       break;
-    }
-    case AttentionKind::kLinear: {
-      const LinearAttentionSpec l =
-          a.linear_attention.value_or(LinearAttentionSpec{});
-      const int64_t qk = l.num_key_heads * l.key_head_dim;
-      const int64_t v = l.num_value_heads * l.value_head_dim;
-      add(C::kLinearAttention, "in_proj_qkvz", 2 * qk + 2 * v, h, 1,
-          S::kColumn, true);
-      add(C::kLinearAttention, "in_proj_ba", 2 * l.num_value_heads, h, 1,
-          S::kColumn, true);
-      add(C::kLinearAttention, "conv1d", 2 * qk + v, l.conv_kernel_size, 1,
-          S::kColumn, false);
-      add(C::kLinearAttention, "dt_bias_a_log", 2 * l.num_value_heads, 1, 1,
-          S::kColumn, false);
-      add(C::kNorms, "gated_norm", l.value_head_dim, 1, 1, S::kReplicated,
-          false);
-      add(C::kLinearAttention, "out_proj", h, v, 1, S::kRow, true);
+    case AttentionKind::kLinear:
+      AppendLinearAttention(a, t);
       break;
-    }
-    case AttentionKind::kMamba: {
-      const MambaSpec m = a.mamba.value_or(MambaSpec{});
-      const int64_t inner = m.num_heads * m.head_dim;
-      const int64_t bc = 2 * m.num_groups * m.state_size;
-      add(C::kLinearAttention, "in_proj", 2 * inner + bc + m.num_heads, h, 1,
-          S::kColumn, true);
-      add(C::kLinearAttention, "conv1d", inner + bc, m.conv_kernel_size + 1, 1,
-          S::kColumn, false);  // kernel + bias
-      add(C::kLinearAttention, "dt_bias_a_log_d", 3 * m.num_heads, 1, 1,
-          S::kColumn, false);
-      add(C::kNorms, "gated_norm", inner, 1, 1, S::kColumn, false);
-      add(C::kLinearAttention, "out_proj", h, inner, 1, S::kRow, true);
+    case AttentionKind::kMamba:
+      AppendMambaMixer(a, t);
       break;
-    }
   }
-
   if (spec.mlp == MlpKind::kDense) {
-    const int64_t i = a.intermediate_size;
-    add(C::kDenseMlp, "gate_up_proj", 2 * i, h, 1, S::kColumn, true);
-    add(C::kDenseMlp, "down_proj", h, i, 1, S::kRow, true);
-    if (a.mlp_bias) {
-      add(C::kDenseMlp, "gate_up_bias", 2 * i, 1, 1, S::kColumn, false);
-      add(C::kDenseMlp, "down_bias", h, 1, 1, S::kReplicated, false);
-    }
+    AppendDenseMlp(a, t);
   } else {
-    const MoeSpec m = a.moe.value_or(MoeSpec{});
-    const int64_t e = m.num_routed_experts;
-    const int64_t i = m.expert_intermediate_size;
-    add(C::kRouter, "router", e, h, 1, S::kReplicated, false);
-    if (m.router_bias) {
-      add(C::kRouter, "router_bias", e, 1, 1, S::kReplicated, false);
-    }
-    add(C::kRoutedExperts, "experts.gate_up_proj", 2 * i, h, e,
-        S::kExpertColumn, true);
-    add(C::kRoutedExperts, "experts.down_proj", h, i, e, S::kExpertRow, true);
-    if (m.expert_bias) {
-      add(C::kRoutedExperts, "experts.gate_up_bias", 2 * i, 1, e,
-          S::kExpertColumn, false);
-      add(C::kRoutedExperts, "experts.down_bias", h, 1, e, S::kExpertRow,
-          false);
-    }
-    const int64_t si = m.shared_expert_intermediate_size > 0
-                           ? m.shared_expert_intermediate_size
-                           : m.num_shared_experts * i;
-    if (si > 0) {
-      add(C::kSharedExperts, "shared_experts.gate_up_proj", 2 * si, h, 1,
-          S::kColumn, true);
-      add(C::kSharedExperts, "shared_experts.down_proj", h, si, 1, S::kRow,
-          true);
-      if (m.shared_expert_gate) {
-        add(C::kSharedExperts, "shared_expert_gate", 1, h, 1, S::kReplicated,
-            false);
-      }
-    }
+    AppendMoeMlp(a, t);
   }
-  add(C::kNorms, "layer_norms", 2 * h, 1, 1, S::kReplicated, false);
-
+  t.Add(C::kNorms, "layer_norms", 2 * a.hidden_size, 1, 1, S::kReplicated, false);
   if (override_component.has_value()) {
-    for (size_t k = first; k < out.size(); ++k) {
-      out[k].component = *override_component;
-    }
+    for (size_t k = first; k < out.size(); ++k) out[k].component = *override_component;
   }
 }
 
@@ -190,7 +215,10 @@ int64_t ContextLimitTokens(const ModelArchitecture& a) {
   return std::llround(a.rope_scaling_factor * static_cast<double>(a.native_context_tokens));
 }
 
-absl::Status ValidateArchitecture(const ModelArchitecture& a) {
+namespace {
+
+// The sizes every layer relies on: hidden, vocabulary, layer count, heads.
+absl::Status ValidateSizes(const ModelArchitecture& a) {
   if (a.hidden_size <= 0) return Invalid("hidden_size", a.hidden_size, "must be positive");
   if (a.vocab_size <= 0) return Invalid("vocab_size", a.vocab_size, "must be positive");
   if (a.layers.empty()) return Invalid("layers.size()", 0, "must be positive");
@@ -211,70 +239,90 @@ absl::Status ValidateArchitecture(const ModelArchitecture& a) {
   if (a.num_mtp_layers < 0) {
     return Invalid("num_mtp_layers", a.num_mtp_layers, "must not be negative");
   }
+  return absl::OkStatus();
+}
+
+// The spec a layer's attention kind needs is present and positive; `at`
+// names the layer ("layers[3]").
+absl::Status ValidateLayerAttention(const ModelArchitecture& a, AttentionKind kind,
+                                    absl::string_view at) {
+  switch (kind) {
+    case AttentionKind::kFull:
+      break;
+    case AttentionKind::kSlidingWindow:
+      if (a.sliding_window_tokens <= 0) {
+        return Invalid("sliding_window_tokens", a.sliding_window_tokens,
+                       absl::StrCat("must be positive: ", at, " is sliding-window"));
+      }
+      break;
+    case AttentionKind::kMla:
+      if (!a.mla.has_value() || a.mla->kv_lora_rank <= 0 ||
+          a.mla->v_head_dim <= 0 || a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim <= 0) {
+        return Invalid("mla.kv_lora_rank", a.mla ? a.mla->kv_lora_rank : 0,
+                       absl::StrCat("MLA sizes must be positive: ", at, " is MLA"));
+      }
+      break;
+    case AttentionKind::kLinear: {
+      const auto& la = a.linear_attention;
+      if (!la.has_value() || la->num_key_heads <= 0 || la->num_value_heads <= 0 ||
+          la->key_head_dim <= 0 || la->value_head_dim <= 0 || la->conv_kernel_size <= 0) {
+        return Invalid("linear_attention.num_value_heads",
+                       la ? la->num_value_heads : 0,
+                       absl::StrCat("linear-attention sizes must be positive: ", at,
+                                    " is linear attention"));
+      }
+      break;
+    }
+    case AttentionKind::kMamba: {
+      const auto& m = a.mamba;
+      if (!m.has_value() || m->num_heads <= 0 || m->head_dim <= 0 ||
+          m->state_size <= 0 || m->num_groups <= 0 || m->conv_kernel_size <= 0) {
+        return Invalid("mamba.num_heads", m ? m->num_heads : 0,
+                       absl::StrCat("Mamba sizes must be positive: ", at, " is Mamba"));
+      }
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A dense layer needs the MLP width; a MoE layer a MoE spec whose expert
+// counts and widths make sense.
+absl::Status ValidateLayerMlp(const ModelArchitecture& a, MlpKind kind, absl::string_view at) {
+  if (kind == MlpKind::kDense && a.intermediate_size <= 0) {
+    return Invalid("intermediate_size", a.intermediate_size,
+                   absl::StrCat("must be positive: ", at, " has a dense MLP"));
+  }
+  if (kind != MlpKind::kMoe) return absl::OkStatus();
+  if (!a.moe.has_value() || a.moe->num_routed_experts <= 0) {
+    return Invalid("moe.num_routed_experts", a.moe ? a.moe->num_routed_experts : 0,
+                   absl::StrCat("must be positive: ", at, " is MoE"));
+  }
+  if (a.moe->experts_per_token <= 0 ||
+      a.moe->experts_per_token > a.moe->num_routed_experts) {
+    return Invalid("moe.experts_per_token", a.moe->experts_per_token,
+                   absl::StrCat("must be in [1, num_routed_experts = ",
+                                a.moe->num_routed_experts, "]"));
+  }
+  if (a.moe->expert_intermediate_size <= 0) {
+    return Invalid("moe.expert_intermediate_size", a.moe->expert_intermediate_size,
+                   "must be positive");
+  }
+  if (a.moe->num_shared_experts < 0) {
+    return Invalid("moe.num_shared_experts", a.moe->num_shared_experts,
+                   "must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateArchitecture(const ModelArchitecture& a) {
+  if (absl::Status s = ValidateSizes(a); !s.ok()) return s;
   for (size_t i = 0; i < a.layers.size(); ++i) {
-    const LayerSpec& l = a.layers[i];
     const std::string at = absl::StrCat("layers[", i, "]");
-    switch (l.attention) {
-      case AttentionKind::kFull:
-        break;
-      case AttentionKind::kSlidingWindow:
-        if (a.sliding_window_tokens <= 0) {
-          return Invalid("sliding_window_tokens", a.sliding_window_tokens,
-                         absl::StrCat("must be positive: ", at, " is sliding-window"));
-        }
-        break;
-      case AttentionKind::kMla:
-        if (!a.mla.has_value() || a.mla->kv_lora_rank <= 0 ||
-            a.mla->v_head_dim <= 0 || a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim <= 0) {
-          return Invalid("mla.kv_lora_rank", a.mla ? a.mla->kv_lora_rank : 0,
-                         absl::StrCat("MLA sizes must be positive: ", at, " is MLA"));
-        }
-        break;
-      case AttentionKind::kLinear: {
-        const auto& la = a.linear_attention;
-        if (!la.has_value() || la->num_key_heads <= 0 || la->num_value_heads <= 0 ||
-            la->key_head_dim <= 0 || la->value_head_dim <= 0 || la->conv_kernel_size <= 0) {
-          return Invalid("linear_attention.num_value_heads",
-                         la ? la->num_value_heads : 0,
-                         absl::StrCat("linear-attention sizes must be positive: ", at,
-                                      " is linear attention"));
-        }
-        break;
-      }
-      case AttentionKind::kMamba: {
-        const auto& m = a.mamba;
-        if (!m.has_value() || m->num_heads <= 0 || m->head_dim <= 0 ||
-            m->state_size <= 0 || m->num_groups <= 0 || m->conv_kernel_size <= 0) {
-          return Invalid("mamba.num_heads", m ? m->num_heads : 0,
-                         absl::StrCat("Mamba sizes must be positive: ", at, " is Mamba"));
-        }
-        break;
-      }
-    }
-    if (l.mlp == MlpKind::kDense && a.intermediate_size <= 0) {
-      return Invalid("intermediate_size", a.intermediate_size,
-                     absl::StrCat("must be positive: ", at, " has a dense MLP"));
-    }
-    if (l.mlp == MlpKind::kMoe) {
-      if (!a.moe.has_value() || a.moe->num_routed_experts <= 0) {
-        return Invalid("moe.num_routed_experts", a.moe ? a.moe->num_routed_experts : 0,
-                       absl::StrCat("must be positive: ", at, " is MoE"));
-      }
-      if (a.moe->experts_per_token <= 0 ||
-          a.moe->experts_per_token > a.moe->num_routed_experts) {
-        return Invalid("moe.experts_per_token", a.moe->experts_per_token,
-                       absl::StrCat("must be in [1, num_routed_experts = ",
-                                    a.moe->num_routed_experts, "]"));
-      }
-      if (a.moe->expert_intermediate_size <= 0) {
-        return Invalid("moe.expert_intermediate_size", a.moe->expert_intermediate_size,
-                       "must be positive");
-      }
-      if (a.moe->num_shared_experts < 0) {
-        return Invalid("moe.num_shared_experts", a.moe->num_shared_experts,
-                       "must not be negative");
-      }
-    }
+    if (absl::Status s = ValidateLayerAttention(a, a.layers[i].attention, at); !s.ok()) return s;
+    if (absl::Status s = ValidateLayerMlp(a, a.layers[i].mlp, at); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -282,16 +330,16 @@ absl::Status ValidateArchitecture(const ModelArchitecture& a) {
 std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
   std::vector<TensorGroup> out;
   out.reserve(16 * (a.layers.size() + a.num_mtp_layers) + 4);
-  out.push_back(TensorGroup{Component::kEmbeddings, -1, "embed_tokens",
+  out.push_back(TensorGroup{Component::kEmbeddings, std::nullopt, "embed_tokens",
                             a.vocab_size, a.hidden_size, 1, Sharding::kVocab,
                             false});
   for (size_t i = 0; i < a.layers.size(); ++i) {
     AppendLayer(a, a.layers[i], static_cast<int>(i), std::nullopt, out);
   }
-  out.push_back(TensorGroup{Component::kNorms, -1, "final_norm", a.hidden_size,
+  out.push_back(TensorGroup{Component::kNorms, std::nullopt, "final_norm", a.hidden_size,
                             1, 1, Sharding::kReplicated, false});
   if (!a.tie_word_embeddings) {
-    out.push_back(TensorGroup{Component::kLmHead, -1, "lm_head", a.vocab_size,
+    out.push_back(TensorGroup{Component::kLmHead, std::nullopt, "lm_head", a.vocab_size,
                               a.hidden_size, 1, Sharding::kVocab, false});
   }
   // MTP module (DeepSeek-V3, Qwen3-Next, GLM): a projection of

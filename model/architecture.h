@@ -151,9 +151,10 @@ enum class Sharding {
 // a vector (bias, norm) has in_features = 1.
 struct TensorGroup {
   Component component = Component::kAttention;
-  // Index into ModelArchitecture::layers; -1 for tensors outside the layer
-  // stack (embeddings, final norm, LM head); num_layers + i for MTP layer i.
-  int layer = -1;
+  // Index into ModelArchitecture::layers; num_layers + i for MTP layer i;
+  // nullopt for tensors outside the layer stack (embeddings, final norm, LM
+  // head).
+  std::optional<int> layer;
   absl::string_view name;
   int64_t out_features = 0;
   int64_t in_features = 1;

@@ -144,10 +144,10 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
   return out;
 }
 
-absl::StatusOr<CalibrationResult> Calibrate(
-    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior,
-    const CalibrationOptions& calibration_options) {
+namespace {
+
+absl::Status ValidateCalibrationInputs(const CalibrationContext& ctx,
+                                       const std::optional<CoefficientPrior>& prior) {
   CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(ctx.inputs));
   if (ctx.scheduler.max_batched_tokens < 1) {
     return Invalid("CalibrationContext.scheduler.max_batched_tokens",
@@ -165,13 +165,95 @@ absl::StatusOr<CalibrationResult> Calibrate(
     CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("CoefficientPrior.weight", prior->weight));
   }
-  CalibrationResult result;
+  return absl::OkStatus();
+}
+
+// Every point's observations, in order.
+absl::StatusOr<std::vector<Observation>> CollectObservations(
+    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points) {
+  std::vector<Observation> out;
   for (size_t i = 0; i < points.size(); ++i) {
     absl::StatusOr<std::vector<Observation>> obs =
         PointObservations(ctx, points[i], static_cast<int>(i));
     if (!obs.ok()) return obs.status();
-    for (Observation& o : *obs) result.observations.push_back(std::move(o));
+    for (Observation& o : *obs) out.push_back(std::move(o));
   }
+  return out;
+}
+
+// The fit in relative terms: one row f_i / y_i · c ≈ 1 per observation over
+// the identified coefficients (a feature non-zero in some observation); with
+// a prior, one more row per coefficient, √weight · g_k · c_k ≈ √weight · g_k ·
+// prior_k, g_k the column's mean |entry|, so the prior counts as `weight`
+// observations.
+struct RelativeSystem {
+  Eigen::MatrixXd a;
+  Eigen::VectorXd b;
+  std::vector<int> active;  // the feature of each column
+  int prior_rows = 0;       // trailing rows, unweighted in the fit
+};
+
+RelativeSystem BuildRelativeSystem(const std::vector<Observation>& obs,
+                                   const std::optional<CoefficientPrior>& prior,
+                                   const StepFeatures& prior_vec,
+                                   std::array<bool, kNumStepFeatures>& identified) {
+  const int rows = static_cast<int>(obs.size());
+  Eigen::MatrixXd rel(rows, kNumStepFeatures);
+  for (int i = 0; i < rows; ++i) {
+    rel.row(i) = obs[i].features.transpose() / obs[i].observed_seconds;
+  }
+  RelativeSystem sys;
+  for (int j = 0; j < kNumStepFeatures; ++j) {
+    identified[j] = rel.col(j).cwiseAbs().maxCoeff() > 0;
+    if (identified[j]) sys.active.push_back(j);
+  }
+  const int cols = static_cast<int>(sys.active.size());
+  sys.prior_rows = prior.has_value() ? cols : 0;
+  sys.a = Eigen::MatrixXd::Zero(rows + sys.prior_rows, cols);
+  sys.b = Eigen::VectorXd::Ones(rows + sys.prior_rows);
+  for (int k = 0; k < cols; ++k) sys.a.block(0, k, rows, 1) = rel.col(sys.active[k]);
+  if (prior.has_value()) {
+    const double sw = std::sqrt(prior->weight);
+    for (int k = 0; k < cols; ++k) {
+      const double g = rel.col(sys.active[k]).cwiseAbs().mean();
+      sys.a(rows + k, k) = sw * g;
+      sys.b(rows + k) = sw * g * prior_vec(sys.active[k]);
+    }
+  }
+  return sys;
+}
+
+// The fitted coefficients (the prior's, or 0, where unidentified), the fit's
+// figures, and each observation's fitted time and Huber weight.
+void SetFit(const RobustFitResult& fit, const RelativeSystem& sys, const StepFeatures& prior_vec,
+            bool used_prior, CalibrationResult& result) {
+  const int cols = static_cast<int>(sys.active.size());
+  StepFeatures coef = prior_vec;
+  for (int k = 0; k < cols; ++k) coef(sys.active[k]) = fit.coefficients(k);
+  result.coefficients = StepTimeCoefficients::FromVector(coef);
+  result.used_prior = used_prior;
+  result.rank = fit.rank;
+  result.rank_deficient = fit.rank < cols;
+  result.relative_error_band = fit.relative_error_band;
+  result.relative_rms_residual = fit.relative_rms_residual;
+  for (size_t i = 0; i < result.observations.size(); ++i) {
+    Observation& o = result.observations[i];
+    o.fitted_seconds = StepSeconds(result.coefficients, o.features);
+    o.huber_weight = fit.weights(i);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationResult> Calibrate(
+    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
+    const std::optional<CoefficientPrior>& prior,
+    const CalibrationOptions& calibration_options) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateCalibrationInputs(ctx, prior));
+  absl::StatusOr<std::vector<Observation>> observations = CollectObservations(ctx, points);
+  if (!observations.ok()) return observations.status();
+  CalibrationResult result;
+  result.observations = *std::move(observations);
   if (result.observations.empty()) {
     if (!prior.has_value()) {
       return absl::FailedPreconditionError(
@@ -182,59 +264,24 @@ absl::StatusOr<CalibrationResult> Calibrate(
     result.used_prior = true;
     return result;
   }
-  // Relative rows: f_i / y_i · c ≈ 1.
-  const int rows = static_cast<int>(result.observations.size());
-  Eigen::MatrixXd rel(rows, kNumStepFeatures);
-  for (int i = 0; i < rows; ++i) {
-    rel.row(i) = result.observations[i].features.transpose() /
-                 result.observations[i].observed_seconds;
-  }
-  std::vector<int> active;
-  for (int j = 0; j < kNumStepFeatures; ++j) {
-    result.identified[j] = rel.col(j).cwiseAbs().maxCoeff() > 0;
-    if (result.identified[j]) active.push_back(j);
-  }
   const StepFeatures prior_vec = prior.has_value()
                                      ? prior->coefficients.AsVector()
                                      : StepFeatures::Zero().eval();
-  const int cols = static_cast<int>(active.size());
-  const int prior_rows = prior.has_value() ? cols : 0;
-  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(rows + prior_rows, cols);
-  Eigen::VectorXd b = Eigen::VectorXd::Ones(rows + prior_rows);
-  for (int k = 0; k < cols; ++k) a.block(0, k, rows, 1) = rel.col(active[k]);
-  if (prior.has_value()) {
-    const double sw = std::sqrt(prior->weight);
-    for (int k = 0; k < cols; ++k) {
-      const double g = rel.col(active[k]).cwiseAbs().mean();
-      a(rows + k, k) = sw * g;
-      b(rows + k) = sw * g * prior_vec(active[k]);
-    }
-  }
+  const RelativeSystem sys =
+      BuildRelativeSystem(result.observations, prior, prior_vec, result.identified);
   RobustFitOptions options;
-  options.unweighted_trailing_rows = prior_rows;
+  options.unweighted_trailing_rows = sys.prior_rows;
   options.require_full_rank =
       !prior.has_value() && calibration_options.require_identifiable;
   absl::StatusOr<RobustFitResult> fit =
-      RobustNonNegativeLeastSquares(a, b, options);
+      RobustNonNegativeLeastSquares(sys.a, sys.b, options);
   if (!fit.ok()) {
     return absl::Status(
         fit.status().code(),
-        absl::StrCat("Calibrate (", rows, " observations from ",
+        absl::StrCat("Calibrate (", result.observations.size(), " observations from ",
                      points.size(), " points): ", fit.status().message()));
   }
-  StepFeatures coef = prior_vec;
-  for (int k = 0; k < cols; ++k) coef(active[k]) = fit->coefficients(k);
-  result.coefficients = StepTimeCoefficients::FromVector(coef);
-  result.used_prior = prior.has_value();
-  result.rank = fit->rank;
-  result.rank_deficient = fit->rank < cols;
-  result.relative_error_band = fit->relative_error_band;
-  result.relative_rms_residual = fit->relative_rms_residual;
-  for (int i = 0; i < rows; ++i) {
-    Observation& o = result.observations[i];
-    o.fitted_seconds = StepSeconds(result.coefficients, o.features);
-    o.huber_weight = fit->weights(i);
-  }
+  SetFit(*fit, sys, prior_vec, prior.has_value(), result);
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "Eigen/Dense"
 
@@ -102,12 +103,12 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
 
 bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
                    bool last_stage, int num_layers) {
-  if (t.layer < 0) {
+  if (!t.layer.has_value()) {
     if (t.component == Component::kEmbeddings) return first_stage;
     return last_stage;  // final norm, LM head
   }
-  if (t.layer >= num_layers) return last_stage;  // MTP / draft layers
-  return t.layer >= first && t.layer < last;
+  if (*t.layer >= num_layers) return last_stage;  // MTP / draft layers
+  return *t.layer >= first && *t.layer < last;
 }
 
 // Attention layers a stage holds, with draft layers appended when speculative
@@ -190,11 +191,6 @@ bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
   }
   return true;
 }
-
-struct StagePlan {
-  MemoryPlan plan;
-  double tokens_capacity = 0.0;  // for choosing the binding stage
-};
 
 }  // namespace
 
@@ -462,73 +458,148 @@ absl::StatusOr<double> FitProportional(const std::vector<double>& x, const std::
   return cod.solve(b)(0);
 }
 
+namespace {
+
+// The observation's sampler group; nullopt where the header's -1 says no
+// sampler phase applies.
+std::optional<int> SamplerGroupOf(const OverheadObservation& o) {
+  if (o.sampler_group < 0) return std::nullopt;
+  return o.sampler_group;
+}
+
+absl::Status CheckSamplerGroups(const std::vector<OverheadObservation>& obs, int groups) {
+  for (size_t i = 0; i < obs.size(); ++i) {
+    if (obs[i].sampler_group >= groups) {
+      return absl::InvalidArgumentError(absl::StrCat("FitOverhead: observation ", i,
+                                                     " has sampler_group ", obs[i].sampler_group));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The forward pass dominates at first where it alone explains at least half
+// the observed overhead, and wherever no sampler phase applies.
+std::vector<bool> InitialTokenDominance(const std::vector<OverheadObservation>& obs,
+                                        const OverheadFitOptions& opt) {
+  std::vector<bool> token_dominates(obs.size(), false);
+  for (size_t i = 0; i < obs.size(); ++i) {
+    token_dominates[i] = !SamplerGroupOf(obs[i]).has_value() ||
+                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
+                             0.5 * obs[i].overhead_bytes;
+  }
+  return token_dominates;
+}
+
+// One iteration's linear system. Columns: sampler copies per group, base, per
+// extra rank. Where the forward pass dominates, its fixed term moves to the
+// left-hand side; elsewhere the sampler phase enters its group's column.
+// Pinned columns stay zero.
+struct OverheadSystem {
+  Eigen::MatrixXd design;
+  Eigen::VectorXd overhead_bytes;
+};
+
+OverheadSystem BuildOverheadSystem(const std::vector<OverheadObservation>& obs,
+                                   const OverheadFitOptions& opt, int groups, int cols,
+                                   const std::vector<bool>& token_dominates,
+                                   const std::vector<bool>& pinned) {
+  OverheadSystem sys{Eigen::MatrixXd::Zero(obs.size(), cols), Eigen::VectorXd(obs.size())};
+  for (size_t i = 0; i < obs.size(); ++i) {
+    const OverheadObservation& o = obs[i];
+    sys.overhead_bytes(i) = o.overhead_bytes;
+    if (token_dominates[i]) {
+      sys.overhead_bytes(i) -= opt.activation_token_scale * o.terms.token_phase_bytes;
+    } else if (!pinned[o.sampler_group]) {
+      sys.design(i, o.sampler_group) = o.terms.sampler_phase_bytes;
+    }
+    if (!pinned[groups]) sys.design(i, groups) = 1.0;
+    if (opt.fit_per_rank && !pinned[groups + 1]) sys.design(i, groups + 1) = o.terms.extra_ranks;
+  }
+  return sys;
+}
+
+// Least squares through the complete orthogonal decomposition; returns its
+// numerical rank. Pinned columns come back exactly zero.
+int SolveOverheadSystem(const OverheadSystem& sys, const std::vector<bool>& pinned,
+                        Eigen::VectorXd& theta) {
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(sys.design);
+  theta = cod.solve(sys.overhead_bytes);
+  for (int c = 0; c < static_cast<int>(pinned.size()); ++c) {
+    if (pinned[c]) theta(c) = 0.0;
+  }
+  return static_cast<int>(cod.rank());
+}
+
+// Re-assigns the dominating phase of each observation with a sampler phase
+// under the new coefficients; true when any assignment changed.
+bool ReassignDominance(const std::vector<OverheadObservation>& obs, const OverheadFitOptions& opt,
+                       const Eigen::VectorXd& theta, std::vector<bool>& token_dominates) {
+  bool changed = false;
+  for (size_t i = 0; i < obs.size(); ++i) {
+    const OverheadObservation& o = obs[i];
+    const std::optional<int> group = SamplerGroupOf(o);
+    if (!group.has_value()) continue;
+    const double token_bytes = opt.activation_token_scale * o.terms.token_phase_bytes;
+    const double sampler_bytes = std::max(0.0, theta(*group)) * o.terms.sampler_phase_bytes;
+    const bool dominates = token_bytes > sampler_bytes;
+    if (dominates != token_dominates[i]) {
+      token_dominates[i] = dominates;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Pins the negative coefficients at zero; true when a column was newly pinned.
+bool PinNegativeColumns(const Eigen::VectorXd& theta, std::vector<bool>& pinned) {
+  bool changed = false;
+  for (int c = 0; c < static_cast<int>(pinned.size()); ++c) {
+    if (theta(c) < 0.0 && !pinned[c]) {
+      pinned[c] = true;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Root-mean-square misfit of the fitted max(token, sampler) + b + r · R.
+double OverheadRmsResidualBytes(const std::vector<OverheadObservation>& obs,
+                                const OverheadFitOptions& opt, const OverheadFit& fit) {
+  double sq = 0.0;
+  for (const OverheadObservation& o : obs) {
+    const std::optional<int> group = SamplerGroupOf(o);
+    const double token_bytes = opt.activation_token_scale * o.terms.token_phase_bytes;
+    const double sampler_bytes =
+        group.has_value() ? fit.sampler_logit_copies[*group] * o.terms.sampler_phase_bytes : 0.0;
+    const double pred_bytes = std::max(token_bytes, sampler_bytes) + fit.non_torch_base_bytes +
+                              fit.non_torch_per_extra_rank_bytes * o.terms.extra_ranks;
+    sq += (pred_bytes - o.overhead_bytes) * (pred_bytes - o.overhead_bytes);
+  }
+  return std::sqrt(sq / obs.size());
+}
+
+}  // namespace
+
 absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& obs,
                                         const OverheadFitOptions& opt) {
   if (obs.empty()) return absl::InvalidArgumentError("FitOverhead: no observations");
   const int g = std::max(0, opt.num_sampler_groups);
-  // Columns: sampler copies per group, base, per extra rank.
+  if (absl::Status s = CheckSamplerGroups(obs, g); !s.ok()) return s;
   const int cols = g + 1 + (opt.fit_per_rank ? 1 : 0);
   std::vector<bool> pinned(cols, false);
-  // Start with the forward pass dominating where it alone explains at least
-  // half the observed overhead.
-  std::vector<bool> token_dominates(obs.size(), false);
-  for (size_t i = 0; i < obs.size(); ++i) {
-    token_dominates[i] = obs[i].sampler_group < 0 ||
-                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
-                             0.5 * obs[i].overhead_bytes;
-  }
+  std::vector<bool> token_dominates = InitialTokenDominance(obs, opt);
   Eigen::VectorXd theta = Eigen::VectorXd::Zero(cols);
   int rank = 0;
   constexpr int kIterations = 20;
   for (int iter = 0; iter < kIterations; ++iter) {
-    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(obs.size(), cols);
-    Eigen::VectorXd y(obs.size());
-    for (size_t i = 0; i < obs.size(); ++i) {
-      const OverheadObservation& o = obs[i];
-      if (o.sampler_group >= g) {
-        return absl::InvalidArgumentError(absl::StrCat("FitOverhead: observation ", i,
-                                                       " has sampler_group ", o.sampler_group));
-      }
-      y(i) = o.overhead_bytes;
-      if (token_dominates[i]) {
-        y(i) -= opt.activation_token_scale * o.terms.token_phase_bytes;
-      } else if (!pinned[o.sampler_group]) {
-        a(i, o.sampler_group) = o.terms.sampler_phase_bytes;
-      }
-      if (!pinned[g]) a(i, g) = 1.0;
-      if (opt.fit_per_rank && !pinned[g + 1]) a(i, g + 1) = o.terms.extra_ranks;
-    }
-    if (!a.allFinite() || !y.allFinite()) {
+    const OverheadSystem sys = BuildOverheadSystem(obs, opt, g, cols, token_dominates, pinned);
+    if (!sys.design.allFinite() || !sys.overhead_bytes.allFinite()) {
       return absl::InvalidArgumentError("FitOverhead: non-finite observation");
     }
-    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
-    rank = static_cast<int>(cod.rank());
-    theta = cod.solve(y);
-    for (int c = 0; c < cols; ++c) {
-      if (pinned[c]) theta(c) = 0.0;
-    }
-    // Re-assign the dominating phase with the new coefficients; only once the
-    // assignment is stable, pin negative coefficients at zero.
-    bool changed = false;
-    for (size_t i = 0; i < obs.size(); ++i) {
-      const OverheadObservation& o = obs[i];
-      if (o.sampler_group < 0) continue;
-      const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
-      const double sampler = std::max(0.0, theta(o.sampler_group)) * o.terms.sampler_phase_bytes;
-      const bool dominates = token > sampler;
-      if (dominates != token_dominates[i]) {
-        token_dominates[i] = dominates;
-        changed = true;
-      }
-    }
-    if (!changed) {
-      for (int c = 0; c < cols; ++c) {
-        if (theta(c) < 0.0 && !pinned[c]) {
-          pinned[c] = true;
-          changed = true;
-        }
-      }
-    }
+    rank = SolveOverheadSystem(sys, pinned, theta);
+    // Only once the assignment of phases is stable are negative coefficients pinned.
+    const bool changed =
+        ReassignDominance(obs, opt, theta, token_dominates) || PinNegativeColumns(theta, pinned);
     if (!changed) break;
   }
   for (int c = 0; c < cols; ++c) theta(c) = std::max(0.0, theta(c));
@@ -537,244 +608,348 @@ absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& 
   for (int k = 0; k < g; ++k) fit.sampler_logit_copies.push_back(theta(k));
   fit.non_torch_base_bytes = theta(g);
   fit.non_torch_per_extra_rank_bytes = opt.fit_per_rank ? theta(g + 1) : 0.0;
-  double sq = 0.0;
-  for (const OverheadObservation& o : obs) {
-    const double token = opt.activation_token_scale * o.terms.token_phase_bytes;
-    const double sampler = o.sampler_group >= 0 ? fit.sampler_logit_copies[o.sampler_group] *
-                                                      o.terms.sampler_phase_bytes
-                                                : 0.0;
-    const double pred = std::max(token, sampler) + fit.non_torch_base_bytes +
-                        fit.non_torch_per_extra_rank_bytes * o.terms.extra_ranks;
-    sq += (pred - o.overhead_bytes) * (pred - o.overhead_bytes);
-  }
-  fit.rms_residual_bytes = std::sqrt(sq / obs.size());
+  fit.rms_residual_bytes = OverheadRmsResidualBytes(obs, opt, fit);
   return fit;
 }
 
+namespace {
+
+// What every pipeline stage shares: the engine resolved for the card, the
+// architecture as loaded, and the overheads that are the same on every GPU.
+struct SharedAccount {
+  EngineBehaviour engine;
+  // With the MTP layers speculative decoding loads (none otherwise).
+  ModelArchitecture loaded_arch;
+  bool sglang_budget = false;  // BudgetRule::kSglangStatic
+  double kv_element_bytes = 0.0;
+  int64_t attention_tp = 1;
+  int64_t kv_heads_per_rank = 1;
+  double activation_peak_bytes = 0.0;
+  double non_torch_bytes = 0.0;
+  int64_t cuda_graph_captures = 0;
+};
+
+// Speculative decoding loads the MTP layers (one assumed when the model has
+// none); other drafts are not modelled. The notes say so.
+ModelArchitecture LoadedArchitecture(const MemoryPlanInput& in, std::vector<std::string>& notes) {
+  const SpeculativeMethod method = in.settings.speculative_method;
+  ModelArchitecture loaded = in.arch;
+  if (method != SpeculativeMethod::kMtp) loaded.num_mtp_layers = 0;
+  if (method == SpeculativeMethod::kMtp && in.arch.num_mtp_layers == 0) {
+    loaded.num_mtp_layers = 1;
+    notes.push_back("speculative MTP on a model without MTP layers: one draft layer assumed");
+  }
+  if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kDraftModel) {
+    notes.push_back("draft model weights are not modelled; only the draft layer's KV is");
+  }
+  return loaded;
+}
+
+// Resolves what the stages share from the input and its resolved knobs;
+// the notes on draft layers go to `knobs`. The activation peak is the larger
+// of the profiled forward pass and the sampler's fp32 logits.
+SharedAccount PrepareSharedAccount(const MemoryPlanInput& in, MemoryPlan& knobs) {
+  const ModelArchitecture& a = in.arch;
+  const ParallelismSpec& p = in.parallelism;
+  SharedAccount s;
+  s.engine = ResolveForHardware(in.engine, in.hardware);
+  const EngineBehaviour& e = s.engine;
+  s.loaded_arch = LoadedArchitecture(in, knobs.notes);
+  s.sglang_budget = e.budget_rule == BudgetRule::kSglangStatic;
+  s.kv_element_bytes = BytesPerElement(in.settings.kv_cache_dtype.value_or(
+      a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype));
+  s.attention_tp = AttentionTp(p);
+  s.kv_heads_per_rank = KvHeadsPerRank(a, s.attention_tp);
+  const double activation_element_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
+  const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
+                                   ActivationWidth(a, p) * activation_element_bytes;
+  const double sampler_phase_bytes = e.sampler_logit_copies * knobs.max_num_seqs *
+                                     static_cast<double>(a.vocab_size) * 4.0;
+  s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
+  s.non_torch_bytes = e.non_torch_base_bytes +
+                      e.non_torch_per_extra_rank_bytes *
+                          static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1)) +
+                      (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0);
+  s.cuda_graph_captures = CudaGraphCaptures(e, in.settings, knobs.max_num_seqs);
+  return s;
+}
+
+// The layers one stage keeps in its pools, by how a pool holds them.
+struct StageLayers {
+  int64_t full_layers = 0;    // full attention and MLA: KV per token
+  int64_t window_layers = 0;  // sliding window: KV per token, up to the window
+  int64_t state_layers = 0;   // linear attention / Mamba: a state per request
+  double full_bytes_per_token = 0.0;
+  double window_bytes_per_token = 0.0;
+  double state_bytes_per_request = 0.0;
+};
+
+StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, int first,
+                             int last, bool last_stage) {
+  StageLayers out;
+  for (AttentionKind k : StageAttentionLayers(in, first, last, last_stage)) {
+    const double kv_bytes_per_token =
+        LayerKvBytesPerToken(in.arch, k, s.kv_heads_per_rank, s.kv_element_bytes);
+    if (k == AttentionKind::kSlidingWindow) {
+      ++out.window_layers;
+      out.window_bytes_per_token += kv_bytes_per_token;
+    } else if (k == AttentionKind::kFull || k == AttentionKind::kMla) {
+      ++out.full_layers;
+      out.full_bytes_per_token += kv_bytes_per_token;
+    } else {
+      ++out.state_layers;
+      out.state_bytes_per_request += LayerStateBytes(in.arch, k, s.attention_tp,
+                                                     s.engine.conv_state_bytes,
+                                                     s.engine.ssm_state_bytes);
+    }
+  }
+  return out;
+}
+
+// Bytes the engine leaves for its KV (and state) pools: vLLM subtracts the
+// account from total × fraction; SGLang takes its fraction of the memory free
+// before loading, less the weights.
+double PoolBudgetBytes(const SharedAccount& s, const MemoryPlan& plan) {
+  const GpuAccount& acc = plan.per_gpu;
+  if (s.sglang_budget) {
+    const double free_before_load_bytes = acc.capacity_bytes - acc.non_torch_bytes;
+    const double budget_bytes = plan.memory_fraction * free_before_load_bytes;
+    return budget_bytes - acc.weights_bytes;
+  }
+  const double budget_bytes = acc.capacity_bytes * plan.memory_fraction;
+  return budget_bytes - acc.weights_bytes - acc.activation_peak_bytes - acc.non_torch_bytes -
+         (s.engine.cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0);
+}
+
+// SGLang: the state pool takes mamba_full_memory_ratio : 1 of the budget, the
+// token pool the rest (whole blocks). Returns the bytes one max_model_len
+// request needs.
+double SizeSglangPools(const SharedAccount& s, const StageLayers& l, double available_bytes,
+                       MemoryPlan& plan) {
+  GpuAccount& acc = plan.per_gpu;
+  const int64_t bs = plan.block_size;
+  double kv_budget_bytes = available_bytes;
+  if (l.state_layers > 0 && l.state_bytes_per_request > 0.0) {
+    const double ratio = s.engine.mamba_full_memory_ratio;
+    const double state_budget_bytes = available_bytes * ratio / (1.0 + ratio);
+    plan.state_slots =
+        static_cast<int64_t>(std::floor(state_budget_bytes / l.state_bytes_per_request));
+    acc.state_pool_bytes = plan.state_slots * l.state_bytes_per_request;
+    kv_budget_bytes = available_bytes - acc.state_pool_bytes;
+  }
+  if (l.window_layers > 0) {
+    plan.notes.push_back("SGLang: sliding-window layers counted as full attention");
+  }
+  const double cell_bytes = plan.kv_bytes_per_token;
+  int64_t tokens =
+      cell_bytes > 0.0 ? static_cast<int64_t>(std::floor(kv_budget_bytes / cell_bytes)) : 0;
+  tokens = tokens / bs * bs;
+  plan.kv_pool_tokens = tokens;
+  plan.kv_blocks = tokens / bs;
+  acc.kv_pool_bytes = tokens * cell_bytes;
+  plan.layout = KvLayout{plan.kv_blocks, bs, 1, 0, 0, 0, std::nullopt};
+  if (l.state_layers > 0) plan.layout.state_slots = plan.state_slots;
+  return cell_bytes * plan.max_model_len + l.state_bytes_per_request;
+}
+
+// vLLM V1 hybrid allocator: layers of each kind form groups of equal size
+// sharing one block pool; a block holds `group` layers' pages. Returns the
+// bytes one max_model_len request needs.
+double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double available_bytes,
+                      MemoryPlan& plan) {
+  GpuAccount& acc = plan.per_gpu;
+  const int64_t bs = plan.block_size;
+  std::vector<int64_t> counts;
+  for (int64_t c : {l.full_layers, l.window_layers, l.state_layers}) {
+    if (c > 0) counts.push_back(c);
+  }
+  const int64_t group = *std::min_element(counts.begin(), counts.end());
+  const int64_t g_full = CeilDiv(l.full_layers, group);
+  const int64_t g_swa = CeilDiv(l.window_layers, group);
+  const int64_t g_state = CeilDiv(l.state_layers, group);
+  const int64_t attention_layers = l.full_layers + l.window_layers;
+  const double attn_layer_bytes =
+      attention_layers > 0
+          ? (l.full_bytes_per_token + l.window_bytes_per_token) / attention_layers
+          : 0.0;
+  const double state_layer_bytes =
+      l.state_layers > 0 ? l.state_bytes_per_request / l.state_layers : 0.0;
+  int64_t block = bs;
+  if (state_layer_bytes > 0.0 && attn_layer_bytes > 0.0) {
+    // Attention pages grow to hold a state page (one page size per pool).
+    while (block * attn_layer_bytes < state_layer_bytes) block += bs;
+    plan.block_size = block;
+  }
+  const double page_bytes = std::max(block * attn_layer_bytes, state_layer_bytes) * group;
+  const int64_t blocks = static_cast<int64_t>(std::floor(available_bytes / page_bytes));
+  const int64_t groups = g_full + g_swa + g_state;
+  plan.kv_blocks = blocks;
+  plan.kv_pool_tokens = blocks / groups * block;
+  acc.kv_pool_bytes = blocks * page_bytes;
+  const int64_t full_blocks = CeilDiv(plan.max_model_len, block);
+  // A sliding-window layer keeps window (+ one step's batch) tokens.
+  const int64_t window_blocks =
+      CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
+  const int64_t swa_blocks = std::min(window_blocks, full_blocks);
+  const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
+  plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt};
+  if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
+  if (l.state_layers > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
+  return per_request * page_bytes;
+}
+
+// vLLM without the hybrid allocator: one paged pool of every attention layer;
+// recurrent state is not modelled. Returns the bytes one max_model_len
+// request needs.
+double SizePagedPool(const StageLayers& l, double available_bytes, MemoryPlan& plan) {
+  GpuAccount& acc = plan.per_gpu;
+  const int64_t bs = plan.block_size;
+  const double per_block_bytes = plan.kv_bytes_per_token * bs;
+  if (l.state_layers > 0) {
+    plan.notes.push_back(
+        "this engine preset has no hybrid allocator: recurrent state not modelled");
+  }
+  const int64_t blocks =
+      per_block_bytes > 0.0 ? static_cast<int64_t>(std::floor(available_bytes / per_block_bytes))
+                            : 0;
+  plan.kv_blocks = blocks;
+  plan.kv_pool_tokens = blocks * bs;
+  acc.kv_pool_bytes = blocks * per_block_bytes;
+  plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt};
+  return per_block_bytes * CeilDiv(plan.max_model_len, bs);
+}
+
+double SizePools(const MemoryPlanInput& in, const SharedAccount& s, const StageLayers& l,
+                 double available_bytes, MemoryPlan& plan) {
+  if (s.sglang_budget) return SizeSglangPools(s, l, available_bytes, plan);
+  if (s.engine.hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
+      (l.full_layers + l.window_layers) > 0) {
+    return SizeHybridPool(in.arch, l, available_bytes, plan);
+  }
+  return SizePagedPool(l, available_bytes, plan);
+}
+
+// The stage's verdict: weights (and fixed overheads) beyond the budget, a pool
+// that cannot hold one max_model_len request (or its state), or a fit bound by
+// the pool or by max_num_seqs.
+void JudgeStage(double available_bytes, double needed_for_one_bytes, const StageLayers& l,
+                MemoryPlan& plan) {
+  GpuAccount& acc = plan.per_gpu;
+  acc.used_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes +
+                   acc.cuda_graph_bytes + acc.kv_pool_bytes + acc.state_pool_bytes;
+  if (available_bytes <= 0.0) {
+    plan.fits = false;
+    plan.binding_constraint = BindingConstraint::kWeights;
+    plan.shortfall_bytes = -available_bytes;
+  } else if (plan.max_concurrency_at_max_model_len < 1.0) {
+    plan.fits = false;
+    plan.binding_constraint = (l.state_layers > 0 && plan.state_slots < 1)
+                                  ? BindingConstraint::kStateSlots
+                                  : BindingConstraint::kKvPool;
+    plan.shortfall_bytes =
+        std::max(0.0, needed_for_one_bytes - (acc.kv_pool_bytes + acc.state_pool_bytes));
+  } else {
+    plan.fits = true;
+    plan.binding_constraint =
+        plan.max_concurrency_at_max_model_len < static_cast<double>(plan.max_num_seqs)
+            ? BindingConstraint::kKvPool
+            : BindingConstraint::kMaxNumSeqs;
+  }
+  if (acc.used_bytes > acc.capacity_bytes && plan.fits) {
+    plan.notes.push_back("the account exceeds the card's memory outside the engine's budget");
+  }
+}
+
+struct StagePlan {
+  MemoryPlan plan;
+  double available_bytes = 0.0;  // the pools' budget; <= 0: the weights do not fit
+  double capacity_requests = 0.0;  // for choosing the binding stage
+};
+
+// The account of one GPU of pipeline stage `stage`: its layers' weights, the
+// shared overheads, the pools sized in what the budget leaves, the verdict.
+StagePlan PlanStage(const MemoryPlanInput& in, const SharedAccount& s, const MemoryPlan& knobs,
+                    int stage) {
+  const int num_layers = static_cast<int>(in.arch.layers.size());
+  const int pp = static_cast<int>(in.parallelism.pp);
+  const auto [first, last] = PipelineStageLayers(num_layers, pp, stage);
+  StagePlan sp;
+  MemoryPlan& plan = sp.plan;
+  plan = knobs;
+  plan.pipeline_stage = stage;
+  plan.weights_by_component_bytes =
+      WeightsPerGpuByComponent(s.loaded_arch, in.quantization, in.parallelism, s.engine, stage);
+  double weights_bytes = 0.0;
+  for (double w : plan.weights_by_component_bytes) weights_bytes += w;
+  const StageLayers layers = CountStageLayers(in, s, first, last, stage == pp - 1);
+  plan.kv_bytes_per_token = layers.full_bytes_per_token + layers.window_bytes_per_token;
+  plan.state_bytes_per_request = layers.state_bytes_per_request;
+  GpuAccount& acc = plan.per_gpu;
+  acc.weights_bytes = weights_bytes;
+  acc.activation_peak_bytes = s.activation_peak_bytes;
+  acc.non_torch_bytes = s.non_torch_bytes;
+  acc.cuda_graph_bytes = s.engine.cuda_graph_bytes_per_capture_layer * s.cuda_graph_captures *
+                         static_cast<double>(last - first);
+  acc.capacity_bytes = in.hardware.memory_bytes;
+  sp.available_bytes = PoolBudgetBytes(s, plan);
+  double needed_for_one_bytes = 0.0;  // bytes one max_model_len request needs
+  if (sp.available_bytes > 0.0) {
+    needed_for_one_bytes = SizePools(in, s, layers, sp.available_bytes, plan);
+    plan.max_concurrency_at_max_model_len = MaxConcurrencyAt(plan.layout, plan.max_model_len);
+  }
+  JudgeStage(sp.available_bytes, needed_for_one_bytes, layers, plan);
+  sp.capacity_requests = plan.max_concurrency_at_max_model_len;
+  return sp;
+}
+
+// Engines take the smallest pool over the pipeline's workers: a stage binds
+// before `best` when its weights do not fit where best's did, or, with the
+// same verdict, when it holds fewer requests.
+bool BindsBefore(const StagePlan& stage, const std::optional<StagePlan>& best) {
+  if (!best) return true;
+  if (stage.available_bytes <= 0.0 && best->plan.fits) return true;
+  return stage.plan.fits == best->plan.fits && stage.capacity_requests < best->capacity_requests;
+}
+
+// Expert parallelism against TP-sliced experts: the same routed-expert bytes
+// per GPU except where slicing meets kernel padding or per-tensor scales. The
+// note gives the other layout's bytes.
+void AddExpertLayoutNote(const MemoryPlanInput& in, const SharedAccount& s, MemoryPlan& result) {
+  const ModelArchitecture& a = in.arch;
+  const ParallelismSpec& p = in.parallelism;
+  if (!a.moe || p.tp <= 1) return;
+  ParallelismSpec other = p;
+  other.ep = p.ep > 1 ? 1 : p.tp;
+  if (a.moe->num_routed_experts % other.ep != 0) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const int experts = static_cast<int>(Component::kRoutedExperts);
+  const double here_bytes = result.weights_by_component_bytes[experts];
+  const double there_bytes = WeightsPerGpuByComponent(s.loaded_arch, in.quantization, other,
+                                                      s.engine, result.pipeline_stage)[experts];
+  result.notes.push_back(absl::StrFormat(
+      "routed experts take %.2f GiB per GPU %s; %s they would take %.2f GiB (%+.2f GiB): "
+      "whole experts per rank and TP-sliced experts differ only by kernel padding and scales",
+      here_bytes / kGiB, p.ep > 1 ? "with expert parallelism" : "sliced by tensor parallelism",
+      p.ep > 1 ? "sliced by tensor parallelism" : "with expert parallelism over the TP ranks",
+      there_bytes / kGiB, (there_bytes - here_bytes) / kGiB));
+}
+
+}  // namespace
+
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
-  const ModelArchitecture& a = in.arch;
-  const EngineBehaviour e = ResolveForHardware(in.engine, in.hardware);
-  const EngineSettings& s = in.settings;
-  const ParallelismSpec& p = in.parallelism;
-  const bool sglang = e.budget_rule == BudgetRule::kSglangStatic;
   absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in);
   if (!resolved.ok()) return resolved.status();
-  MemoryPlan base = *std::move(resolved);  const double kv_bytes = BytesPerElement(s.kv_cache_dtype.value_or(
-      a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype));
-  const double act_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
-  const double total = in.hardware.memory_bytes;
-  const int64_t attn_tp = AttentionTp(p);
-  const int64_t kv_rank = KvHeadsPerRank(a, attn_tp);
-
-  // Speculative decoding loads the MTP layers; other drafts are not modelled.
-  ModelArchitecture arch_loaded = a;
-  if (s.speculative_method != SpeculativeMethod::kMtp) arch_loaded.num_mtp_layers = 0;
-  if (s.speculative_method == SpeculativeMethod::kMtp && a.num_mtp_layers == 0) {
-    arch_loaded.num_mtp_layers = 1;
-    base.notes.push_back("speculative MTP on a model without MTP layers: one draft layer assumed");
-  }
-  if (s.speculative_method == SpeculativeMethod::kEagle ||
-      s.speculative_method == SpeculativeMethod::kDraftModel) {
-    base.notes.push_back("draft model weights are not modelled; only the draft layer's KV is");
-  }
-
-  // ---- activation, non-torch, CUDA graphs (the same on every stage)
-  const double token_phase = e.activation_token_scale * base.profiled_tokens *
-                             ActivationWidth(a, p) * act_bytes;
-  const double sampler_phase = e.sampler_logit_copies * base.max_num_seqs *
-                               static_cast<double>(a.vocab_size) * 4.0;
-  const double activation = std::max(token_phase, sampler_phase);
-  const double non_torch = e.non_torch_base_bytes +
-                           e.non_torch_per_extra_rank_bytes *
-                               static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1)) +
-                           (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0);
-  const int64_t captures = CudaGraphCaptures(e, s, base.max_num_seqs);
-
-  const int n = static_cast<int>(a.layers.size());
-  const int pp = static_cast<int>(p.pp);
+  MemoryPlan knobs = *std::move(resolved);
+  const SharedAccount shared = PrepareSharedAccount(in, knobs);
   std::optional<StagePlan> best;
-  for (int stage = 0; stage < pp; ++stage) {
-    StagePlan sp;
-    MemoryPlan& plan = sp.plan;
-    plan = base;
-    plan.pipeline_stage = stage;
-    const auto [first, last] = PipelineStageLayers(n, pp, stage);
-    const bool last_stage = stage == pp - 1;
-    plan.weights_by_component_bytes =
-        WeightsPerGpuByComponent(arch_loaded, in.quantization, p, e, stage);
-    double weights = 0.0;
-    for (double w : plan.weights_by_component_bytes) weights += w;
-
-    const std::vector<AttentionKind> kinds = StageAttentionLayers(in, first, last, last_stage);
-    int64_t n_full = 0, n_swa = 0, n_state = 0;
-    double full_bytes = 0.0, swa_bytes = 0.0, state_bytes = 0.0;
-    for (AttentionKind k : kinds) {
-      const double kvb = LayerKvBytesPerToken(a, k, kv_rank, kv_bytes);
-      if (k == AttentionKind::kSlidingWindow) {
-        ++n_swa;
-        swa_bytes += kvb;
-      } else if (k == AttentionKind::kFull || k == AttentionKind::kMla) {
-        ++n_full;
-        full_bytes += kvb;
-      } else {
-        ++n_state;
-        state_bytes += LayerStateBytes(a, k, attn_tp, e.conv_state_bytes, e.ssm_state_bytes);
-      }
-    }
-    plan.kv_bytes_per_token = full_bytes + swa_bytes;
-    plan.state_bytes_per_request = state_bytes;
-    const double cuda_graph = e.cuda_graph_bytes_per_capture_layer * captures *
-                              static_cast<double>(last - first);
-
-    GpuAccount& acc = plan.per_gpu;
-    acc.weights_bytes = weights;
-    acc.activation_peak_bytes = activation;
-    acc.non_torch_bytes = non_torch;
-    acc.cuda_graph_bytes = cuda_graph;
-    acc.capacity_bytes = total;
-
-    double available = 0.0;
-    double budget = 0.0;
-    if (sglang) {
-      const double free_before_load = total - non_torch;
-      budget = plan.memory_fraction * free_before_load;
-      available = budget - weights;
-    } else {
-      budget = total * plan.memory_fraction;
-      available = budget - weights - activation - non_torch -
-                  (e.cuda_graph_in_kv_budget ? cuda_graph : 0.0);
-    }
-
-    const int64_t bs = plan.block_size;
-    const int64_t blocks_per_request_full = CeilDiv(plan.max_model_len, bs);
-    double needed_for_one = 0.0;  // bytes one max_model_len request needs
-    if (available > 0.0) {
-      if (sglang) {
-        double kv_budget = available;
-        if (n_state > 0 && state_bytes > 0.0) {
-          const double state_budget =
-              available * e.mamba_full_memory_ratio / (1.0 + e.mamba_full_memory_ratio);
-          plan.state_slots = static_cast<int64_t>(std::floor(state_budget / state_bytes));
-          acc.state_pool_bytes = plan.state_slots * state_bytes;
-          kv_budget = available - acc.state_pool_bytes;
-        }
-        if (n_swa > 0) {
-          plan.notes.push_back("SGLang: sliding-window layers counted as full attention");
-        }
-        const double cell = plan.kv_bytes_per_token;
-        int64_t tokens = cell > 0.0 ? static_cast<int64_t>(std::floor(kv_budget / cell)) : 0;
-        tokens = tokens / bs * bs;
-        plan.kv_pool_tokens = tokens;
-        plan.kv_blocks = tokens / bs;
-        acc.kv_pool_bytes = tokens * cell;
-        plan.layout = KvLayout{plan.kv_blocks, bs, 1, 0, 0, 0, std::nullopt};
-        if (n_state > 0) plan.layout.state_slots = plan.state_slots;
-        needed_for_one = cell * plan.max_model_len + state_bytes;
-      } else if (e.hybrid_kv_cache_groups && (n_swa > 0 || n_state > 0) &&
-                 (n_full + n_swa) > 0) {
-        // vLLM V1 hybrid allocator: layers of each kind form groups of equal
-        // size sharing one block pool; a block holds `group` layers' pages.
-        std::vector<int64_t> counts;
-        for (int64_t c : {n_full, n_swa, n_state}) {
-          if (c > 0) counts.push_back(c);
-        }
-        const int64_t group = *std::min_element(counts.begin(), counts.end());
-        const int64_t g_full = CeilDiv(n_full, group);
-        const int64_t g_swa = CeilDiv(n_swa, group);
-        const int64_t g_state = CeilDiv(n_state, group);
-        const double attn_layer_bytes =
-            (n_full + n_swa) > 0 ? (full_bytes + swa_bytes) / (n_full + n_swa) : 0.0;
-        const double state_layer_bytes = n_state > 0 ? state_bytes / n_state : 0.0;
-        int64_t block = bs;
-        if (state_layer_bytes > 0.0 && attn_layer_bytes > 0.0) {
-          // Attention pages grow to hold a state page (one page size per pool).
-          while (block * attn_layer_bytes < state_layer_bytes) block += bs;
-          plan.block_size = block;
-        }
-        const double page = std::max(block * attn_layer_bytes, state_layer_bytes) * group;
-        const int64_t blocks = static_cast<int64_t>(std::floor(available / page));
-        const int64_t groups = g_full + g_swa + g_state;
-        plan.kv_blocks = blocks;
-        plan.kv_pool_tokens = blocks / groups * block;
-        acc.kv_pool_bytes = blocks * page;
-        const int64_t full_blocks = CeilDiv(plan.max_model_len, block);
-        // A sliding-window layer keeps window (+ one step's batch) tokens.
-        const int64_t window_blocks =
-            CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
-        const int64_t swa_blocks = std::min(window_blocks, full_blocks);
-        const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
-        plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt};
-        if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
-        needed_for_one = per_request * page;
-        if (n_state > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
-      } else {
-        const double per_block = plan.kv_bytes_per_token * bs;
-        if (n_state > 0) {
-          plan.notes.push_back("this engine preset has no hybrid allocator: recurrent state not modelled");
-        }
-        const int64_t blocks =
-            per_block > 0.0 ? static_cast<int64_t>(std::floor(available / per_block)) : 0;
-        plan.kv_blocks = blocks;
-        plan.kv_pool_tokens = blocks * bs;
-        acc.kv_pool_bytes = blocks * per_block;
-        plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt};
-        needed_for_one = per_block * blocks_per_request_full;
-      }
-    }
-
-    if (available > 0.0) {
-      plan.max_concurrency_at_max_model_len = MaxConcurrencyAt(plan.layout, plan.max_model_len);
-    }
-    acc.used_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes +
-                     acc.cuda_graph_bytes + acc.kv_pool_bytes + acc.state_pool_bytes;
-    if (available <= 0.0) {
-      plan.fits = false;
-      plan.binding_constraint = BindingConstraint::kWeights;
-      plan.shortfall_bytes = -available;
-    } else if (plan.max_concurrency_at_max_model_len < 1.0) {
-      plan.fits = false;
-      plan.binding_constraint =
-          (n_state > 0 && plan.state_slots < 1) ? BindingConstraint::kStateSlots
-                                                : BindingConstraint::kKvPool;
-      plan.shortfall_bytes = std::max(0.0, needed_for_one - (acc.kv_pool_bytes + acc.state_pool_bytes));
-    } else {
-      plan.fits = true;
-      plan.binding_constraint =
-          plan.max_concurrency_at_max_model_len < static_cast<double>(plan.max_num_seqs)
-              ? BindingConstraint::kKvPool
-              : BindingConstraint::kMaxNumSeqs;
-    }
-    if (acc.used_bytes > total && plan.fits) {
-      plan.notes.push_back("the account exceeds the card's memory outside the engine's budget");
-    }
-    sp.tokens_capacity = plan.max_concurrency_at_max_model_len;
-    if (!best || (available <= 0.0 && best->plan.fits) ||
-        (sp.plan.fits == best->plan.fits && sp.tokens_capacity < best->tokens_capacity)) {
-      best = std::move(sp);
-    }
+  for (int stage = 0; stage < static_cast<int>(in.parallelism.pp); ++stage) {
+    StagePlan sp = PlanStage(in, shared, knobs, stage);
+    if (BindsBefore(sp, best)) best = std::move(sp);
   }
   MemoryPlan result = std::move(best->plan);
-  // Expert parallelism against TP-sliced experts: the same routed-expert bytes
-  // per GPU except where slicing meets kernel padding or per-tensor scales.
-  if (a.moe && p.tp > 1) {
-    ParallelismSpec other = p;
-    other.ep = p.ep > 1 ? 1 : p.tp;
-    if (a.moe->num_routed_experts % other.ep == 0) {
-      const int experts = static_cast<int>(Component::kRoutedExperts);
-      const double here = result.weights_by_component_bytes[experts];
-      const double there = WeightsPerGpuByComponent(arch_loaded, in.quantization, other, e,
-                                                    result.pipeline_stage)[experts];
-      result.notes.push_back(absl::StrFormat(
-          "routed experts take %.2f GiB per GPU %s; %s they would take %.2f GiB (%+.2f GiB): "
-          "whole experts per rank and TP-sliced experts differ only by kernel padding and scales",
-          here / (1024.0 * 1024.0 * 1024.0),
-          p.ep > 1 ? "with expert parallelism" : "sliced by tensor parallelism",
-          p.ep > 1 ? "sliced by tensor parallelism" : "with expert parallelism over the TP ranks",
-          there / (1024.0 * 1024.0 * 1024.0), (there - here) / (1024.0 * 1024.0 * 1024.0)));
-    }
-  }
-  if (p.pp > 1) {
+  AddExpertLayoutNote(in, shared, result);
+  if (in.parallelism.pp > 1) {
     result.notes.push_back(absl::StrCat("pipeline stage ", result.pipeline_stage,
                                         " binds (engines take the smallest pool over workers)"));
   }

@@ -769,9 +769,9 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others,
 
 }  // namespace
 
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
-    const LoadDependentServer& server, absl::Span<const int> concurrencies,
-    double think_time_seconds) {
+namespace {
+
+absl::Status ValidateClosedLoop(absl::Span<const int> concurrencies, double think_time_seconds) {
   CAPPLAN_RETURN_IF_ERROR(
       CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
   std::vector<double> loads(concurrencies.begin(), concurrencies.end());
@@ -782,73 +782,224 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
         concurrencies.back(),
         absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
   }
-  const int s = server.slots();
-  const double z = think_time_seconds;
-  const double o = server.workload().output_tokens;
-  const double mu_s = server.SaturationRate();
-  const double cv_r = server.ServiceTimeCv();
-  const int n_max = concurrencies.back();
+  return absl::OkStatus();
+}
+
+// Σ_{i<=j} log μ(i) for j = 0..n_max: the product form's denominators.
+std::vector<double> LogCompletionRatePrefix(const LoadDependentServer& server, int n_max) {
   std::vector<double> log_mu_prefix(n_max + 1, 0.0);
   for (int j = 1; j <= n_max; ++j) {
     log_mu_prefix[j] = log_mu_prefix[j - 1] + std::log(server.CompletionRate(j));
   }
+  return log_mu_prefix;
+}
+
+// The closed loop's TTFT and e2e laws at population n with throughput x: an
+// arrival that finds j < S others in service is admitted at once (atoms);
+// one that finds j >= S waits for j − S + 1 completions at μ(S). Without
+// think time the co-arrivals queue for the prefill path together; every
+// atom then sees the prefill stage's queueing on the others' arrivals.
+void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector<double>& arrival,
+                            int n, double x, double z, double in_service, LoadPoint& pt) {
+  const int s = server.slots();
+  const double mu_s = server.SaturationRate();
+  const double cv_r = server.ServiceTimeCv();
+  LatencyLaw ttft;
+  LatencyLaw e2e;
+  double wait_w = 0;
+  AddBinnedAtoms(server,
+                 std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)),
+                 x, z > 0, &ttft, &e2e);
+  for (int j = s; j < n; ++j) {
+    const double w = arrival[j];
+    if (w < kNegligibleWeight) continue;
+    wait_w += w;
+    ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
+  }
+  pt.slot_wait_probability = wait_w;
+  if (wait_w > 0) {
+    for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
+    e2e.wait = ttft.wait;
+    AddWaitBranches(server, wait_w, &ttft, &e2e);
+  }
+  if (z == 0) {
+    AddCoArrivals(server, std::min(n, s), std::min(n - 1, s), &ttft, &e2e);
+  }
+  // Others' arrivals only: a user never queues behind itself.
+  ApplyPrefillQueue(server, x * (n - 1) / n, in_service,
+                    z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2, &ttft, &e2e);
+  pt.ttft = Summarise(ttft);
+  pt.e2e = Summarise(e2e);
+}
+
+// One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
+// so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
+// occupancy comes from p(· | n).
+LoadPoint ClosedLoopPoint(const LoadDependentServer& server,
+                          const std::vector<double>& log_mu_prefix, double z, int n) {
+  const int s = server.slots();
+  const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
+  const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
+  double r = 0;
+  for (int j = 1; j <= n; ++j) {
+    r += j / server.CompletionRate(j) * arrival[j - 1];
+  }
+  const double x = n / (z + r);
+  LoadPoint pt;
+  pt.concurrency = n;
+  pt.requests_per_second = x;
+  pt.output_tokens_per_second = x * server.workload().output_tokens;
+  pt.utilization = x / server.SaturationRate();
+  double in_service = 0;
+  double queue = 0;
+  std::vector<std::pair<int, double>> tpot_w;
+  for (int j = 1; j <= n; ++j) {
+    in_service += std::min(j, s) * cur[j];
+    queue += std::max(0, j - s) * cur[j];
+    tpot_w.emplace_back(std::min(j, s), cur[j]);
+  }
+  pt.mean_batch_size = in_service;
+  pt.mean_queue_length = queue;
+  pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+  SetClosedLoopLatencies(server, arrival, n, x, z, in_service, pt);
+  return pt;
+}
+
+// μ_λ(n) = n / (n/μ(n) + W_p): a request holds its slot while it waits for
+// the prefill stage too.
+struct HoldingRate {
+  const LoadDependentServer& server;
+  double prefill_wait_seconds = 0;
+  double operator()(int n) const {
+    return n / (n / server.CompletionRate(n) + prefill_wait_seconds);
+  }
+};
+
+// Past saturation: the server completes `rate_rps` requests per second with
+// every slot busy; no latency figures.
+LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer& server, double lambda,
+                                 double utilization, double rate_rps) {
+  LoadPoint pt;
+  pt.arrival_rate_rps = lambda;
+  pt.stable = false;
+  pt.utilization = utilization;
+  pt.requests_per_second = rate_rps;
+  pt.output_tokens_per_second = rate_rps * server.workload().output_tokens;
+  pt.mean_batch_size = server.slots();
+  pt.slot_wait_probability = 1.0;
+  return pt;
+}
+
+// Stationary law of the birth–death chain with rates λ and μ_λ(min(n, S)),
+// ρ = λ / μ_λ(S) < 1: π_n for n < S from the product of ratios (log space,
+// shifted to avoid overflow), the tail n >= S geometric in ρ.
+struct OpenLoopStationary {
+  std::vector<double> pi;  // π_n, n = 0..S − 1
+  double p_wait = 0;       // P(n >= S)
+  double pi_s = 0;         // π_S
+};
+
+OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, double rho) {
+  std::vector<double> lp(s + 1, 0.0);  // log π_n (unnormalised), n = 0..S
+  const double log_lambda = std::log(lambda);
+  for (int n = 1; n <= s; ++n) {
+    lp[n] = lp[n - 1] + log_lambda - std::log(rate(n));
+  }
+  const double log_tail = lp[s] - std::log1p(-rho);  // Σ_{n >= S}
+  double shift = log_tail;
+  for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
+  double total = std::exp(log_tail - shift);
+  for (int n = 0; n < s; ++n) total += std::exp(lp[n] - shift);
+  OpenLoopStationary out;
+  out.pi.resize(s);
+  for (int n = 0; n < s; ++n) out.pi[n] = std::exp(lp[n] - shift) / total;
+  out.p_wait = std::exp(log_tail - shift) / total;
+  out.pi_s = out.p_wait * (1 - rho);
+  return out;
+}
+
+// The open loop's TTFT and e2e laws: atoms for arrivals finding n < S in
+// service; the geometric number of completions an arrival finding all S busy
+// waits for, each an Erlang-κ gap at μ_λ(S) (Cosmetatos' M/G/S correction
+// below); the prefill stage's queueing for Poisson arrivals.
+void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStationary& law,
+                          double lambda, double rho, double saturated_rate_rps,
+                          double in_service, LoadPoint& pt) {
+  const int s = server.slots();
+  const int kappa = server.PhasesPerCompletion();
+  const double cv = server.ServiceTimeCv();
+  const double cv2 = std::min(1.0, cv * cv);
+  LatencyLaw ttft;
+  LatencyLaw e2e;
+  AddBinnedAtoms(server, law.pi, lambda, true, &ttft, &e2e);
+  // M/G/S correction of the M/M/S wait (Cosmetatos 1976 for M/D/S,
+  // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
+  // M/M/S one times 1 + (1 − ρ)(S − 1)(√(4 + 5S) − 2)/(16ρS).
+  const double md_factor =
+      0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) /
+                     (16 * rho * s));
+  const double wait_scale = cv2 + (1 - cv2) * md_factor;
+  if (law.p_wait > kTailMassTolerance) {
+    for (LatencyLaw* l : {&ttft, &e2e}) {
+      l->wait.phase_rate = kappa * saturated_rate_rps / wait_scale;
+      l->wait.phases_per_completion = kappa;
+      l->wait.geometric_ratio = rho;
+    }
+    AddWaitBranches(server, law.p_wait, &ttft, &e2e);
+  } else {
+    AddAtoms(server, s, law.p_wait, lambda, true, &ttft, &e2e);
+  }
+  ApplyPrefillQueue(server, lambda, in_service, 1.0, &ttft, &e2e);
+  pt.ttft = Summarise(ttft);
+  pt.e2e = Summarise(e2e);
+}
+
+// One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
+// counted in the holding time, λ >= μ_λ(S); else the stationary chain.
+LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
+  const int s = server.slots();
+  const double mu_s = server.SaturationRate();
+  const double rho = lambda / mu_s;
+  if (!(rho < 1.0)) return SaturatedOpenLoopPoint(server, lambda, rho, mu_s);
+  // The prefill wait at the population the offered load suggests.
+  const HoldingRate rate{
+      server, PrefillStageMeanWait(server, lambda,
+                                   std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
+  const double rho2 = lambda / rate(s);
+  if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
+  const OpenLoopStationary law = StationaryLaw(rate, lambda, s, rho2);
+  LoadPoint pt;
+  pt.arrival_rate_rps = lambda;
+  pt.utilization = rho2;
+  pt.requests_per_second = lambda;
+  pt.output_tokens_per_second = lambda * server.workload().output_tokens;
+  double in_service = s * law.p_wait;
+  std::vector<std::pair<int, double>> tpot_w;
+  for (int n = 0; n < s; ++n) {
+    in_service += n * law.pi[n];
+    if (n >= 1) tpot_w.emplace_back(n, law.pi[n]);
+  }
+  tpot_w.emplace_back(s, law.p_wait);
+  pt.mean_batch_size = in_service;
+  pt.mean_queue_length = law.pi_s * rho2 / ((1 - rho2) * (1 - rho2));
+  pt.slot_wait_probability = law.p_wait;
+  pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+  SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, pt);
+  return pt;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
+    const LoadDependentServer& server, absl::Span<const int> concurrencies,
+    double think_time_seconds) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
+  const std::vector<double> log_mu_prefix =
+      LogCompletionRatePrefix(server, concurrencies.back());
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
   for (int n : concurrencies) {
-    // MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
-    // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)).
-    const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
-    const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
-    double r = 0;
-    for (int j = 1; j <= n; ++j) {
-      r += j / server.CompletionRate(j) * arrival[j - 1];
-    }
-    const double x = n / (z + r);
-    LoadPoint pt;
-    pt.concurrency = n;
-    pt.requests_per_second = x;
-    pt.output_tokens_per_second = x * o;
-    pt.utilization = x / mu_s;
-    double in_service = 0;
-    double queue = 0;
-    std::vector<std::pair<int, double>> tpot_w;
-    for (int j = 1; j <= n; ++j) {
-      in_service += std::min(j, s) * cur[j];
-      queue += std::max(0, j - s) * cur[j];
-      tpot_w.emplace_back(std::min(j, s), cur[j]);
-    }
-    pt.mean_batch_size = in_service;
-    pt.mean_queue_length = queue;
-    pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
-    LatencyLaw ttft;
-    LatencyLaw e2e;
-    double wait_w = 0;
-    AddBinnedAtoms(server,
-                   std::vector<double>(arrival.begin(),
-                                       arrival.begin() + std::min(n, s)),
-                   x, z > 0, &ttft, &e2e);
-    for (int j = s; j < n; ++j) {
-      const double w = arrival[j];
-      if (w < kNegligibleWeight) continue;
-      wait_w += w;
-      // Waits for m = j − S + 1 completions at rate μ(S).
-      ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
-    }
-    pt.slot_wait_probability = wait_w;
-    if (wait_w > 0) {
-      for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
-      e2e.wait = ttft.wait;
-      AddWaitBranches(server, wait_w, &ttft, &e2e);
-    }
-    if (z == 0) {
-      AddCoArrivals(server, std::min(n, s), std::min(n - 1, s), &ttft, &e2e);
-    }
-    // Others' arrivals only: a user never queues behind itself.
-    ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
-                      &ttft, &e2e);
-    pt.ttft = Summarise(ttft);
-    pt.e2e = Summarise(e2e);
-    out.push_back(std::move(pt));
+    out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n));
   }
   return out;
 }
@@ -856,97 +1007,9 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
     const LoadDependentServer& server, absl::Span<const double> rates_rps) {
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
-  const int s = server.slots();
-  const double o = server.workload().output_tokens;
-  const double mu_s = server.SaturationRate();
-  const int kappa = server.PhasesPerCompletion();
-  const double cv = server.ServiceTimeCv();
-  const double cv2 = std::min(1.0, cv * cv);
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
-  for (double lambda : rates_rps) {
-    LoadPoint pt;
-    pt.arrival_rate_rps = lambda;
-    // Past saturation: the server completes `rate` requests per second with
-    // every slot busy; no latency figures.
-    auto saturated = [&](double utilization, double rate) {
-      pt.stable = false;
-      pt.utilization = utilization;
-      pt.requests_per_second = rate;
-      pt.output_tokens_per_second = rate * o;
-      pt.mean_batch_size = s;
-      pt.slot_wait_probability = 1.0;
-      out.push_back(std::move(pt));
-    };
-    const double rho = lambda / mu_s;
-    if (!(rho < 1.0)) {
-      saturated(rho, mu_s);
-      continue;
-    }
-    // log π_n (unnormalised) for n = 0..S; tail n > S geometric in ρ.
-    std::vector<double> lp(s + 1, 0.0);
-    const double log_lambda = std::log(lambda);
-    // A request holds its slot while it waits for the prefill stage too.
-    const double extra = PrefillStageMeanWait(
-        server, lambda,
-        std::clamp(static_cast<int>(std::lround(rho * s)), 1, s));
-    auto rate = [&](int n) { return n / (n / server.CompletionRate(n) + extra); };
-    for (int n = 1; n <= s; ++n) {
-      lp[n] = lp[n - 1] + log_lambda - std::log(rate(n));
-    }
-    const double rho2 = lambda / rate(s);
-    if (rho2 >= 1) {
-      saturated(rho2, rate(s));
-      continue;
-    }
-    const double log_tail = lp[s] - std::log1p(-rho2);  // Σ_{n >= S}
-    double shift = log_tail;
-    for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
-    double total = std::exp(log_tail - shift);
-    for (int n = 0; n < s; ++n) total += std::exp(lp[n] - shift);
-    std::vector<double> pi(s);
-    for (int n = 0; n < s; ++n) pi[n] = std::exp(lp[n] - shift) / total;
-    const double p_wait = std::exp(log_tail - shift) / total;  // P(n >= S)
-    const double pi_s = p_wait * (1 - rho2);
-    pt.utilization = rho2;
-    pt.requests_per_second = lambda;
-    pt.output_tokens_per_second = lambda * o;
-    double in_service = s * p_wait;
-    std::vector<std::pair<int, double>> tpot_w;
-    LatencyLaw ttft;
-    LatencyLaw e2e;
-    for (int n = 0; n < s; ++n) {
-      in_service += n * pi[n];
-      if (n >= 1) tpot_w.emplace_back(n, pi[n]);
-    }
-    tpot_w.emplace_back(s, p_wait);
-    AddBinnedAtoms(server, pi, lambda, true, &ttft, &e2e);
-    pt.mean_batch_size = in_service;
-    pt.mean_queue_length = pi_s * rho2 / ((1 - rho2) * (1 - rho2));
-    pt.slot_wait_probability = p_wait;
-    pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
-    // M/G/S correction of the M/M/S wait (Cosmetatos 1976 for M/D/S,
-    // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
-    // M/M/S one times 1 + (1 − ρ)(S − 1)(√(4 + 5S) − 2)/(16ρS).
-    const double md_factor =
-        0.5 * (1 + (1 - rho2) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) /
-                       (16 * rho2 * s));
-    const double wait_scale = cv2 + (1 - cv2) * md_factor;
-    if (p_wait > kTailMassTolerance) {
-      for (LatencyLaw* law : {&ttft, &e2e}) {
-        law->wait.phase_rate = kappa * rate(s) / wait_scale;
-        law->wait.phases_per_completion = kappa;
-        law->wait.geometric_ratio = rho2;
-      }
-      AddWaitBranches(server, p_wait, &ttft, &e2e);
-    } else {
-      AddAtoms(server, s, p_wait, lambda, true, &ttft, &e2e);
-    }
-    ApplyPrefillQueue(server, lambda, in_service, 1.0, &ttft, &e2e);
-    pt.ttft = Summarise(ttft);
-    pt.e2e = Summarise(e2e);
-    out.push_back(std::move(pt));
-  }
+  for (double lambda : rates_rps) out.push_back(OpenLoopPoint(server, lambda));
   return out;
 }
 

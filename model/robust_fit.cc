@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "Eigen/QR"
@@ -46,16 +47,17 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
   const int max_outer = 3 * n + 10;
   for (int outer = 0; outer < max_outer; ++outer) {
     Eigen::VectorXd grad = a.transpose() * (b - a * x);
-    int best = -1;
+    // The active column with the steepest positive gradient enters; none: optimal.
+    std::optional<int> entering;
     double best_value = kNnlsGradientTolerance * scale;
     for (int j = 0; j < n; ++j) {
       if (!passive[j] && grad(j) > best_value) {
         best_value = grad(j);
-        best = j;
+        entering = j;
       }
     }
-    if (best < 0) break;
-    passive[best] = true;
+    if (!entering.has_value()) break;
+    passive[*entering] = true;
     bool added_useful = true;
     for (int inner = 0; inner < 3 * n + 10; ++inner) {
       std::vector<int> idx;
@@ -107,9 +109,11 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
   return x.cwiseMax(0.0);
 }
 
-absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
-    const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
-    const RobustFitOptions& options) {
+namespace {
+
+// Shape, the trailing-row option and finiteness, naming the offending entry.
+absl::Status ValidateFitInput(const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+                              const RobustFitOptions& options) {
   const int rows = static_cast<int>(a.rows());
   const int cols = static_cast<int>(a.cols());
   if (cols < 1 || cols > kMaxFitColumns) {
@@ -144,14 +148,99 @@ absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
       }
     }
   }
-  const int data_rows = rows - options.unweighted_trailing_rows;
+  return absl::OkStatus();
+}
 
-  // Column equilibration.
-  Eigen::VectorXd col_scale(cols);
-  for (int j = 0; j < cols; ++j) {
+// Column equilibration: 1 / the column's norm (1 for an all-zero column).
+Eigen::VectorXd ColumnScales(const Eigen::MatrixXd& a) {
+  Eigen::VectorXd col_scale(a.cols());
+  for (int j = 0; j < a.cols(); ++j) {
     const double norm = a.col(j).norm();
     col_scale(j) = norm > 0 ? 1.0 / norm : 1.0;
   }
+  return col_scale;
+}
+
+// Huber weights of the data rows' residuals r: 1 within kHuberTuning · σ,
+// cutoff / |r_i| beyond, σ from the MAD (floored relative to the RMS of b so
+// that a perfect fit does not make every weight explode). Trailing rows keep 1.
+Eigen::VectorXd HuberWeights(const Eigen::VectorXd& r, int data_rows, double b_rms) {
+  std::vector<double> abs_r(data_rows);
+  for (int i = 0; i < data_rows; ++i) abs_r[i] = std::abs(r(i));
+  const double sigma = std::max(kMadToSigma * Median(abs_r),
+                                kMinResidualScaleRelative * b_rms);
+  const double cutoff = kHuberTuning * sigma;
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(r.size());
+  for (int i = 0; i < data_rows; ++i) {
+    if (abs_r[i] > cutoff) w(i) = cutoff / abs_r[i];
+  }
+  return w;
+}
+
+struct IrlsSolution {
+  Eigen::VectorXd x_scaled;  // in equilibrated units
+  Eigen::VectorXd weights;
+  int iterations = 0;
+};
+
+// Iteratively re-weighted NNLS on the equilibrated matrix: solve with the
+// current weights, re-weight by Huber, stop when no weight moves by more
+// than kIrlsWeightTolerance (one plain NNLS solve without Huber).
+IrlsSolution SolveIrls(const Eigen::MatrixXd& as, const Eigen::VectorXd& b, int data_rows,
+                       bool huber) {
+  const int rows = static_cast<int>(as.rows());
+  const double b_rms =
+      std::sqrt(b.head(data_rows).squaredNorm() / std::max(1, data_rows));
+  IrlsSolution s;
+  s.weights = Eigen::VectorXd::Ones(rows);
+  s.x_scaled = Eigen::VectorXd::Zero(as.cols());
+  const int max_iter = huber ? kMaxIrlsIterations : 1;
+  for (int iter = 0; iter < max_iter; ++iter) {
+    const Eigen::VectorXd sw = s.weights.cwiseSqrt();
+    s.x_scaled = SolveNnls(sw.asDiagonal() * as, sw.cwiseProduct(b));
+    s.iterations = iter + 1;
+    if (!huber) break;
+    const Eigen::VectorXd new_w = HuberWeights(as * s.x_scaled - b, data_rows, b_rms);
+    const double change = (new_w - s.weights).cwiseAbs().maxCoeff();
+    s.weights = new_w;
+    if (change < kIrlsWeightTolerance) break;
+  }
+  return s;
+}
+
+// The weighted RMS of the data rows' residuals relative to |b_i| and, with
+// spare degrees of freedom, the band sqrt(n / (n − rank)) × it; both absent
+// when a b_i is 0.
+void SetRelativeErrors(const Eigen::VectorXd& b, int data_rows, RobustFitResult& result) {
+  const Eigen::VectorXd& w = result.weights;
+  double sum_w = 0;
+  double sum_sq = 0;
+  for (int i = 0; i < data_rows; ++i) {
+    if (b(i) == 0) return;
+    const double rel = result.residuals(i) / b(i);
+    sum_w += w(i);
+    sum_sq += w(i) * rel * rel;
+  }
+  if (!(sum_w > 0)) return;
+  const double rms = std::sqrt(sum_sq / sum_w);
+  result.relative_rms_residual = rms;
+  const int dof_rank = std::min(result.data_rank, data_rows);
+  if (data_rows > dof_rank) {
+    result.relative_error_band =
+        rms * std::sqrt(static_cast<double>(data_rows) /
+                        (data_rows - dof_rank));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
+    const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
+    const RobustFitOptions& options) {
+  if (absl::Status s = ValidateFitInput(a, b, options); !s.ok()) return s;
+  const int cols = static_cast<int>(a.cols());
+  const int data_rows = static_cast<int>(a.rows()) - options.unweighted_trailing_rows;
+  const Eigen::VectorXd col_scale = ColumnScales(a);
   const Eigen::MatrixXd as = a * col_scale.asDiagonal();
 
   RobustFitResult result;
@@ -163,57 +252,12 @@ absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
         "; the observations do not determine every coefficient (add "
         "observations at other loads or a prior)"));
   }
-
-  const double b_rms =
-      std::sqrt(b.head(data_rows).squaredNorm() / std::max(1, data_rows));
-  Eigen::VectorXd w = Eigen::VectorXd::Ones(rows);
-  Eigen::VectorXd x_scaled = Eigen::VectorXd::Zero(cols);
-  const int max_iter = options.huber ? kMaxIrlsIterations : 1;
-  for (int iter = 0; iter < max_iter; ++iter) {
-    const Eigen::VectorXd sw = w.cwiseSqrt();
-    x_scaled = SolveNnls(sw.asDiagonal() * as, sw.cwiseProduct(b));
-    result.iterations = iter + 1;
-    if (!options.huber) break;
-    const Eigen::VectorXd r = as * x_scaled - b;
-    std::vector<double> abs_r(data_rows);
-    for (int i = 0; i < data_rows; ++i) abs_r[i] = std::abs(r(i));
-    const double sigma = std::max(kMadToSigma * Median(abs_r),
-                                  kMinResidualScaleRelative * b_rms);
-    const double cutoff = kHuberTuning * sigma;
-    Eigen::VectorXd new_w = Eigen::VectorXd::Ones(rows);
-    for (int i = 0; i < data_rows; ++i) {
-      if (abs_r[i] > cutoff) new_w(i) = cutoff / abs_r[i];
-    }
-    const double change = (new_w - w).cwiseAbs().maxCoeff();
-    w = new_w;
-    if (change < kIrlsWeightTolerance) break;
-  }
-
-  result.coefficients = col_scale.cwiseProduct(x_scaled).cwiseMax(0.0);
+  const IrlsSolution irls = SolveIrls(as, b, data_rows, options.huber);
+  result.iterations = irls.iterations;
+  result.coefficients = col_scale.cwiseProduct(irls.x_scaled).cwiseMax(0.0);
   result.residuals = a * result.coefficients - b;
-  result.weights = w;
-  bool relative_ok = true;
-  double sum_w = 0;
-  double sum_sq = 0;
-  for (int i = 0; i < data_rows; ++i) {
-    if (b(i) == 0) {
-      relative_ok = false;
-      break;
-    }
-    const double rel = result.residuals(i) / b(i);
-    sum_w += w(i);
-    sum_sq += w(i) * rel * rel;
-  }
-  if (relative_ok && sum_w > 0) {
-    const double rms = std::sqrt(sum_sq / sum_w);
-    result.relative_rms_residual = rms;
-    const int dof_rank = std::min(result.data_rank, data_rows);
-    if (data_rows > dof_rank) {
-      result.relative_error_band =
-          rms * std::sqrt(static_cast<double>(data_rows) /
-                          (data_rows - dof_rank));
-    }
-  }
+  result.weights = irls.weights;
+  SetRelativeErrors(b, data_rows, result);
   return result;
 }
 

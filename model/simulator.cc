@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <functional>
-#include <limits>
+#include <optional>
 #include <queue>
 #include <random>
 #include <utility>
@@ -48,16 +47,28 @@ class Rng {
 
 struct Request {
   long id = 0;
-  int user = -1;
-  double arrival = 0;
-  double input = 0;          // tokens
-  double cached = 0;         // prefix-cache hit tokens (not recomputed)
-  double prefill_left = 0;   // tokens still to prefill
-  double output = 0;         // tokens to emit
-  double generated = 0;
-  double first_token = -1;
-  double kv_reserved = 0;
+  std::optional<int> user;  // closed loop: who submits again on completion
+  double arrival_seconds = 0;
+  double input_tokens = 0;
+  double cached_tokens = 0;        // prefix-cache hit tokens (not recomputed)
+  double prefill_left_tokens = 0;  // tokens still to prefill
+  double output_tokens = 0;        // tokens to emit
+  double generated_tokens = 0;
+  std::optional<double> first_token_seconds;  // set when its prefill completes
+  double kv_reserved_tokens = 0;
   bool waited = false;  // found no slot at its first admission attempt
+};
+
+// A future submission; the heap pops the earliest (ties by user).
+struct Arrival {
+  double time_seconds = 0;
+  std::optional<int> user;  // closed loop: the user; open loop: nullopt
+};
+struct LaterArrival {
+  bool operator()(const Arrival& a, const Arrival& b) const {
+    if (a.time_seconds != b.time_seconds) return a.time_seconds > b.time_seconds;
+    return a.user > b.user;
+  }
 };
 
 double Percentile(std::vector<double>& v, double q) {
@@ -81,14 +92,9 @@ LatencyPercentiles Summarise(std::vector<double> v) {
   return p;
 }
 
-}  // namespace
-
-absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
-  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(c.model));
-  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(c.workload));
-  // Validates the limits and that one mean request fits.
-  absl::StatusOr<Slots> slots = ComputeSlots(c.limits, c.workload);
-  if (!slots.ok()) return slots.status();
+// The checks ComputeSlots does not make: one load axis, its range, the
+// request counts.
+absl::Status ValidateLoad(const SimulationConfig& c) {
   if (c.concurrency.has_value() == c.arrival_rate_rps.has_value()) {
     return absl::InvalidArgumentError(
         "SimulationConfig: set exactly one of concurrency and "
@@ -113,227 +119,358 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
                    absl::StrCat("must be >= 1 with measured + warmup <= ",
                                 kMaxSimulatedRequests));
   }
+  return absl::OkStatus();
+}
 
-  const PerformanceModel& m = c.model;
-  const Workload& w = c.workload;
-  int max_running = std::numeric_limits<int>::max();
-  if (c.limits.max_running_requests) max_running = *c.limits.max_running_requests;
-  if (c.limits.operator_concurrency_gate) {
-    max_running = std::min(max_running, *c.limits.operator_concurrency_gate);
+// The admission limits resolved once: each absent limit does not bind.
+struct AdmissionLimits {
+  // min(running-request limit, operator gate, state slots).
+  std::optional<int> running_requests;
+  std::optional<double> kv_pool_tokens;
+  bool reserve_fixed = true;  // KvAdmission::kReserveFixed
+  // What each request reserves under kReserveFixed, as ComputeSlots counts.
+  double fixed_reservation_tokens = 0;
+};
+
+AdmissionLimits ResolveAdmissionLimits(const SimulationConfig& c) {
+  AdmissionLimits out;
+  for (const std::optional<int>& limit :
+       {c.limits.max_running_requests, c.limits.operator_concurrency_gate,
+        c.limits.state_slots}) {
+    if (!limit.has_value()) continue;
+    out.running_requests =
+        out.running_requests.has_value() ? std::min(*out.running_requests, *limit) : *limit;
   }
-  const double kv_pool = c.limits.kv_pool_tokens.value_or(
-      std::numeric_limits<double>::infinity());
-  const int state_slots =
-      c.limits.state_slots.value_or(std::numeric_limits<int>::max());
-  // Fixed reservation, as ComputeSlots counts it.
-  const double fixed_reservation = KvTokensPerRequest(c.limits, w);
-  const bool fixed = c.kv_admission == KvAdmission::kReserveFixed;
-  const int k_draft = m.speculative ? m.speculative->draft_tokens : 0;
-  const double accept = m.speculative ? m.speculative->acceptance_rate : 0;
-  const double tokens_per_decoder = m.speculative ? k_draft + 1 : 1;
+  out.kv_pool_tokens = c.limits.kv_pool_tokens;
+  out.reserve_fixed = c.kv_admission == KvAdmission::kReserveFixed;
+  out.fixed_reservation_tokens = KvTokensPerRequest(c.limits, c.workload);
+  return out;
+}
 
-  Rng rng(c.seed);
-  const long total_requests = c.warmup_requests + c.measured_requests;
-  long issued = 0;
-  // Future arrivals (time, user); min-heap.
-  using Arrival = std::pair<double, int>;
-  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<Arrival>>
-      future;
-  if (c.concurrency) {
-    for (int u = 0; u < *c.concurrency; ++u) future.push({0.0, u});
-  } else {
-    future.push({rng.Exponential(1.0 / *c.arrival_rate_rps), -1});
-  }
+// One iteration's composition (step 3 of the header): which admitted requests
+// decode, the prefill chunk each of the others gets, and the step's shape.
+struct Iteration {
+  std::vector<char> decoding;
+  std::vector<double> chunk_tokens;
+  StepShape shape;
+};
 
-  auto make_request = [&](double t, int user) {
-    Request r;
-    r.id = issued++;
-    r.user = user;
-    r.arrival = t;
-    double in = std::max(1.0, std::round(rng.LogNormal(w.input_tokens,
-                                                       w.input_tokens_cv)));
-    double out = std::max(1.0, std::round(rng.LogNormal(w.output_tokens,
-                                                        w.output_tokens_cv)));
-    const double need = fixed ? 0.0 : in + out;
-    if (need > kv_pool) {
-      const double f = kv_pool / need;
-      in = std::max(1.0, std::floor(in * f));
-      out = std::max(1.0, std::floor(out * f));
-    }
-    r.input = in;
-    r.output = out;
-    r.cached = std::floor(in * w.prefix_cache_hit_rate);
-    r.prefill_left = std::max(1.0, in - r.cached);
-    if (r.cached >= in) r.cached = in - 1;
-    r.kv_reserved = fixed ? fixed_reservation : std::min(kv_pool, in + out);
-    return r;
-  };
-
-  std::deque<Request> waiting;
-  size_t marked_prefix = 0;
-  std::vector<Request> running;
-  double kv_used = 0;
-  double t = 0;
-  SimulationResult res;
-  std::vector<double> ttfts, e2es, tpots;
-  const double measure_from_id = c.warmup_requests;
-  double window_start = -1;
-  double window_end = 0;
+// What the measured requests and the measurement window have recorded.
+struct Measurements {
+  // Arrival of the first measured request: the window opens there.
+  std::optional<double> window_start_seconds;
+  double window_end_seconds = 0;  // last completion inside the window
   long window_completions = 0;
   double window_output_tokens = 0;
-  double batch_time = 0;
-  double queue_time = 0;
+  // Time integrals over the window of the requests admitted / waiting.
+  double batch_request_seconds = 0;
+  double queue_request_seconds = 0;
   long measured_done = 0;
   long waited_count = 0;
+  std::vector<double> ttft_seconds;
+  std::vector<double> e2e_seconds;
+  std::vector<double> tpot_seconds;
+};
 
-  while (measured_done < c.measured_requests) {
-    // 1. Arrivals due.
-    while (!future.empty() && future.top().first <= t &&
-           issued < total_requests) {
-      const auto [at, user] = future.top();
-      future.pop();
-      if (issued == measure_from_id) window_start = at;
-      waiting.push_back(make_request(at, user));
-      if (!c.concurrency) {
-        future.push({at + rng.Exponential(1.0 / *c.arrival_rate_rps), -1});
+// The event loop of the header's steps 1-5 over one seeded run.
+class EngineSimulation {
+ public:
+  explicit EngineSimulation(const SimulationConfig& c);
+  absl::StatusOr<SimulationResult> Run();
+
+ private:
+  Request NewRequest(double arrival_seconds, std::optional<int> user);
+  void EnqueueDueArrivals();
+  void AdmitWaiting();
+  Iteration ComposeIteration() const;
+  absl::StatusOr<double> IterationSeconds(const StepShape& shape) const;
+  void AdvanceRequests(const Iteration& iteration);
+  void Complete(const Request& r);
+  SimulationResult Summary(bool saturated) const;
+
+  const SimulationConfig& c_;
+  const AdmissionLimits limits_;
+  const int draft_tokens_;
+  const double acceptance_rate_;
+  // Tokens a decoding request takes from the iteration's budget (k + 1 verified).
+  const double tokens_per_decoder_;
+  const long total_requests_;
+  const long first_measured_id_;
+  Rng rng_;
+  std::priority_queue<Arrival, std::vector<Arrival>, LaterArrival> future_;
+  long issued_ = 0;
+  std::deque<Request> waiting_;
+  size_t marked_prefix_ = 0;  // waiting_[0, marked_prefix_) have waited
+  std::vector<Request> running_;
+  double kv_used_tokens_ = 0;
+  double now_seconds_ = 0;
+  int iterations_ = 0;
+  Measurements m_;
+};
+
+EngineSimulation::EngineSimulation(const SimulationConfig& c)
+    : c_(c),
+      limits_(ResolveAdmissionLimits(c)),
+      draft_tokens_(c.model.speculative ? c.model.speculative->draft_tokens : 0),
+      acceptance_rate_(c.model.speculative ? c.model.speculative->acceptance_rate : 0),
+      tokens_per_decoder_(c.model.speculative ? draft_tokens_ + 1 : 1),
+      total_requests_(c.warmup_requests + c.measured_requests),
+      first_measured_id_(c.warmup_requests),
+      rng_(c.seed) {
+  // Closed loop: every user submits at t = 0; open loop: the first Poisson arrival.
+  if (c.concurrency) {
+    for (int u = 0; u < *c.concurrency; ++u) future_.push({0.0, u});
+  } else {
+    future_.push({rng_.Exponential(1.0 / *c.arrival_rate_rps), std::nullopt});
+  }
+}
+
+// Lengths drawn log-normal, then scaled down (actual-length reservation) so
+// that one request fits the KV pool; the cached prefix is never all of it.
+Request EngineSimulation::NewRequest(double arrival_seconds, std::optional<int> user) {
+  const Workload& w = c_.workload;
+  Request r;
+  r.id = issued_++;
+  r.user = user;
+  r.arrival_seconds = arrival_seconds;
+  double in = std::max(1.0, std::round(rng_.LogNormal(w.input_tokens, w.input_tokens_cv)));
+  double out = std::max(1.0, std::round(rng_.LogNormal(w.output_tokens, w.output_tokens_cv)));
+  const double need_tokens = limits_.reserve_fixed ? 0.0 : in + out;
+  if (limits_.kv_pool_tokens.has_value() && need_tokens > *limits_.kv_pool_tokens) {
+    const double f = *limits_.kv_pool_tokens / need_tokens;
+    in = std::max(1.0, std::floor(in * f));
+    out = std::max(1.0, std::floor(out * f));
+  }
+  r.input_tokens = in;
+  r.output_tokens = out;
+  r.cached_tokens = std::floor(in * w.prefix_cache_hit_rate);
+  r.prefill_left_tokens = std::max(1.0, in - r.cached_tokens);
+  if (r.cached_tokens >= in) r.cached_tokens = in - 1;
+  if (limits_.reserve_fixed) {
+    r.kv_reserved_tokens = limits_.fixed_reservation_tokens;
+  } else {
+    r.kv_reserved_tokens = limits_.kv_pool_tokens.has_value()
+                               ? std::min(*limits_.kv_pool_tokens, in + out)
+                               : in + out;
+  }
+  return r;
+}
+
+// Step 1: every arrival due by now joins the FCFS queue (open loop: each
+// draws the next Poisson arrival).
+void EngineSimulation::EnqueueDueArrivals() {
+  while (!future_.empty() && future_.top().time_seconds <= now_seconds_ &&
+         issued_ < total_requests_) {
+    const Arrival a = future_.top();
+    future_.pop();
+    if (issued_ == first_measured_id_) m_.window_start_seconds = a.time_seconds;
+    waiting_.push_back(NewRequest(a.time_seconds, a.user));
+    if (!c_.concurrency) {
+      future_.push({a.time_seconds + rng_.Exponential(1.0 / *c_.arrival_rate_rps),
+                    std::nullopt});
+    }
+  }
+}
+
+// Step 2: admission, FCFS with head-of-line blocking, while a slot is free
+// and the KV pool holds the head's reservation; whoever is left has waited.
+void EngineSimulation::AdmitWaiting() {
+  auto slot_free = [this] {
+    return !limits_.running_requests.has_value() ||
+           static_cast<int>(running_.size()) < *limits_.running_requests;
+  };
+  auto kv_fits = [this](const Request& r) {
+    return !limits_.kv_pool_tokens.has_value() ||
+           kv_used_tokens_ + r.kv_reserved_tokens <= *limits_.kv_pool_tokens + 1e-9;
+  };
+  while (!waiting_.empty() && slot_free() && kv_fits(waiting_.front())) {
+    kv_used_tokens_ += waiting_.front().kv_reserved_tokens;
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    if (marked_prefix_ > 0) --marked_prefix_;
+  }
+  // Marked requests form a prefix of the FCFS queue, so this is amortised O(1).
+  for (size_t i = marked_prefix_; i < waiting_.size(); ++i) waiting_[i].waited = true;
+  marked_prefix_ = waiting_.size();
+}
+
+// Step 3: every request past its prefill decodes; the budget left after the
+// decoders goes to prefill chunks, FCFS. The shape carries the decoders'
+// mean context and the prefill tokens' mean attention span.
+Iteration EngineSimulation::ComposeIteration() const {
+  Iteration it;
+  it.decoding.assign(running_.size(), 0);
+  it.chunk_tokens.assign(running_.size(), 0.0);
+  StepShape& shape = it.shape;
+  double decode_context_tokens = 0;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    if (running_[i].prefill_left_tokens <= 0) {
+      it.decoding[i] = 1;
+      shape.decode_sequences += 1;
+      decode_context_tokens += running_[i].input_tokens + running_[i].generated_tokens;
+    }
+  }
+  double budget_tokens =
+      c_.model.scheduler.max_batched_tokens - shape.decode_sequences * tokens_per_decoder_;
+  double span_tokens = 0;
+  for (size_t i = 0; i < running_.size() && budget_tokens > 0; ++i) {
+    const Request& r = running_[i];
+    if (r.prefill_left_tokens <= 0) continue;
+    const double chunk = std::min(r.prefill_left_tokens, budget_tokens);
+    it.chunk_tokens[i] = chunk;
+    budget_tokens -= chunk;
+    shape.prefill_tokens += chunk;
+    shape.prefill_sequences += 1;
+    const double done_tokens = r.input_tokens - r.prefill_left_tokens;
+    span_tokens += chunk * (done_tokens + 0.5 * chunk);
+  }
+  if (shape.decode_sequences > 0) {
+    shape.decode_context_tokens = decode_context_tokens / shape.decode_sequences;
+  }
+  if (shape.prefill_tokens > 0) shape.prefill_context_tokens = span_tokens / shape.prefill_tokens;
+  return it;
+}
+
+// Step 4: the iteration lasts the step-time model's T for its composition.
+absl::StatusOr<double> EngineSimulation::IterationSeconds(const StepShape& shape) const {
+  const PerformanceModel& m = c_.model;
+  const double step_seconds =
+      StepSeconds(m.coefficients, ComputeEngineStepFeatures(m.inputs, m.speculative, shape));
+  if (!(step_seconds > 0) || !std::isfinite(step_seconds)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "StepTimeCoefficients: step time = ", step_seconds,
+        " s; coefficients must give positive step times"));
+  }
+  return step_seconds;
+}
+
+// Step 5: decoders keep 1 + the run of accepted draft tokens; a prefill that
+// completes emits the first token now; a request with all its output leaves.
+void EngineSimulation::AdvanceRequests(const Iteration& it) {
+  std::vector<Request> still;
+  still.reserve(running_.size());
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Request& r = running_[i];
+    if (it.decoding[i]) {
+      double kept_tokens = 1;
+      for (int d = 0; d < draft_tokens_ && rng_.Uniform() < acceptance_rate_; ++d) {
+        kept_tokens += 1;
+      }
+      r.generated_tokens = std::min(r.output_tokens, r.generated_tokens + kept_tokens);
+    } else if (it.chunk_tokens[i] > 0) {
+      r.prefill_left_tokens -= it.chunk_tokens[i];
+      if (r.prefill_left_tokens <= 0) {
+        r.prefill_left_tokens = 0;
+        r.first_token_seconds = now_seconds_;
+        r.generated_tokens = 1;
       }
     }
-    if (static_cast<long>(waiting.size()) >= kSimulatorMaxWaiting) {
-      res.saturated = true;
+    if (r.first_token_seconds.has_value() && r.generated_tokens >= r.output_tokens) {
+      Complete(r);
+    } else {
+      still.push_back(std::move(r));
+    }
+  }
+  running_ = std::move(still);
+}
+
+// Frees the request's KV, records it (window throughput; latencies when it
+// is measured) and, in a closed loop, schedules its user's next submission.
+void EngineSimulation::Complete(const Request& r) {
+  kv_used_tokens_ -= r.kv_reserved_tokens;
+  if (m_.window_start_seconds.has_value() && now_seconds_ >= *m_.window_start_seconds) {
+    ++m_.window_completions;
+    m_.window_output_tokens += r.output_tokens;
+    m_.window_end_seconds = now_seconds_;
+  }
+  if (r.id >= first_measured_id_) {
+    ++m_.measured_done;
+    m_.ttft_seconds.push_back(*r.first_token_seconds - r.arrival_seconds);
+    m_.waited_count += r.waited;
+    m_.e2e_seconds.push_back(now_seconds_ - r.arrival_seconds);
+    if (r.output_tokens > 1) {
+      m_.tpot_seconds.push_back((now_seconds_ - *r.first_token_seconds) / (r.output_tokens - 1));
+    }
+  }
+  if (c_.concurrency) {
+    const double think_seconds =
+        c_.think_time_seconds > 0 ? rng_.Exponential(c_.think_time_seconds) : 0.0;
+    future_.push({now_seconds_ + think_seconds, r.user});
+  }
+}
+
+absl::StatusOr<SimulationResult> EngineSimulation::Run() {
+  bool saturated = false;
+  while (m_.measured_done < c_.measured_requests) {
+    EnqueueDueArrivals();
+    if (static_cast<long>(waiting_.size()) >= kSimulatorMaxWaiting) {
+      saturated = true;
       break;
     }
-    // 2. Admission, FCFS with head-of-line blocking.
-    while (!waiting.empty() &&
-           static_cast<int>(running.size()) < std::min(max_running, state_slots) &&
-           kv_used + waiting.front().kv_reserved <= kv_pool + 1e-9) {
-      kv_used += waiting.front().kv_reserved;
-      running.push_back(std::move(waiting.front()));
-      waiting.pop_front();
-      if (marked_prefix > 0) --marked_prefix;
-    }
-    // Everyone still waiting has found no room at least once; marked ones
-    // form a prefix of the FCFS queue, so this is amortised O(1).
-    for (size_t i = marked_prefix; i < waiting.size(); ++i) {
-      waiting[i].waited = true;
-    }
-    marked_prefix = waiting.size();
-    if (running.empty()) {
-      if (future.empty() || issued >= total_requests) break;  // nothing left
-      t = std::max(t, future.top().first);
+    AdmitWaiting();
+    if (running_.empty()) {
+      if (future_.empty() || issued_ >= total_requests_) break;  // nothing left
+      now_seconds_ = std::max(now_seconds_, future_.top().time_seconds);
       continue;
     }
-    // 3. Compose the iteration.
-    StepShape shape;
-    double decode_ctx = 0;
-    std::vector<char> decoding(running.size(), 0);
-    std::vector<double> chunk(running.size(), 0.0);
-    for (size_t i = 0; i < running.size(); ++i) {
-      if (running[i].prefill_left <= 0) {
-        decoding[i] = 1;
-        shape.decode_sequences += 1;
-        decode_ctx += running[i].input + running[i].generated;
-      }
+    const Iteration it = ComposeIteration();
+    const absl::StatusOr<double> step_seconds = IterationSeconds(it.shape);
+    if (!step_seconds.ok()) return step_seconds.status();
+    if (m_.window_start_seconds.has_value()) {
+      m_.batch_request_seconds += running_.size() * *step_seconds;
+      m_.queue_request_seconds += waiting_.size() * *step_seconds;
     }
-    double budget = m.scheduler.max_batched_tokens -
-                    shape.decode_sequences * tokens_per_decoder;
-    double span_tokens = 0;
-    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-      if (running[i].prefill_left <= 0) continue;
-      const double ch = std::min(running[i].prefill_left, budget);
-      chunk[i] = ch;
-      budget -= ch;
-      shape.prefill_tokens += ch;
-      shape.prefill_sequences += 1;
-      const double done = running[i].input - running[i].prefill_left;
-      span_tokens += ch * (done + 0.5 * ch);
-    }
-    if (shape.decode_sequences > 0) {
-      shape.decode_context_tokens = decode_ctx / shape.decode_sequences;
-    }
-    if (shape.prefill_tokens > 0) {
-      shape.prefill_context_tokens = span_tokens / shape.prefill_tokens;
-    }
-    const double step = StepSeconds(
-        m.coefficients, ComputeEngineStepFeatures(m.inputs, m.speculative, shape));
-    if (!(step > 0) || !std::isfinite(step)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "StepTimeCoefficients: step time = ", step,
-          " s; coefficients must give positive step times"));
-    }
-    if (window_start >= 0) {
-      batch_time += running.size() * step;
-      queue_time += waiting.size() * step;
-    }
-    t += step;
-    ++res.iterations;
-    // 5. Progress.
-    std::vector<Request> still;
-    still.reserve(running.size());
-    for (size_t i = 0; i < running.size(); ++i) {
-      Request& r = running[i];
-      if (decoding[i]) {
-        double kept = 1;
-        for (int d = 0; d < k_draft && rng.Uniform() < accept; ++d) kept += 1;
-        r.generated = std::min(r.output, r.generated + kept);
-      } else if (chunk[i] > 0) {
-        r.prefill_left -= chunk[i];
-        if (r.prefill_left <= 0) {
-          r.prefill_left = 0;
-          r.first_token = t;
-          r.generated = 1;
-        }
-      }
-      if (r.first_token >= 0 && r.generated >= r.output) {
-        kv_used -= r.kv_reserved;
-        if (window_start >= 0 && t >= window_start) {
-          ++window_completions;
-          window_output_tokens += r.output;
-          window_end = t;
-        }
-        if (r.id >= measure_from_id) {
-          ++measured_done;
-          ttfts.push_back(r.first_token - r.arrival);
-          waited_count += r.waited;
-          e2es.push_back(t - r.arrival);
-          if (r.output > 1) {
-            tpots.push_back((t - r.first_token) / (r.output - 1));
-          }
-        }
-        if (c.concurrency) {
-          const double think = c.think_time_seconds > 0
-                                   ? rng.Exponential(c.think_time_seconds)
-                                   : 0.0;
-          future.push({t + think, r.user});
-        }
-      } else {
-        still.push_back(std::move(r));
-      }
-    }
-    running = std::move(still);
+    now_seconds_ += *step_seconds;
+    ++iterations_;
+    AdvanceRequests(it);
   }
-  if (kv_used < -1e-6) {
+  if (kv_used_tokens_ < -1e-6) {
     return absl::InternalError("simulator: KV accounting went negative");
   }
-  res.ttft = Summarise(ttfts);
-  res.e2e = Summarise(e2es);
-  double sum_tpot = 0;
-  for (double x : tpots) sum_tpot += x;
-  res.tpot_mean_seconds = tpots.empty() ? 0 : sum_tpot / tpots.size();
-  res.completed_requests = static_cast<int>(measured_done);
+  return Summary(saturated);
+}
+
+// Latencies over the measured requests; throughput over the window from the
+// first measured arrival to the last completion in it; time averages from
+// that arrival to the end.
+SimulationResult EngineSimulation::Summary(bool saturated) const {
+  SimulationResult res;
+  res.saturated = saturated;
+  res.iterations = iterations_;
+  res.ttft = Summarise(m_.ttft_seconds);
+  res.e2e = Summarise(m_.e2e_seconds);
+  double sum_tpot_seconds = 0;
+  for (double x : m_.tpot_seconds) sum_tpot_seconds += x;
+  res.tpot_mean_seconds =
+      m_.tpot_seconds.empty() ? 0 : sum_tpot_seconds / m_.tpot_seconds.size();
+  res.completed_requests = static_cast<int>(m_.measured_done);
   res.slot_wait_fraction =
-      measured_done > 0 ? static_cast<double>(waited_count) / measured_done : 0;
-  res.simulated_seconds = t;
-  const double window = window_end - std::max(0.0, window_start);
-  if (window > 0) {
-    res.requests_per_second = window_completions / window;
-    res.output_tokens_per_second = window_output_tokens / window;
+      m_.measured_done > 0 ? static_cast<double>(m_.waited_count) / m_.measured_done : 0;
+  res.simulated_seconds = now_seconds_;
+  const double window_start_seconds = m_.window_start_seconds.value_or(0.0);
+  const double window_seconds = m_.window_end_seconds - window_start_seconds;
+  if (window_seconds > 0) {
+    res.requests_per_second = m_.window_completions / window_seconds;
+    res.output_tokens_per_second = m_.window_output_tokens / window_seconds;
   }
-  const double avg_window = t - std::max(0.0, window_start);
-  if (avg_window > 0) {
-    res.mean_batch_size = batch_time / avg_window;
-    res.mean_queue_length = queue_time / avg_window;
+  const double average_seconds = now_seconds_ - window_start_seconds;
+  if (average_seconds > 0) {
+    res.mean_batch_size = m_.batch_request_seconds / average_seconds;
+    res.mean_queue_length = m_.queue_request_seconds / average_seconds;
   }
   return res;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulationResult> Simulate(const SimulationConfig& c) {
+  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(c.model));
+  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(c.workload));
+  // Validates the limits and that one mean request fits.
+  absl::StatusOr<Slots> slots = ComputeSlots(c.limits, c.workload);
+  if (!slots.ok()) return slots.status();
+  CAPPLAN_RETURN_IF_ERROR(ValidateLoad(c));
+  return EngineSimulation(c).Run();
 }
 
 }  // namespace capplan::model
