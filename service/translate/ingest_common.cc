@@ -1,0 +1,235 @@
+// The pieces every ingest parser shares: building one run's SweepRow and
+// note, the load classification, number and date reading.
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "service/translate/ingest_internal.h"
+
+namespace capplan::service::ingest_internal {
+namespace {
+
+v1::LatencyFigures* FiguresOf(v1::SweepRow& row, LatencyMetric metric) {
+  switch (metric) {
+    case LatencyMetric::kTtft:
+      return row.mutable_ttft();
+    case LatencyMetric::kTpot:
+      return row.mutable_tpot();
+    case LatencyMetric::kItl:
+      return row.mutable_itl();
+    case LatencyMetric::kE2e:
+      return row.mutable_e2e();
+  }
+  return row.mutable_e2e();
+}
+
+bool AllDigits(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string LoadNote(const IngestedRun& run) {
+  std::string prompts =
+      run.num_prompts ? absl::StrCat(*run.num_prompts, " prompts") : "number of prompts not stated";
+  switch (run.load) {
+    case LoadKind::kClosedLoop:
+      return absl::StrCat("closed loop: concurrency ", *run.max_concurrency, ", ", prompts);
+    case LoadKind::kOpenLoop: {
+      std::string note =
+          absl::StrCat("open loop: request_rate ", FormatFigure(*run.request_rate_rps), " req/s");
+      if (run.burstiness) {
+        absl::StrAppend(&note, ", burstiness ", FormatFigure(*run.burstiness),
+                        *run.burstiness == 1.0 ? " (Poisson)" : "");
+      }
+      if (run.max_concurrency) {
+        absl::StrAppend(&note, ", in flight capped at max_concurrency ", *run.max_concurrency);
+      }
+      return absl::StrCat(note, ", ", prompts);
+    }
+    case LoadKind::kBurst:
+      return absl::StrCat("burst: request_rate inf without a concurrency cap, ", prompts,
+                          " sent at once");
+    case LoadKind::kUnknown:
+      break;
+  }
+  return "load not stated (neither a concurrency nor a request rate)";
+}
+
+}  // namespace
+
+absl::string_view LatencyMetricLabel(LatencyMetric metric) {
+  switch (metric) {
+    case LatencyMetric::kTtft:
+      return "TTFT";
+    case LatencyMetric::kTpot:
+      return "TPOT";
+    case LatencyMetric::kItl:
+      return "ITL";
+    case LatencyMetric::kE2e:
+      return "E2E";
+  }
+  return "E2E";
+}
+
+RunBuilder::RunBuilder(std::string source) { run_.source = std::move(source); }
+
+void RunBuilder::SetLatency(LatencyMetric metric, absl::string_view stat, double seconds) {
+  const std::string name = absl::AsciiStrToLower(stat);
+  v1::LatencyFigures* f = FiguresOf(run_.row, metric);
+  auto set = [&](bool has, double current, auto setter) {
+    if (!has) {
+      (f->*setter)(seconds);
+    } else if (current != seconds) {
+      stat_notes_.push_back(absl::StrCat(stat, " ", LatencyMetricLabel(metric), " ",
+                                         FormatFigure(seconds), " s (differs from the ",
+                                         FormatFigure(current), " s kept)"));
+    }
+  };
+  if (name == "mean" || name == "avg") {
+    set(f->has_mean_seconds(), f->mean_seconds(), &v1::LatencyFigures::set_mean_seconds);
+  } else if (name == "median" || name == "p50") {
+    set(f->has_p50_seconds(), f->p50_seconds(), &v1::LatencyFigures::set_p50_seconds);
+  } else if (name == "p90") {
+    set(f->has_p90_seconds(), f->p90_seconds(), &v1::LatencyFigures::set_p90_seconds);
+  } else if (name == "p95") {
+    set(f->has_p95_seconds(), f->p95_seconds(), &v1::LatencyFigures::set_p95_seconds);
+  } else if (name == "p99") {
+    set(f->has_p99_seconds(), f->p99_seconds(), &v1::LatencyFigures::set_p99_seconds);
+  } else if (name == "min") {
+    set(f->has_min_seconds(), f->min_seconds(), &v1::LatencyFigures::set_min_seconds);
+  } else if (name == "max") {
+    set(f->has_max_seconds(), f->max_seconds(), &v1::LatencyFigures::set_max_seconds);
+  } else {
+    stat_notes_.push_back(
+        absl::StrCat(stat, " ", LatencyMetricLabel(metric), " ", FormatFigure(seconds), " s"));
+  }
+}
+
+void RunBuilder::AddNote(std::string note) { notes_.push_back(std::move(note)); }
+
+void RunBuilder::SetTokenTotals(std::optional<uint64_t> input, std::optional<uint64_t> output) {
+  total_input_tokens_ = input;
+  if (output) run_.row.set_output_tokens_total(*output);
+}
+
+IngestedRun RunBuilder::Finish() {
+  IngestedRun& r = run_;
+  const uint32_t completed = r.row.has_requests() ? r.row.requests() : 0;
+  if (!r.mean_input_tokens && total_input_tokens_ && completed > 0) {
+    r.mean_input_tokens = static_cast<double>(*total_input_tokens_) / completed;
+  }
+  if (!r.mean_output_tokens && r.row.has_output_tokens_total() && completed > 0) {
+    r.mean_output_tokens = static_cast<double>(r.row.output_tokens_total()) / completed;
+  }
+  if (r.load == LoadKind::kUnknown) {
+    r.load = ClassifyLoad(r.max_concurrency, infinite_rate_, r.request_rate_rps);
+  }
+  if (r.load == LoadKind::kClosedLoop) r.row.set_concurrency(*r.max_concurrency);
+  if (r.load == LoadKind::kOpenLoop) r.row.set_arrival_rate_rps(*r.request_rate_rps);
+
+  std::vector<std::string> parts = {LoadNote(r)};
+  if (r.mean_input_tokens) {
+    parts.push_back(
+        absl::StrCat("mean input ", FormatFigure(*r.mean_input_tokens), " tokens/request"));
+  }
+  if (r.mean_output_tokens) {
+    parts.push_back(
+        absl::StrCat("mean output ", FormatFigure(*r.mean_output_tokens), " tokens/request"));
+  }
+  if (r.measured_mean_in_flight) {
+    parts.push_back(absl::StrCat("measured mean in flight ",
+                                 FormatFigure(*r.measured_mean_in_flight),
+                                 " (the tool's measurement, not a setting)"));
+  }
+  parts.insert(parts.end(), stat_notes_.begin(), stat_notes_.end());
+  parts.insert(parts.end(), notes_.begin(), notes_.end());
+  parts.push_back(absl::StrCat("source ", r.source));
+  r.row.set_note(absl::StrJoin(parts, "; "));
+  return std::move(run_);
+}
+
+LoadKind ClassifyLoad(std::optional<uint32_t> max_concurrency, bool infinite_rate,
+                      std::optional<double> finite_rate) {
+  if (finite_rate) return LoadKind::kOpenLoop;
+  if (max_concurrency) return LoadKind::kClosedLoop;
+  if (infinite_rate) return LoadKind::kBurst;
+  return LoadKind::kUnknown;
+}
+
+std::string FormatFigure(double value) { return absl::StrFormat("%.7g", value); }
+
+std::optional<std::string> NormalizeDate(absl::string_view text) {
+  std::string y, m, d;
+  if (text.size() >= 8 && AllDigits(text.substr(0, 8)) &&
+      (text.size() == 8 || !absl::ascii_isdigit(static_cast<unsigned char>(text[8])))) {
+    y = std::string(text.substr(0, 4));
+    m = std::string(text.substr(4, 2));
+    d = std::string(text.substr(6, 2));
+  } else if (text.size() >= 10 && AllDigits(text.substr(0, 4)) && text[4] == '-' &&
+             AllDigits(text.substr(5, 2)) && text[7] == '-' && AllDigits(text.substr(8, 2))) {
+    y = std::string(text.substr(0, 4));
+    m = std::string(text.substr(5, 2));
+    d = std::string(text.substr(8, 2));
+  } else {
+    return std::nullopt;
+  }
+  int month = 0, day = 0;
+  if (!absl::SimpleAtoi(m, &month) || !absl::SimpleAtoi(d, &day) || month < 1 || month > 12 ||
+      day < 1 || day > 31) {
+    return std::nullopt;
+  }
+  return absl::StrCat(y, "-", m, "-", d);
+}
+
+std::optional<double> ParseDecimal(absl::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  size_t digits = 0;
+  while (i < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i, ++digits;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (i >= text.size() || !AllDigits(text.substr(i))) return std::nullopt;
+    i = text.size();
+  }
+  if (i != text.size()) return std::nullopt;
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<uint64_t> ParseGroupedInteger(absl::string_view text) {
+  if (text.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(text[0]))) {
+    return std::nullopt;
+  }
+  std::string digits;
+  for (char c : text) {
+    if (c == ',') continue;
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    digits.push_back(c);
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace capplan::service::ingest_internal
