@@ -271,9 +271,16 @@ void ValidateBaseline(const v1::Baseline& b, Validator* v) {
   for (int s = 0; s < b.sweeps_size(); ++s) {
     for (int r = 0; r < b.sweeps(s).rows_size(); ++r) {
       const v1::SweepRow& row = b.sweeps(s).rows(r);
-      if (!row.has_concurrency() && !row.has_arrival_rate_rps()) {
+      const int loads = row.has_concurrency() + row.has_arrival_rate_rps() +
+                        row.has_burst_requests();
+      if (loads == 0) {
         v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "]"),
-               " has neither concurrency nor arrival_rate_rps; one is required");
+               " has none of concurrency, arrival_rate_rps and burst_requests; one is required");
+      } else if (row.has_burst_requests() && loads > 1) {
+        v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "].burst_requests"),
+               " is set with a concurrency or a rate; a burst has neither");
+      } else if (row.has_burst_requests() && row.burst_requests() == 0) {
+        v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "].burst_requests"), " = 0; must be > 0");
       } else if (row.has_concurrency() && row.concurrency() == 0) {
         v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "].concurrency"), " = 0; must be > 0");
       }

@@ -8,6 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "service/catalog/file_util.h"
+#include "service/catalog/store.h"
 #include "service/cli/args.h"
 #include "service/cli/context.h"
 #include "service/cli/deployment_flags.h"
@@ -445,7 +448,7 @@ const std::vector<CliCommandSpec>& Commands() {
 // The first word that is neither a flag nor a global flag's value.
 std::string FindCommand(const std::vector<std::string>& args) {
   static const absl::flat_hash_set<std::string> kGlobalValued = {
-      "--server", "--data-dir", "--timeout-seconds"};
+      "--server", "--data-dir", "--timeout-seconds", "--token-file", "--out-dir"};
   for (size_t i = 0; i < args.size(); ++i) {
     if (kGlobalValued.contains(args[i])) {
       ++i;
@@ -454,6 +457,45 @@ std::string FindCommand(const std::vector<std::string>& args) {
     if (!absl::StartsWith(args[i], "--")) return args[i];
   }
   return "";
+}
+
+// The planner the command talks to: a server (--server, with the write
+// token of --token-file), or the catalogue of --out-dir (writable: ingest
+// writes into it) or --data-dir (read-only).
+absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
+                                                       std::optional<int64_t> timeout_seconds) {
+  if (auto server = args.Get("server")) {
+    if (args.Has("data-dir") || args.Has("out-dir")) {
+      return absl::InvalidArgumentError("--server excludes --data-dir and --out-dir");
+    }
+    std::optional<std::string> token;
+    if (auto file = args.Get("token-file")) {
+      absl::StatusOr<std::string> text = ReadFileLimited(*file, 4096);
+      if (!text.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--token-file = ", *file, ": cannot read it"));
+      }
+      token = std::string(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
+    }
+    return std::unique_ptr<PlannerApi>(std::make_unique<RemotePlanner>(
+        *server, absl::Seconds(timeout_seconds.value_or(10)), token));
+  }
+  if (args.Has("data-dir") && args.Has("out-dir")) {
+    return absl::InvalidArgumentError("--data-dir and --out-dir exclude each other");
+  }
+  const std::string dir = args.Get("out-dir").value_or(
+      args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
+  std::shared_ptr<CatalogStore> store;
+  if (args.Has("out-dir")) {
+    absl::StatusOr<std::unique_ptr<DirectoryStore>> opened = DirectoryStore::Open(dir);
+    if (!opened.ok()) return opened.status();
+    store = *std::move(opened);
+  }
+  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::LoadFromDirectory(dir);
+  if (!catalog.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("catalogue ", dir, " is invalid:\n", catalog.status().message()));
+  }
+  return std::unique_ptr<PlannerApi>(std::make_unique<Planner>(*catalog, std::move(store)));
 }
 
 }  // namespace
@@ -494,24 +536,12 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out,
     err << "capplan: " << timeout.status().message() << "\n";
     return kExitInvalid;
   }
-  if (auto server = ctx.args.Get("server")) {
-    if (ctx.args.Has("data-dir")) {
-      err << "capplan: --server and --data-dir exclude each other\n";
-      return kExitInvalid;
-    }
-    ctx.planner = std::make_unique<RemotePlanner>(
-        *server, absl::Seconds(timeout->value_or(10)));
-  } else {
-    std::string dir = ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR);
-    absl::StatusOr<std::shared_ptr<const Catalog>> catalog =
-        Catalog::LoadFromDirectory(dir);
-    if (!catalog.ok()) {
-      err << "capplan: catalogue " << dir << " is invalid:\n"
-          << catalog.status().message() << "\n";
-      return kExitInvalid;
-    }
-    ctx.planner = std::make_unique<Planner>(*catalog);
+  absl::StatusOr<std::unique_ptr<PlannerApi>> planner = MakePlanner(ctx.args, *timeout);
+  if (!planner.ok()) {
+    err << "capplan: " << planner.status().message() << "\n";
+    return kExitInvalid;
   }
+  ctx.planner = *std::move(planner);
 
   absl::StatusOr<int> code = spec->run(ctx);
   if (!code.ok()) {

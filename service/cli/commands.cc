@@ -1,5 +1,6 @@
 // The CLI commands defined outside cli.cc, in one list.
 #include "service/cli/context.h"
+#include "service/cli/ingest.h"
 #include "service/cli/lint.h"
 #include "service/cli/load.h"
 #include "service/cli/plan.h"
@@ -14,6 +15,7 @@ const std::vector<CliCommandSpec>& ExtraCliCommands() {
     commands->push_back(PlanCommandSpec());
     commands->push_back(ValidateCommandSpec());
     commands->push_back(LintCommandSpec());
+    commands->push_back(IngestCommandSpec());
     return commands;
   }();
   return *kCommands;
