@@ -32,16 +32,15 @@
 //   Number of tokens per block: T;  Number of blocks in KV cache primary pool: B
 //   Memory usage when calculating max tokens in paged kv cache: total: X GiB
 //
-// Records: " | " separates records like a line break (excerpts pasted joined);
-// a physical line that starts with a lower-case letter, with one of
-// ":,)]}=._" or with a single blank continues the record above it (logs hard-wrapped at a fixed
-// width; vLLM's multi-line messages pasted without their prefixes); it is
-// joined without a separator. When a fact is stated twice with different
-// values the last one is kept (a restarted engine, TensorRT-LLM's estimate
-// pass before the real allocation) and the conflict is recorded.
+// Records: " | " separates records like a line break (excerpts pasted joined).
+// A physical line that starts with a lower-case letter, with one of ":,)]}=._"
+// or with a single blank continues the record above it (logs hard-wrapped at a
+// fixed width; vLLM's multi-line messages pasted without their prefixes) and is
+// joined to it without a separator. When a fact is stated twice with different
+// values the last one is kept (a restarted engine, TensorRT-LLM's estimate pass
+// before the real allocation) and the conflict is recorded.
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -320,7 +319,10 @@ absl::Status LogReader::ReadVllmCapacity(const Record& r) {
     if (!facts_.engine_generation) facts_.engine_generation = "V1";
   }
   CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, "tokens that can be stored in KV cache ("));
-  if (n) Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+  if (n) {
+    Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+    Engine("vllm", r);
+  }
   const size_t at = t.find("Maximum concurrency for ");
   if (at != absl::string_view::npos) {
     size_t pos = at + 24;

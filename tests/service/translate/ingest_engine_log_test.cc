@@ -126,6 +126,7 @@ TEST(IngestEngineLog, SchemaV0OneLineSummaryAndEngineConfig) {
 TEST(IngestEngineLog, V0RefusalStatesThePoolInTokens) {
   const EngineLogFacts f = Facts("vllm_v0_refusal_excerpt.log");
   EXPECT_EQ(f.kv_pool_tokens, 24320u);
+  EXPECT_EQ(f.engine, "vllm");
 }
 
 TEST(IngestEngineLog, JoinedExcerptWithGpuNameAndNonDefaultArgs) {
