@@ -111,7 +111,15 @@ bool StartsLikeJson(absl::string_view text) {
 absl::StatusOr<IngestFormat> DetectChecked(absl::string_view file_name, absl::string_view text,
                                            std::optional<std::vector<JsonDocument>>& docs) {
   if (StartsLikeJson(text)) {
-    CAPPLAN_ASSIGN_OR_RETURN(docs, ingest_internal::ParseJsonDocuments(file_name, text));
+    absl::StatusOr<std::vector<JsonDocument>> parsed =
+        ingest_internal::ParseJsonDocuments(file_name, text);
+    if (!parsed.ok()) {
+      // Log lines start with "[2025-03-27 21:33:30 TP0]" or "[TensorRT-LLM]".
+      if (std::optional<IngestFormat> f = ingest_internal::ConsoleFormatOf(text)) return *f;
+      if (ingest_internal::LooksLikeEngineLog(text)) return IngestFormat::kEngineLog;
+      return parsed.status();
+    }
+    docs = *std::move(parsed);
     if (std::optional<IngestFormat> f = ingest_internal::JsonFormatOf(docs->front())) return *f;
     return absl::InvalidArgumentError(absl::StrCat(
         file_name,
@@ -209,10 +217,14 @@ std::optional<IngestFormat> JsonFormatOf(const JsonDocument& first) {
   auto has = [&](const char* key) { return fields.find(key) != fields.end(); };
   if (has("benchmarks")) return IngestFormat::kGuidellmJson;
   if (has("aiperf_version") || has("genai_perf_version")) return IngestFormat::kAiperfJson;
+  auto records = fields.find("records");  // AIPerf <= 0.1.1 nests its metrics
+  const auto& metrics = records != fields.end() && records->second.has_struct_value()
+                            ? records->second.struct_value().fields()
+                            : fields;
   for (const char* key :
        {"time_to_first_token", "request_latency", "request_throughput", "inter_token_latency"}) {
-    auto it = fields.find(key);
-    if (it != fields.end() && it->second.has_struct_value() &&
+    auto it = metrics.find(key);
+    if (it != metrics.end() && it->second.has_struct_value() &&
         it->second.struct_value().fields().count("unit") > 0) {
       return IngestFormat::kAiperfJson;
     }

@@ -13,7 +13,7 @@
 //   …_per_request), request_count, error_request_count, benchmark_duration,
 //   input/output_sequence_length (means), total_output_tokens,
 //   effective_concurrency (AIPerf's measured mean in flight).
-//   Load: input_config.loadgen.{concurrency, request_rate} (AIPerf),
+//   Load: input_config.loadgen.{concurrency, request_rate, request_count} (AIPerf),
 //   input_config.{concurrency, request_rate} (GenAI-Perf flat) or
 //   input_config.perf_analyzer.stimulus (GenAI-Perf config files).
 
@@ -165,6 +165,9 @@ absl::Status ReadLoadFrom(const JsonObject& o, RunBuilder& b) {
     return o.Error("request_rate", *o.Find("request_rate"), "must be a positive request rate");
   }
   if (rate) b.run().request_rate_rps = *rate;
+  // GenAI-Perf writes request_count 0 for "not set".
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<uint64_t> n, o.Count("request_count", 0, kMaxCount));
+  if (n && *n > 0) b.run().num_prompts = static_cast<uint32_t>(*n);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<std::string> mode, o.String("request_rate_mode"));
   if (mode) b.AddNote(absl::StrCat("request_rate_mode ", *mode));
   return absl::OkStatus();

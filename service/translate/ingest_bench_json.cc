@@ -97,6 +97,10 @@ absl::Status ReadLoad(const JsonObject& o, RunBuilder& b) {
   if (const Value* v = o.Find("request_rate")) {
     if (v->kind_case() == Value::kStringValue) {
       const std::string s = absl::AsciiStrToLower(v->string_value());
+      if (s == "trace") {
+        b.AddNote("request_rate \"trace\": arrivals replayed from a trace, no load setting");
+        return absl::OkStatus();
+      }
       if (s != "inf" && s != "infinity") {
         return o.Error("request_rate", *v, "must be a number of requests per second or \"inf\"");
       }

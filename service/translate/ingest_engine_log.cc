@@ -32,16 +32,15 @@
 //   Number of tokens per block: T;  Number of blocks in KV cache primary pool: B
 //   Memory usage when calculating max tokens in paged kv cache: total: X GiB
 //
-// Records: " | " separates records like a line break (excerpts pasted joined);
-// a physical line that starts with a lower-case letter or with one of
-// ":,)]}=._" continues the record above it (logs hard-wrapped at a fixed
-// width; vLLM's multi-line messages pasted without their prefixes); it is
-// joined without a separator. When a fact is stated twice with different
-// values the last one is kept (a restarted engine, TensorRT-LLM's estimate
-// pass before the real allocation) and the conflict is recorded.
+// Records: " | " separates records like a line break (excerpts pasted joined).
+// A physical line that starts with a lower-case letter, with one of ":,)]}=._"
+// or with a single blank continues the record above it (logs hard-wrapped at a
+// fixed width; vLLM's multi-line messages pasted without their prefixes) and is
+// joined to it without a separator. When a fact is stated twice with different
+// values the last one is kept (a restarted engine, TensorRT-LLM's estimate pass
+// before the real allocation) and the conflict is recorded.
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -71,6 +70,7 @@ struct Record {
 bool ContinuesRecord(absl::string_view line) {
   if (line.empty()) return false;
   const char c = line[0];
+  if (c == ' ') return line.size() > 1 && line[1] != ' ' && line[1] != '\t';
   return absl::ascii_islower(static_cast<unsigned char>(c)) || absl::StrContains(":,)]}=._", c);
 }
 
@@ -89,9 +89,12 @@ std::vector<Record> SplitRecords(absl::string_view text) {
   int n = 0;
   for (absl::string_view physical : absl::StrSplit(text, '\n')) {
     ++n;
+    bool first = true;
     for (absl::string_view raw : absl::StrSplit(physical, " | ")) {
       raw = absl::StripTrailingAsciiWhitespace(raw);
-      if (!records.empty() && ContinuesRecord(raw)) {
+      const bool continues = first && !records.empty() && ContinuesRecord(raw);
+      first = false;
+      if (continues) {
         records.back().text.append(raw.data(), raw.size());
         continue;
       }
@@ -316,7 +319,10 @@ absl::Status LogReader::ReadVllmCapacity(const Record& r) {
     if (!facts_.engine_generation) facts_.engine_generation = "V1";
   }
   CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, "tokens that can be stored in KV cache ("));
-  if (n) Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+  if (n) {
+    Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+    Engine("vllm", r);
+  }
   const size_t at = t.find("Maximum concurrency for ");
   if (at != absl::string_view::npos) {
     size_t pos = at + 24;
@@ -530,6 +536,9 @@ absl::Status LogReader::Read(const Record& r) {
   CAPPLAN_RETURN_IF_ERROR(ReadTrtllm(r));
   CAPPLAN_RETURN_IF_ERROR(ReadSettings(r));
   if (!matched_) return absl::OkStatus();
+  if (absl::StrContains(r.text, "[TensorRT-LLM]") || absl::StrContains(r.text, "[TRT-LLM]")) {
+    Engine("tensorrt-llm", r);
+  }
   ++matched_records_;
   if (facts_.matched_lines.size() < kMaxKeptLines) {
     EngineLogLine kept{r.line, r.text.substr(0, kMaxKeptLineBytes)};
