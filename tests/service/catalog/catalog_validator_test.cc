@@ -63,7 +63,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "sweeps { rows { concurrency: 1 ttft { p50_seconds: -1 } } }",
                 "sweeps[0].rows[0].ttft.p50_seconds", "must be > 0"},
         BadCase{"RowWithoutLoad", "sweeps { rows { output_tokens_per_second: 3 } }",
-                "sweeps[0].rows[0]", "neither concurrency nor arrival_rate_rps"},
+                "sweeps[0].rows[0]", "none of concurrency, arrival_rate_rps and burst_requests"},
+        BadCase{"BurstWithAConcurrency",
+                "sweeps { rows { burst_requests: 10 concurrency: 4 } }",
+                "sweeps[0].rows[0].burst_requests", "a burst has neither"},
         BadCase{"TpNotDividingGpus", "deployment { parallelism { tp: 3 } }",
                 "deployment.parallelism.tp", "must divide gpu_count = 2"},
         // 65536 × 65536 wraps a 32-bit product to 0 (a division by zero).
