@@ -33,6 +33,7 @@ std::string EngineName(v1::EngineKind kind) {
   switch (kind) {
     case v1::ENGINE_KIND_VLLM: return "vllm";
     case v1::ENGINE_KIND_SGLANG: return "sglang";
+    case v1::ENGINE_KIND_TRTLLM: return "trtllm";
     default: return "-";
   }
 }

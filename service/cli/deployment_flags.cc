@@ -14,6 +14,7 @@ const std::vector<std::string>& DeploymentValuedFlags() {
   static const auto* const kFlags = new std::vector<std::string>{
       "model", "model-config", "baseline", "gpu", "gpus", "tp", "pp", "ep",
       "engine", "engine-version", "gpu-memory-utilization", "mem-fraction-static",
+      "kv-cache-free-gpu-memory-fraction",
       "max-model-len", "max-num-batched-tokens", "max-num-seqs", "kv-cache-dtype",
       "quantization", "block-size", "max-cudagraph-batch-size", "speculative-method",
       "num-speculative-tokens"};
@@ -100,6 +101,9 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   if (gmu.has_value()) e->set_gpu_memory_utilization(*gmu);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> mfs, args.GetDouble("mem-fraction-static"));
   if (mfs.has_value()) e->set_mem_fraction_static(*mfs);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> kvf,
+                           args.GetDouble("kv-cache-free-gpu-memory-fraction"));
+  if (kvf.has_value()) e->set_kv_cache_free_gpu_memory_fraction(*kvf);
   if (auto v = args.Get("kv-cache-dtype")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype,
                              KvCacheDtypeFromName("--kv-cache-dtype", *v));

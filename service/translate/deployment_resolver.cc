@@ -40,6 +40,14 @@ absl::Status MergeEngine(const v1::EngineSettings& in, const std::string& path,
     }
     out->set_mem_fraction_static(in.mem_fraction_static());
   }
+  if (in.has_kv_cache_free_gpu_memory_fraction()) {
+    if (!IsFraction(in.kv_cache_free_gpu_memory_fraction())) {
+      return Invalid(path, absl::StrFormat(".kv_cache_free_gpu_memory_fraction = %g; must be in "
+                                           "(0, 1]",
+                                           in.kv_cache_free_gpu_memory_fraction()));
+    }
+    out->set_kv_cache_free_gpu_memory_fraction(in.kv_cache_free_gpu_memory_fraction());
+  }
   if (in.has_max_model_len()) {
     if (in.max_model_len() == 0) return Invalid(path, ".max_model_len = 0; must be > 0");
     out->set_max_model_len(in.max_model_len());

@@ -44,7 +44,9 @@ constexpr Named kFormats[] = {
     {"mxfp4", v1::WEIGHT_FORMAT_MXFP4},
 };
 
-constexpr Named kEngines[] = {{"vllm", v1::ENGINE_KIND_VLLM}, {"sglang", v1::ENGINE_KIND_SGLANG}};
+constexpr Named kEngines[] = {{"vllm", v1::ENGINE_KIND_VLLM},
+                              {"sglang", v1::ENGINE_KIND_SGLANG},
+                              {"trtllm", v1::ENGINE_KIND_TRTLLM}};
 
 constexpr Named kKvDtypes[] = {{"auto", v1::KV_CACHE_DTYPE_AUTO},
                                {"bf16", v1::KV_CACHE_DTYPE_BF16},

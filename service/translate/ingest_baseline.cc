@@ -19,6 +19,9 @@ v1::EngineConfig ToEngineConfig(const v1::EngineSettings& e) {
   out.set_version(e.version());
   if (e.has_gpu_memory_utilization()) out.set_gpu_memory_utilization(e.gpu_memory_utilization());
   if (e.has_mem_fraction_static()) out.set_mem_fraction_static(e.mem_fraction_static());
+  if (e.has_kv_cache_free_gpu_memory_fraction()) {
+    out.set_kv_cache_free_gpu_memory_fraction(e.kv_cache_free_gpu_memory_fraction());
+  }
   if (e.has_max_model_len()) out.set_max_model_len(e.max_model_len());
   if (e.has_max_num_batched_tokens()) out.set_max_num_batched_tokens(e.max_num_batched_tokens());
   if (e.has_max_num_seqs()) out.set_max_num_seqs(e.max_num_seqs());
@@ -114,9 +117,10 @@ void FillProvenance(const v1::Provenance& from_files, v1::Provenance* p) {
 }
 
 std::string DefaultTitle(const v1::DeploymentConfig& d) {
-  std::string engine = d.engine().kind() == v1::ENGINE_KIND_SGLANG ? "SGLang"
-                       : d.engine().kind() == v1::ENGINE_KIND_VLLM ? "vLLM"
-                                                                    : "engine";
+  std::string engine = d.engine().kind() == v1::ENGINE_KIND_SGLANG   ? "SGLang"
+                       : d.engine().kind() == v1::ENGINE_KIND_VLLM   ? "vLLM"
+                       : d.engine().kind() == v1::ENGINE_KIND_TRTLLM ? "TensorRT-LLM"
+                                                                     : "engine";
   return absl::StrFormat("%s on %d × %s (%s %s)", d.model_id(), std::max<uint32_t>(1, d.gpu_count()),
                          d.hardware_id().empty() ? "unnamed GPU" : d.hardware_id(), engine,
                          d.engine().version().empty() ? "version not stated" : d.engine().version());

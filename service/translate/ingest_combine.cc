@@ -237,6 +237,7 @@ v1::EngineConfig EngineOf(const EngineLogFacts& f) {
   v1::EngineConfig e;
   if (f.engine == "vllm") e.set_kind(v1::ENGINE_KIND_VLLM);
   if (f.engine == "sglang") e.set_kind(v1::ENGINE_KIND_SGLANG);
+  if (f.engine == "tensorrt-llm") e.set_kind(v1::ENGINE_KIND_TRTLLM);
   if (f.engine_version) e.set_version(*f.engine_version);
   if (f.gpu_memory_utilization) e.set_gpu_memory_utilization(*f.gpu_memory_utilization);
   if (f.mem_fraction_static) e.set_mem_fraction_static(*f.mem_fraction_static);

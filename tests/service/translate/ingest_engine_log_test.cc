@@ -270,7 +270,7 @@ TEST(IngestEngineLog, CatalogPartsStayAbsentForWhatTheLogDoesNotState) {
   ASSERT_TRUE(p.memory_account.has_value());
   EXPECT_EQ(p.memory_account->capacity_bytes(), GiB(39.39));
   EXPECT_FALSE(p.memory_account->has_weights_bytes());
-  EXPECT_EQ(p.engine.kind(), v1::ENGINE_KIND_UNSPECIFIED);  // TensorRT-LLM has no EngineKind
+  EXPECT_EQ(p.engine.kind(), v1::ENGINE_KIND_TRTLLM);
   EXPECT_FALSE(p.parallelism.has_value());
 }
 
