@@ -193,9 +193,11 @@ struct RelativeSystem {
   int prior_rows = 0;       // trailing rows, unweighted in the fit
 };
 
+// With a floor c₀ the unknowns are c' = c − c₀ >= 0 and each row's target
+// is 1 − f_i / y_i · c₀ (what the floor does not already explain).
 RelativeSystem BuildRelativeSystem(const std::vector<Observation>& obs,
                                    const std::optional<CoefficientPrior>& prior,
-                                   const StepFeatures& prior_vec,
+                                   const StepFeatures& prior_vec, const StepFeatures& floor_vec,
                                    std::array<bool, kNumStepFeatures>& identified) {
   const int rows = static_cast<int>(obs.size());
   Eigen::MatrixXd rel(rows, kNumStepFeatures);
@@ -211,13 +213,14 @@ RelativeSystem BuildRelativeSystem(const std::vector<Observation>& obs,
   sys.prior_rows = prior.has_value() ? cols : 0;
   sys.a = Eigen::MatrixXd::Zero(rows + sys.prior_rows, cols);
   sys.b = Eigen::VectorXd::Ones(rows + sys.prior_rows);
+  sys.b.head(rows) -= rel * floor_vec;
   for (int k = 0; k < cols; ++k) sys.a.block(0, k, rows, 1) = rel.col(sys.active[k]);
   if (prior.has_value()) {
     const double sw = std::sqrt(prior->weight);
     for (int k = 0; k < cols; ++k) {
       const double g = rel.col(sys.active[k]).cwiseAbs().mean();
       sys.a(rows + k, k) = sw * g;
-      sys.b(rows + k) = sw * g * prior_vec(sys.active[k]);
+      sys.b(rows + k) = sw * g * std::max(0.0, prior_vec(sys.active[k]) - floor_vec(sys.active[k]));
     }
   }
   return sys;
@@ -226,10 +229,12 @@ RelativeSystem BuildRelativeSystem(const std::vector<Observation>& obs,
 // The fitted coefficients (the prior's, or 0, where unidentified), the fit's
 // figures, and each observation's fitted time and Huber weight.
 void SetFit(const RobustFitResult& fit, const RelativeSystem& sys, const StepFeatures& prior_vec,
-            bool used_prior, CalibrationResult& result) {
+            const StepFeatures& floor_vec, bool used_prior, CalibrationResult& result) {
   const int cols = static_cast<int>(sys.active.size());
-  StepFeatures coef = prior_vec;
-  for (int k = 0; k < cols; ++k) coef(sys.active[k]) = fit.coefficients(k);
+  StepFeatures coef = prior_vec.cwiseMax(floor_vec);
+  for (int k = 0; k < cols; ++k) {
+    coef(sys.active[k]) = floor_vec(sys.active[k]) + fit.coefficients(k);
+  }
   result.coefficients = StepTimeCoefficients::FromVector(coef);
   result.used_prior = used_prior;
   result.rank = fit.rank;
@@ -244,6 +249,8 @@ void SetFit(const RobustFitResult& fit, const RelativeSystem& sys, const StepFea
 }
 
 }  // namespace
+
+StepTimeCoefficients PhysicalFloor() { return StepTimeCoefficients::Roofline(); }
 
 absl::StatusOr<CalibrationResult> Calibrate(
     const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
@@ -261,15 +268,23 @@ absl::StatusOr<CalibrationResult> Calibrate(
           "nothing to take coefficients from");
     }
     result.coefficients = prior->coefficients;
+    if (calibration_options.physical_floor && ctx.speeds_known) {
+      result.coefficients = StepTimeCoefficients::FromVector(
+          prior->coefficients.AsVector().cwiseMax(PhysicalFloor().AsVector()));
+    }
     result.used_prior = true;
     return result;
   }
   const StepFeatures prior_vec = prior.has_value()
                                      ? prior->coefficients.AsVector()
                                      : StepFeatures::Zero().eval();
-  const RelativeSystem sys =
-      BuildRelativeSystem(result.observations, prior, prior_vec, result.identified);
+  const bool floored = calibration_options.physical_floor && ctx.speeds_known;
+  const StepFeatures floor_vec = floored ? PhysicalFloor().AsVector()
+                                     : StepFeatures::Zero().eval();
+  const RelativeSystem sys = BuildRelativeSystem(result.observations, prior, prior_vec,
+                                                 floor_vec, result.identified);
   RobustFitOptions options;
+  options.residual_scale = 1.0;
   options.unweighted_trailing_rows = sys.prior_rows;
   options.require_full_rank =
       !prior.has_value() && calibration_options.require_identifiable;
@@ -281,7 +296,7 @@ absl::StatusOr<CalibrationResult> Calibrate(
         absl::StrCat("Calibrate (", result.observations.size(), " observations from ",
                      points.size(), " points): ", fit.status().message()));
   }
-  SetFit(*fit, sys, prior_vec, prior.has_value(), result);
+  SetFit(*fit, sys, prior_vec, floor_vec, prior.has_value(), result);
   return result;
 }
 

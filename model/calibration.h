@@ -63,6 +63,9 @@ struct CalibrationContext {
   SchedulerConfig scheduler;
   std::optional<SpeculativeDecoding> speculative;
   int slots = 1;  // S of the measured deployment (ComputeSlots)
+  // False for a card whose speeds are unknown (inputs in unit speeds): no
+  // physical floor applies to its coefficients.
+  bool speeds_known = true;
 };
 
 // A hardware-class prior: coefficients from data (e.g. fitted on other
@@ -92,7 +95,16 @@ struct CalibrationOptions {
   // return the minimum-norm non-negative fit, flagged rank_deficient (its
   // predictions hold for deployments like the measured one).
   bool require_identifiable = false;
+  // No coefficient may beat the hardware: α >= 0 and every β >= 1 (an
+  // efficiency η = 1/β in (0, 1]), so every step costs at least its bytes ÷
+  // bandwidth plus its FLOPs ÷ peak plus its all-reduce bytes ÷ link. Off
+  // only for a card whose speeds are unknown (features in unknown units,
+  // where β carries 1 / the card's speed).
+  bool physical_floor = true;
 };
+
+// The floor of physical_floor: α = 0, every β = 1 (the roofline).
+StepTimeCoefficients PhysicalFloor();
 
 struct CalibrationResult {
   StepTimeCoefficients coefficients;

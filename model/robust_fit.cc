@@ -211,13 +211,15 @@ IrlsSolution SolveIrls(const Eigen::MatrixXd& as, const Eigen::VectorXd& b, int 
 // The weighted RMS of the data rows' residuals relative to |b_i| and, with
 // spare degrees of freedom, the band sqrt(n / (n − rank)) × it; both absent
 // when a b_i is 0.
-void SetRelativeErrors(const Eigen::VectorXd& b, int data_rows, RobustFitResult& result) {
+void SetRelativeErrors(const Eigen::VectorXd& b, int data_rows, std::optional<double> scale,
+                       RobustFitResult& result) {
   const Eigen::VectorXd& w = result.weights;
   double sum_w = 0;
   double sum_sq = 0;
   for (int i = 0; i < data_rows; ++i) {
-    if (b(i) == 0) return;
-    const double rel = result.residuals(i) / b(i);
+    const double s = scale.has_value() ? *scale : b(i);
+    if (s == 0) return;
+    const double rel = result.residuals(i) / s;
     sum_w += w(i);
     sum_sq += w(i) * rel * rel;
   }
@@ -257,7 +259,7 @@ absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
   result.coefficients = col_scale.cwiseProduct(irls.x_scaled).cwiseMax(0.0);
   result.residuals = a * result.coefficients - b;
   result.weights = irls.weights;
-  SetRelativeErrors(b, data_rows, result);
+  SetRelativeErrors(b, data_rows, options.residual_scale, result);
   return result;
 }
 

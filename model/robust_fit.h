@@ -42,6 +42,10 @@ struct RobustFitOptions {
   int unweighted_trailing_rows = 0;
   // Fail with FAILED_PRECONDITION when the data rows are rank-deficient.
   bool require_full_rank = true;
+  // Residuals are relative to |b_i| unless this is set: then to this scale
+  // (one value for every data row; e.g. 1 when each row is already divided
+  // by its observation and b carries a known offset).
+  std::optional<double> residual_scale;
 };
 
 struct RobustFitResult {

@@ -127,6 +127,7 @@ absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
   ctx.inputs = perf.inputs;
   ctx.scheduler = perf.scheduler;
   ctx.slots = slots.slots;
+  ctx.speeds_known = perf.speeds_known;
   return ctx;
 }
 

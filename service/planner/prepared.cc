@@ -166,6 +166,7 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(PreparedDeployment* d,
   const int tp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.tp()));
   const int pp = static_cast<int>(std::max<uint32_t>(1, r.parallelism.pp()));
   perf.inputs = model::StepInputsFromMemoryPlan(r.input.arch, d->model_memory, tp, pp);
+  perf.speeds_known = !d->hardware_withheld;
   CAPPLAN_RETURN_IF_ERROR(
       SetHardwareSpeeds(r, d->hardware_withheld, tp, &perf.inputs, &perf.notes));
   SetSlotLimits(*d, &perf, &d->memory);

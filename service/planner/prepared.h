@@ -81,6 +81,8 @@ struct DeploymentPerformance {
   std::optional<model::SpeculativeDecoding> draft;
   // Every limit except the operator gate (filled per use).
   model::SlotLimits limits;
+  // False for a withheld card: inputs in unit speeds, no physical floor.
+  bool speeds_known = true;
   std::vector<std::string> notes;
 };
 

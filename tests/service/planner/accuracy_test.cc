@@ -35,7 +35,9 @@ void Print(const AccuracyReport& report) {
   for (const std::string& n : report.notes) std::printf("note: %s\n", n.c_str());
 }
 
-TEST(LeaveOneRowOut, Seed002MedianThroughputErrorsAtMost15Percent) {
+// 17%: with the physical floor the fit may no longer read weights faster than
+// the card's bandwidth (the unfloored fit had β_weights = 0.71 and 14-15%).
+TEST(LeaveOneRowOut, Seed002MedianThroughputErrorsAtMost17Percent) {
   absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(Bundled(), k002);
   ASSERT_TRUE(report.ok()) << report.status();
   Print(*report);
@@ -43,7 +45,7 @@ TEST(LeaveOneRowOut, Seed002MedianThroughputErrorsAtMost15Percent) {
     const AccuracySummary* s = Find(*report, k002, metric);
     ASSERT_NE(s, nullptr) << metric;
     EXPECT_GE(s->count, 5) << metric;
-    EXPECT_LE(s->median_abs_error_fraction, 0.15) << metric;
+    EXPECT_LE(s->median_abs_error_fraction, 0.17) << metric;
   }
 }
 
