@@ -252,34 +252,30 @@ void SetFit(const RobustFitResult& fit, const RelativeSystem& sys, const StepFea
 
 StepTimeCoefficients PhysicalFloor() { return StepTimeCoefficients::Roofline(); }
 
-absl::StatusOr<CalibrationResult> Calibrate(
-    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior,
-    const CalibrationOptions& calibration_options) {
-  CAPPLAN_RETURN_IF_ERROR(ValidateCalibrationInputs(ctx, prior));
-  absl::StatusOr<std::vector<Observation>> observations = CollectObservations(ctx, points);
-  if (!observations.ok()) return observations.status();
+namespace {
+
+// Fits the coefficients on observations already collected.
+absl::StatusOr<CalibrationResult> FitObservations(std::vector<Observation> observations,
+                                                  const std::optional<CoefficientPrior>& prior,
+                                                  bool floored,
+                                                  const CalibrationOptions& calibration_options) {
   CalibrationResult result;
-  result.observations = *std::move(observations);
+  result.observations = std::move(observations);
+  const StepFeatures floor_vec = floored ? PhysicalFloor().AsVector()
+                                         : StepFeatures::Zero().eval();
   if (result.observations.empty()) {
     if (!prior.has_value()) {
       return absl::FailedPreconditionError(
           "Calibrate: no usable measured points and no hardware-class prior; "
           "nothing to take coefficients from");
     }
-    result.coefficients = prior->coefficients;
-    if (calibration_options.physical_floor && ctx.speeds_known) {
-      result.coefficients = StepTimeCoefficients::FromVector(
-          prior->coefficients.AsVector().cwiseMax(PhysicalFloor().AsVector()));
-    }
+    result.coefficients =
+        StepTimeCoefficients::FromVector(prior->coefficients.AsVector().cwiseMax(floor_vec));
     result.used_prior = true;
     return result;
   }
   const StepFeatures prior_vec = prior.has_value()
                                      ? prior->coefficients.AsVector()
-                                     : StepFeatures::Zero().eval();
-  const bool floored = calibration_options.physical_floor && ctx.speeds_known;
-  const StepFeatures floor_vec = floored ? PhysicalFloor().AsVector()
                                      : StepFeatures::Zero().eval();
   const RelativeSystem sys = BuildRelativeSystem(result.observations, prior, prior_vec,
                                                  floor_vec, result.identified);
@@ -291,13 +287,47 @@ absl::StatusOr<CalibrationResult> Calibrate(
   absl::StatusOr<RobustFitResult> fit =
       RobustNonNegativeLeastSquares(sys.a, sys.b, options);
   if (!fit.ok()) {
-    return absl::Status(
-        fit.status().code(),
-        absl::StrCat("Calibrate (", result.observations.size(), " observations from ",
-                     points.size(), " points): ", fit.status().message()));
+    return absl::Status(fit.status().code(),
+                        absl::StrCat("Calibrate (", result.observations.size(),
+                                     " observations): ", fit.status().message()));
   }
   SetFit(*fit, sys, prior_vec, floor_vec, prior.has_value(), result);
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationResult> Calibrate(
+    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
+    const std::optional<CoefficientPrior>& prior,
+    const CalibrationOptions& calibration_options) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateCalibrationInputs(ctx, prior));
+  absl::StatusOr<std::vector<Observation>> observations = CollectObservations(ctx, points);
+  if (!observations.ok()) return observations.status();
+  return FitObservations(*std::move(observations), prior,
+                         calibration_options.physical_floor && ctx.speeds_known,
+                         calibration_options);
+}
+
+absl::StatusOr<CalibrationResult> CalibratePooled(absl::Span<const CalibrationGroup> groups,
+                                                  const std::optional<CoefficientPrior>& prior,
+                                                  const CalibrationOptions& options) {
+  std::vector<Observation> all;
+  for (const CalibrationGroup& g : groups) {
+    if (!g.context.speeds_known) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CalibratePooled: group '", g.name,
+          "' is in unit speeds (a withheld card); its coefficients are not efficiencies"));
+    }
+    CAPPLAN_RETURN_IF_ERROR(ValidateCalibrationInputs(g.context, prior));
+    absl::StatusOr<std::vector<Observation>> obs = CollectObservations(g.context, g.points);
+    if (!obs.ok()) {
+      return absl::Status(obs.status().code(),
+                          absl::StrCat("group '", g.name, "': ", obs.status().message()));
+    }
+    for (Observation& o : *obs) all.push_back(std::move(o));
+  }
+  return FitObservations(std::move(all), prior, options.physical_floor, options);
 }
 
 absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,

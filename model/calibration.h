@@ -135,6 +135,21 @@ absl::StatusOr<CalibrationResult> Calibrate(
     const std::optional<CoefficientPrior>& prior,
     const CalibrationOptions& options = {});
 
+// The measured points of one deployment, for a pooled fit.
+struct CalibrationGroup {
+  std::string name;  // e.g. the baseline id, in errors
+  CalibrationContext context;
+  std::vector<MeasuredPoint> points;
+};
+
+// One set of coefficients fitted on the observations of several deployments
+// together (their features are each deployment's own, so the coefficients
+// are efficiencies shared by all): how a hardware class's prior is learned.
+// Every group must have known speeds.
+absl::StatusOr<CalibrationResult> CalibratePooled(absl::Span<const CalibrationGroup> groups,
+                                                  const std::optional<CoefficientPrior>& prior,
+                                                  const CalibrationOptions& options = {});
+
 // The model's prediction for a measured point's load with the given
 // coefficients (closed or open loop at the point's load, S = context.slots):
 // what leave-one-out accuracy checks compare against the row.

@@ -38,9 +38,19 @@ double FitLoss(const CalibrationResult& r) {
   return loss;
 }
 
+// The fit on `points`: towards the prior when there is one, else towards
+// the roofline only where the rows leave a direction open.
+absl::StatusOr<CalibrationResult> FitOn(const CalibrationContext& context,
+                                        absl::Span<const MeasuredPoint> points,
+                                        const std::optional<CoefficientPrior>& prior) {
+  if (prior.has_value()) return Calibrate(context, points, prior);
+  return CalibrateOrRegularise(context, points);
+}
+
 absl::StatusOr<StepTimeFit> FitJointly(const CalibrationContext& context,
                                        const std::vector<MeasuredPoint>& plain,
-                                       const std::vector<MeasuredPoint>& speculative) {
+                                       const std::vector<MeasuredPoint>& speculative,
+                                       const std::optional<CoefficientPrior>& prior) {
   std::optional<CalibrationResult> best;
   double best_loss = std::numeric_limits<double>::infinity();
   double best_rate = 0;
@@ -50,7 +60,7 @@ absl::StatusOr<StepTimeFit> FitJointly(const CalibrationContext& context,
       p.speculative->acceptance_rate = rate;
       points.push_back(std::move(p));
     }
-    absl::StatusOr<CalibrationResult> r = CalibrateOrRegularise(context, points);
+    absl::StatusOr<CalibrationResult> r = FitOn(context, points, prior);
     if (!r.ok()) return std::numeric_limits<double>::infinity();
     const double loss = FitLoss(*r);
     if (loss < best_loss) best_loss = loss, best = *std::move(r), best_rate = rate;
@@ -69,7 +79,8 @@ absl::StatusOr<StepTimeFit> FitJointly(const CalibrationContext& context,
 absl::StatusOr<StepTimeFit> FitStepTime(const CalibrationContext& context,
                                         std::vector<MeasuredPoint> plain,
                                         std::vector<MeasuredPoint> speculative,
-                                        bool can_model_speculation) {
+                                        bool can_model_speculation,
+                                        const std::optional<CoefficientPrior>& prior) {
   for (const MeasuredPoint& p : speculative) {
     if (!p.speculative.has_value()) {
       return absl::InvalidArgumentError(
@@ -77,11 +88,11 @@ absl::StatusOr<StepTimeFit> FitStepTime(const CalibrationContext& context,
     }
   }
   if (!speculative.empty() && (can_model_speculation || plain.empty())) {
-    return FitJointly(context, plain, speculative);
+    return FitJointly(context, plain, speculative, prior);
   }
   if (plain.empty()) return absl::FailedPreconditionError("no measured rows to fit on");
   StepTimeFit out;
-  CAPPLAN_ASSIGN_OR_RETURN(out.calibration, CalibrateOrRegularise(context, plain));
+  CAPPLAN_ASSIGN_OR_RETURN(out.calibration, FitOn(context, plain, prior));
   return out;
 }
 

@@ -75,7 +75,10 @@ MetricAssessment AssessMetric(Tier base, std::optional<double> fit_band,
                               bool every_point_measured) {
   MetricAssessment out;
   out.tier = base;
-  if (base == Tier::kRoofline) return out;
+  if (base == Tier::kRoofline) {
+    out.error_band_fraction = fit_band.value_or(0);
+    return out;
+  }
   bool every_point_inside = base == Tier::kCalibrated && measured.has_value();
   double widest = fit_band.value_or(0);
   for (double n : point_in_service) {

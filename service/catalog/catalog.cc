@@ -161,6 +161,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
   std::vector<v1::Model> models;
   std::vector<v1::Baseline> baselines;
   std::vector<v1::EnginePreset> engines;
+  std::vector<v1::EfficiencyPrior> priors;
   absl::flat_hash_map<std::string, std::string> origin;
   std::vector<std::string> errors;
   fs::path root(dir);
@@ -171,24 +172,28 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
       LoadFolder(root, "baselines", &baselines, &origin, &errors));
   CAPPLAN_RETURN_IF_ERROR(
       LoadFolder(root, "engines", &engines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", &priors, &origin, &errors));
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
   return FromEntities(std::move(hardware), std::move(models),
                       std::move(baselines), std::move(engines),
-                      std::move(origin));
+                      std::move(origin), std::move(priors));
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::FromEntities(
     std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
     std::vector<v1::Baseline> baselines,
     std::vector<v1::EnginePreset> engine_presets,
-    absl::flat_hash_map<std::string, std::string> origin) {
+    absl::flat_hash_map<std::string, std::string> origin,
+    std::vector<v1::EfficiencyPrior> priors) {
   std::shared_ptr<Catalog> catalog(new Catalog());
   catalog->hardware_ = std::move(hardware);
   catalog->models_ = std::move(models);
   catalog->baselines_ = std::move(baselines);
   catalog->engine_presets_ = std::move(engine_presets);
+  catalog->priors_ = std::move(priors);
+  SortById(&catalog->priors_);
   catalog->origin_ = std::move(origin);
   SortById(&catalog->hardware_);
   SortById(&catalog->models_);
@@ -241,7 +246,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
     Upsert(&all_baselines, std::move(b));
   }
   return FromEntities(hardware_, std::move(all_models), std::move(all_baselines),
-                      engine_presets_, std::move(origin));
+                      engine_presets_, std::move(origin), priors_);
 }
 
 absl::Status Catalog::Index() {
@@ -261,6 +266,9 @@ absl::Status Catalog::Index() {
   };
   for (size_t i = 0; i < hardware_.size(); ++i) {
     add(&hardware_index_, hardware_[i].id(), i, hardware_[i].id(), "id");
+  }
+  for (size_t i = 0; i < priors_.size(); ++i) {
+    add(&prior_index_, priors_[i].id(), i, priors_[i].id(), "id");
   }
   for (size_t i = 0; i < engine_presets_.size(); ++i) {
     add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(),
@@ -316,6 +324,9 @@ const v1::Hardware* Catalog::FindHardware(absl::string_view id) const {
 }
 const v1::Model* Catalog::FindModel(absl::string_view id_or_repo) const {
   return Lookup(model_index_, models_, absl::AsciiStrToLower(id_or_repo));
+}
+const v1::EfficiencyPrior* Catalog::FindPrior(absl::string_view id) const {
+  return Lookup(prior_index_, priors_, id);
 }
 const v1::Baseline* Catalog::FindBaseline(absl::string_view id) const {
   return Lookup(baseline_index_, baselines_, id);

@@ -17,8 +17,8 @@ namespace capplan::service {
 // reload builds a new one and swaps it in.
 class Catalog {
  public:
-  // Loads <dir>/hardware/*.txtpb, <dir>/models/*.txtpb, <dir>/baselines/*.txtpb
-  // and <dir>/engines/*.txtpb, then validates ids, references and ranges.
+  // Loads <dir>/hardware/*.txtpb, <dir>/models/*.txtpb, <dir>/baselines/*.txtpb,
+  // <dir>/engines/*.txtpb and <dir>/priors/*.txtpb, then validates ids, references and ranges.
   // Parse errors read "file:line:column: message"; validation errors name the
   // file and the field path.
   static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(
@@ -30,7 +30,8 @@ class Catalog {
       std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
       std::vector<v1::Baseline> baselines,
       std::vector<v1::EnginePreset> engine_presets,
-      absl::flat_hash_map<std::string, std::string> origin = {});
+      absl::flat_hash_map<std::string, std::string> origin = {},
+      std::vector<v1::EfficiencyPrior> priors = {});
 
   // A copy with these models and baselines added or, where the id exists,
   // replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
@@ -54,6 +55,8 @@ class Catalog {
   const std::vector<v1::EnginePreset>& engine_presets() const {
     return engine_presets_;
   }
+  const std::vector<v1::EfficiencyPrior>& priors() const { return priors_; }
+  const v1::EfficiencyPrior* FindPrior(absl::string_view id) const;
 
   // The file each entity came from ("hardware/nvidia-l4-24gb.txtpb"), by id.
   const std::string& OriginOf(absl::string_view id) const;
@@ -66,11 +69,13 @@ class Catalog {
   std::vector<v1::Model> models_;
   std::vector<v1::Baseline> baselines_;
   std::vector<v1::EnginePreset> engine_presets_;
+  std::vector<v1::EfficiencyPrior> priors_;
   absl::flat_hash_map<std::string, std::string> origin_;
   absl::flat_hash_map<std::string, size_t> hardware_index_;
   absl::flat_hash_map<std::string, size_t> model_index_;  // ids, repos, aliases (lowercase)
   absl::flat_hash_map<std::string, size_t> baseline_index_;
   absl::flat_hash_map<std::string, size_t> engine_index_;
+  absl::flat_hash_map<std::string, size_t> prior_index_;
 };
 
 }  // namespace capplan::service

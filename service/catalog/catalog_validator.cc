@@ -288,6 +288,21 @@ void ValidateBaseline(const v1::Baseline& b, Validator* v) {
   }
 }
 
+void ValidateEfficiencyPrior(const v1::EfficiencyPrior& p, Validator* v) {
+  if (p.level() == v1::PRIOR_LEVEL_UNSPECIFIED) v->Add("level", " is unset; must be a PriorLevel");
+  if (!(p.alpha_seconds() >= 0)) {
+    v->Add("alpha_seconds", absl::StrFormat(" = %g; must be >= 0", p.alpha_seconds()));
+  }
+  for (const auto& [name, beta] :
+       {std::make_pair("beta_weights", p.beta_weights()), std::make_pair("beta_kv", p.beta_kv()),
+        std::make_pair("beta_flops", p.beta_flops()), std::make_pair("beta_comm", p.beta_comm())}) {
+    if (!(beta >= 1) || !std::isfinite(beta)) {
+      v->Add(name, absl::StrFormat(" = %g; must be >= 1 (an efficiency in (0, 1])", beta));
+    }
+  }
+  if (p.observations() == 0) v->Add("observations", " = 0; a prior is fitted on rows");
+}
+
 void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
   v->Id(e.id());
   if (e.engine() == v1::ENGINE_KIND_UNSPECIFIED) {
@@ -329,6 +344,9 @@ std::vector<Finding> ValidateEntity(const Message& entity) {
   if (auto* m = dynamic_cast<const v1::Model*>(&entity)) ValidateModel(*m, &v);
   if (auto* b = dynamic_cast<const v1::Baseline*>(&entity)) ValidateBaseline(*b, &v);
   if (auto* e = dynamic_cast<const v1::EnginePreset*>(&entity)) ValidateEnginePreset(*e, &v);
+  if (auto* p = dynamic_cast<const v1::EfficiencyPrior*>(&entity)) {
+    ValidateEfficiencyPrior(*p, &v);
+  }
   return v.Take();
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFolders[] = {"hardware", "models", "baselines", "engines"};
+constexpr const char* kFolders[] = {"hardware", "models", "baselines", "engines", "priors"};
 
 }  // namespace
 
@@ -87,6 +87,11 @@ absl::StatusOr<StoredEntity> DirectoryStore::PutBaseline(const v1::Baseline& bas
 
 absl::StatusOr<StoredEntity> DirectoryStore::PutModel(const v1::Model& model, bool replace) {
   return Put("models", model.id(), model, replace);
+}
+
+absl::StatusOr<StoredEntity> DirectoryStore::PutPrior(const v1::EfficiencyPrior& prior,
+                                                      bool replace) {
+  return Put("priors", prior.id(), prior, replace);
 }
 
 absl::StatusOr<std::string> DirectoryStore::ChangeToken() const {

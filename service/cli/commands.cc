@@ -4,6 +4,7 @@
 #include "service/cli/lint.h"
 #include "service/cli/load.h"
 #include "service/cli/plan.h"
+#include "service/cli/priors.h"
 #include "service/cli/validate.h"
 
 namespace capplan::service {
@@ -16,6 +17,7 @@ const std::vector<CliCommandSpec>& ExtraCliCommands() {
     commands->push_back(ValidateCommandSpec());
     commands->push_back(LintCommandSpec());
     commands->push_back(IngestCommandSpec());
+    commands->push_back(PriorsCommandSpec());
     return commands;
   }();
   return *kCommands;

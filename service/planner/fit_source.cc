@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "model/transfer.h"
+#include "service/planner/priors.h"
 #include "service/planner/prepared.h"
 
 namespace capplan::service {
@@ -33,19 +33,6 @@ void AddUnique(std::vector<std::string>* ids, const std::string& id) {
   if (!id.empty() && std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
 }
 
-model::HardwareClass ClassOf(const v1::Hardware& hw) {
-  return {hw.id(), hw.vendor(), hw.architecture()};
-}
-
-// Fits a baseline of another configuration on its own deployment (its
-// coefficients are efficiencies, so they carry over).
-absl::StatusOr<model::StepTimeFit> FitOtherBaseline(const Catalog& catalog, const v1::Baseline& b,
-                                                    WorkCounters* counters) {
-  CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
-                           PrepareBaselineFit(catalog, b, false, 1, "a transfer", counters));
-  return FitOnPoints(setup.context, setup.deployment.performance, setup.points, counters);
-}
-
 // The rows of this configuration's baselines; the gate the fit runs behind
 // becomes a baseline's own unless the query sets one.
 absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
@@ -67,36 +54,56 @@ absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
   return points;
 }
 
-// Another configuration with a known card, closest hardware class first.
-bool TransferFit(const Catalog& catalog, const ResolvedDeployment& r, FitSource* src,
-                 std::vector<std::string>* notes, WorkCounters* counters) {
-  std::vector<std::pair<int, const v1::Baseline*>> candidates;
-  for (const v1::Baseline& b : catalog.baselines()) {
-    if (b.deployment().hardware_id().empty() || b.sweeps().empty()) continue;
-    const v1::Hardware* hw = catalog.FindHardware(b.deployment().hardware_id());
-    if (hw == nullptr) continue;
-    const bool same_model = !r.model_id.empty() && b.deployment().model_id() == r.model_id;
-    const int rank = r.hardware != nullptr
-                         ? model::TransferRank(ClassOf(*r.hardware), ClassOf(*hw), same_model)
-                         : static_cast<int>(same_model);
-    candidates.emplace_back(rank, &b);
+// The prior of the deployment's hardware class (absent for a withheld card or
+// a catalogue without priors).
+std::optional<v1::EfficiencyPrior> PriorOf(const Catalog& catalog, const PreparedDeployment& d) {
+  if (d.hardware_withheld || d.resolved.hardware == nullptr) return std::nullopt;
+  const v1::Parallelism& p = d.resolved.parallelism;
+  return ClosestPrior(catalog.priors(),
+                      ClassKeyOf(*d.resolved.hardware,
+                                 std::max<uint32_t>(1, p.tp()) * std::max<uint32_t>(1, p.pp()),
+                                 d.resolved.engine.kind()));
+}
+
+// The global prior: the roofline with the corpus' typical efficiencies.
+std::optional<v1::EfficiencyPrior> GlobalPrior(const Catalog& catalog, const PreparedDeployment& d) {
+  if (d.hardware_withheld) return std::nullopt;
+  for (const v1::EfficiencyPrior& p : catalog.priors()) {
+    if (p.level() == v1::PRIOR_LEVEL_GLOBAL) return p;
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [rank, b] : candidates) {
-    absl::StatusOr<model::StepTimeFit> fit = FitOtherBaseline(catalog, *b, counters);
-    if (!fit.ok()) continue;
-    src->fit = *std::move(fit);
-    src->base_tier = model::Tier::kExtrapolated;
-    src->baseline_ids.push_back(b->id());
-    notes->push_back(absl::StrFormat(
-        "no baseline measured this configuration: step-time efficiencies transferred from "
-        "'%s' (%s on %s, %s) by roofline ratios",
-        b->id(), b->deployment().model_id(), b->deployment().hardware_id(),
-        model::TransferClassName(rank)));
-    return true;
+  return std::nullopt;
+}
+
+// No rows of this configuration: the prior's coefficients as they are.
+// `roofline`: the global prior under no_catalog_calibration, which names no
+// baseline (no measured configuration stands behind the answer).
+void FromPrior(const v1::EfficiencyPrior& prior, bool roofline, FitSource* src,
+               std::vector<std::string>* notes) {
+  model::StepTimeFit fit;
+  fit.calibration.coefficients = CoefficientsOf(prior);
+  fit.calibration.used_prior = true;
+  if (prior.leave_one_out_relative_error() > 0) {
+    fit.calibration.relative_error_band = prior.leave_one_out_relative_error();
   }
-  return false;
+  src->fit = fit;
+  src->base_tier = roofline ? model::Tier::kRoofline : model::Tier::kExtrapolated;
+  if (!roofline) {
+    for (const std::string& id : prior.baseline_ids()) src->baseline_ids.push_back(id);
+  }
+  src->prior_id = prior.id();
+  notes->push_back(absl::StrFormat(
+      "%s: step-time efficiencies of the %s prior '%s' (learned from %d baselines; %s)",
+      roofline ? "the roofline with the corpus' typical efficiencies (no catalogue rows asked "
+                 "for)"
+               : "no baseline measured this configuration",
+      prior.level() == v1::PRIOR_LEVEL_GLOBAL ? "global"
+      : prior.level() == v1::PRIOR_LEVEL_CLASS ? "hardware-class"
+                                               : "architecture",
+      prior.id(), prior.baseline_ids_size(),
+      prior.leave_one_out_relative_error() > 0
+          ? absl::StrFormat("%.0f%% relative error on baselines it was fitted without",
+                            100 * prior.leave_one_out_relative_error())
+          : "a single baseline: no held-out error"));
 }
 
 }  // namespace
@@ -135,10 +142,10 @@ model::SlotLimits SlotLimitsFor(const DeploymentPerformance& perf, std::optional
   return LimitsWithGate(perf, gate);
 }
 
-absl::StatusOr<model::StepTimeFit> FitOnPoints(const model::CalibrationContext& ctx,
-                                               const DeploymentPerformance& perf,
-                                               const std::vector<SourcedPoint>& points,
-                                               WorkCounters* counters) {
+absl::StatusOr<model::StepTimeFit> FitOnPoints(
+    const model::CalibrationContext& ctx, const DeploymentPerformance& perf,
+    const std::vector<SourcedPoint>& points, WorkCounters* counters,
+    const std::optional<model::CoefficientPrior>& prior) {
   std::vector<model::MeasuredPoint> plain, spec;
   for (const SourcedPoint& sp : points) {
     if (!sp.speculative) {
@@ -151,7 +158,7 @@ absl::StatusOr<model::StepTimeFit> FitOnPoints(const model::CalibrationContext& 
   }
   if (counters != nullptr) ++counters->fits;
   const bool can_model = perf.speculative.has_value() || perf.draft.has_value();
-  return model::FitStepTime(ctx, std::move(plain), std::move(spec), can_model);
+  return model::FitStepTime(ctx, std::move(plain), std::move(spec), can_model, prior);
 }
 
 absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog, const v1::Baseline& b,
@@ -198,7 +205,14 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeploy
     CAPPLAN_ASSIGN_OR_RETURN(
         model::CalibrationContext ctx,
         CalibrationContextFor(d.performance, points.front().point.workload, fit_gate));
-    absl::StatusOr<model::StepTimeFit> fit = FitOnPoints(ctx, d.performance, points, counters);
+    const std::optional<v1::EfficiencyPrior> prior = PriorOf(catalog, d);
+    std::optional<model::CoefficientPrior> shrink;
+    if (prior.has_value()) {
+      shrink = AsCoefficientPrior(*prior, kOwnRowsPriorWeight);
+      src.prior_id = prior->id();
+    }
+    absl::StatusOr<model::StepTimeFit> fit =
+        FitOnPoints(ctx, d.performance, points, counters, shrink);
     if (!fit.ok()) {
       return absl::Status(fit.status().code(),
                           absl::StrCat("fitting the step-time model on ", points.size(),
@@ -208,7 +222,10 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeploy
     src.base_tier = model::Tier::kCalibrated;
     return src;
   }
-  if (!q.no_catalog_calibration && TransferFit(catalog, d.resolved, &src, notes, counters)) {
+  const std::optional<v1::EfficiencyPrior> prior =
+      q.no_catalog_calibration ? GlobalPrior(catalog, d) : PriorOf(catalog, d);
+  if (prior.has_value()) {
+    FromPrior(*prior, q.no_catalog_calibration, &src, notes);
     return src;
   }
   notes->push_back(

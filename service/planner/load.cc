@@ -103,7 +103,7 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
     const model::MetricAssessment a =
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
-    if (a.tier != model::Tier::kRoofline) mp->set_error_band_fraction(a.error_band_fraction);
+    if (a.error_band_fraction > 0) mp->set_error_band_fraction(a.error_band_fraction);
   }
 }
 

@@ -11,11 +11,16 @@
 //   1. rows of catalogue baselines of this configuration (BaselineMatches,
 //      and the baseline the deployment starts from) plus the request's
 //      inline calibration sweeps (no_catalog_calibration drops the
-//      catalogue): CALIBRATED, or MEASURED where a row is the request's point;
-//   2. otherwise a baseline of another configuration with a known card, its
-//      coefficients (efficiencies, dimensionless) transferred, closest
-//      hardware class first (model::TransferRank): EXTRAPOLATED;
-//   3. otherwise the roofline itself (α = 0, every β = 1): ROOFLINE.
+//      catalogue's rows), fitted with the closest efficiency prior
+//      (priors.h) as a prior: CALIBRATED, or MEASURED where a row is the
+//      request's point;
+//   2. otherwise the closest prior as it is (its hardware class,
+//      architecture, or the global one): EXTRAPOLATED, its band the prior's
+//      error on baselines it was fitted without; under no_catalog_calibration
+//      the global prior only (the roofline with the corpus' typical
+//      efficiencies): ROOFLINE;
+//   3. otherwise (a catalogue without priors) the bare roofline (α = 0, every
+//      β = 1): ROOFLINE.
 // A baseline that withholds its GPU (seed 000) is fitted and predicted in the
 // card's unknown units: bandwidths and peak FLOP/s are 1, so each β carries
 // the unknown card's 1 / bandwidth; such a fit never transfers.
@@ -116,6 +121,7 @@ struct FitSource {
   bool inline_calibration = false;
   std::vector<SourcedPoint> own_points;     // this configuration's rows
   std::vector<SourcedPoint> inline_points;  // the request's calibration rows
+  std::string prior_id;  // the efficiency prior used (shrunk towards, or taken as is)
 };
 
 // A prepared deployment with a workload: coefficients fitted once, slots
@@ -161,10 +167,10 @@ absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
 
 // Fits the coefficients on sourced points (speculative points get the
 // deployment's draft layers with their own draft length).
-absl::StatusOr<model::StepTimeFit> FitOnPoints(const model::CalibrationContext& context,
-                                               const DeploymentPerformance& performance,
-                                               const std::vector<SourcedPoint>& points,
-                                               WorkCounters* counters);
+absl::StatusOr<model::StepTimeFit> FitOnPoints(
+    const model::CalibrationContext& context, const DeploymentPerformance& performance,
+    const std::vector<SourcedPoint>& points, WorkCounters* counters,
+    const std::optional<model::CoefficientPrior>& prior = std::nullopt);
 
 // A catalogue baseline made ready to fit on its own deployment: what the
 // deployment is, its measured rows and the calibration context (with the

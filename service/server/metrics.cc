@@ -168,6 +168,7 @@ void Metrics::SetCatalog(const Catalog& catalog) {
       .Set(static_cast<double>(catalog.baselines().size()));
   catalog_entries_.Add({{"kind", "engine_preset"}})
       .Set(static_cast<double>(catalog.engine_presets().size()));
+  catalog_entries_.Add({{"kind", "prior"}}).Set(static_cast<double>(catalog.priors().size()));
 }
 
 void Metrics::SetLintFindings(const std::vector<v1::LintFinding>& findings) {

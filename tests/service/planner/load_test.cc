@@ -205,24 +205,26 @@ TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
   EXPECT_GT(Provenance(*beyond, "throughput").error_band_fraction(),
             Provenance(*inside, "throughput").error_band_fraction());
 
-  // Another card: transferred from 002.
+  // Another card, never measured: the closest efficiency prior, extrapolated,
+  // naming the baselines it was learned from.
   v1::PredictLoadRequest other = Seed002(false, {1, 4});
   other.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
   absl::StatusOr<v1::LoadCurve> transferred = PredictLoad(Bundled(), other);
   ASSERT_TRUE(transferred.ok()) << transferred.status();
   EXPECT_EQ(Provenance(*transferred, "throughput").tier(), v1::TIER_EXTRAPOLATED);
-  EXPECT_EQ(Provenance(*transferred, "throughput").baseline_ids(0), k002);
+  EXPECT_GT(Provenance(*transferred, "throughput").baseline_ids_size(), 0);
+  EXPECT_TRUE(std::any_of(transferred->notes().begin(), transferred->notes().end(),
+                          [](const std::string& n) { return n.find("prior '") != n.npos; }));
 
-  // Nothing to fit on: roofline.
+  // No catalogue rows asked for: the roofline with typical efficiencies.
   v1::PredictLoadRequest bare = Seed002(false, {1, 4});
   bare.set_no_catalog_calibration(true);
   absl::StatusOr<v1::LoadCurve> roofline = PredictLoad(Bundled(), bare);
   ASSERT_TRUE(roofline.ok()) << roofline.status();
   EXPECT_EQ(Provenance(*roofline, "ttft").tier(), v1::TIER_ROOFLINE);
   EXPECT_EQ(Provenance(*roofline, "ttft").baseline_ids_size(), 0);
-  // The roofline is an optimistic bound: faster than the calibrated model.
-  EXPECT_GT(roofline->points(0).output_tokens_per_second(),
-            measured->points(0).output_tokens_per_second());
+  EXPECT_TRUE(std::any_of(roofline->notes().begin(), roofline->notes().end(),
+                          [](const std::string& n) { return n.find("typical efficiencies") != n.npos; }));
 }
 
 TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {

@@ -1,0 +1,63 @@
+#ifndef CAPPLAN_SERVICE_PLANNER_PRIORS_H_
+#define CAPPLAN_SERVICE_PLANNER_PRIORS_H_
+
+// The efficiency priors learned from the corpus (DESIGN §4): a hierarchy of
+// pooled fits over the catalogue's baselines with a known card —
+//   GLOBAL        every baseline, towards the roofline (kRooflinePriorWeight)
+//   ARCHITECTURE  vendor + architecture, towards GLOBAL (kLevelPriorWeight)
+//   CLASS         + interconnect + engine, towards ARCHITECTURE
+// and a configuration's own rows towards its CLASS (kOwnRowsPriorWeight).
+// Speculative rows are left out (their acceptance rate is the
+// configuration's own). `capplan priors` writes the result into data/priors/;
+// a test refits the bundled catalogue and checks the files equal the fit.
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "capplan/v1/catalog.pb.h"
+#include "model/calibration.h"
+#include "service/catalog/catalog.h"
+
+namespace capplan::service {
+
+// How many observations' worth each level's prior counts for. Chosen, not
+// fitted: a level with a handful of rows moves most of the way to them.
+inline constexpr double kLevelPriorWeight = 4;
+inline constexpr double kOwnRowsPriorWeight = 2;
+
+// Fits every level on the catalogue's baselines except `excluded` (the
+// leave-one-baseline-out accuracy refits without the baseline it predicts).
+absl::StatusOr<std::vector<v1::EfficiencyPrior>> FitPriors(
+    const Catalog& catalog, const std::set<std::string>& excluded = {});
+
+// The class key of a deployment: the card's vendor and architecture, the
+// link a TP/PP group spans (LINK_KIND_NONE for one GPU) and the engine.
+struct HardwareClassKey {
+  std::string vendor;        // lowercase
+  std::string architecture;  // lowercase
+  v1::LinkKind link = v1::LINK_KIND_NONE;
+  v1::EngineKind engine = v1::ENGINE_KIND_UNSPECIFIED;
+};
+HardwareClassKey ClassKeyOf(const v1::Hardware& hardware, uint32_t gpus_per_group,
+                            v1::EngineKind engine);
+std::string PriorId(v1::PriorLevel level, const HardwareClassKey& key);
+
+// The prior for a key: its CLASS, else its ARCHITECTURE, else GLOBAL; when
+// that prior was not learned on the key's link (an ARCHITECTURE or GLOBAL
+// prior for a multi-GPU deployment), β_comm is the LINK prior's, or 1 (the
+// link at its specification) when no baseline used that link. The id names
+// what was combined ("global+link-nvlink"). Absent when `priors` is empty.
+std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::EfficiencyPrior>& priors,
+                                                const HardwareClassKey& key);
+
+model::StepTimeCoefficients CoefficientsOf(const v1::EfficiencyPrior& prior);
+
+// A prior's coefficients as the prior of a fit, worth `weight` observations.
+model::CoefficientPrior AsCoefficientPrior(const v1::EfficiencyPrior& prior, double weight);
+
+}  // namespace capplan::service
+
+#endif  // CAPPLAN_SERVICE_PLANNER_PRIORS_H_
