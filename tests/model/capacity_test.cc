@@ -86,7 +86,8 @@ TEST(MultiNodeScaling, EfficiencyAndTtftFlagsAgainstThresholdsFromData) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nodes = 1; must be >= 2")));
   EXPECT_THAT(AssessMultiNodeScaling(2, 1, 1, 2.0, std::nullopt, t),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("ttft_p99_n_seconds and ttft_p99_1_seconds: give both or neither")));
+                       HasSubstr("ttft_p99_n_seconds and ttft_p99_1_seconds: give both or "
+                                 "neither")));
 }
 
 TEST(KvRestore, BytesOverSlowerOfTierAndLinkPlusLatency) {
