@@ -25,7 +25,8 @@ std::shared_ptr<const Catalog> BundledShared() {
 
 std::shared_ptr<const Catalog> Mini(const testing::TempDir& dir) {
   testing::WriteMiniCatalogue(dir);
-  absl::StatusOr<std::shared_ptr<const Catalog>> c = Catalog::LoadFromDirectory(dir.path().string());
+  absl::StatusOr<std::shared_ptr<const Catalog>> c =
+      Catalog::LoadFromDirectory(dir.path().string());
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *c : nullptr;
 }
@@ -43,7 +44,8 @@ TEST(Planner, ListHardwareFiltersByVendorIgnoringCase) {
   ASSERT_THAT(some, IsOk());
   std::vector<std::string> ids;
   for (const v1::Hardware& h : some->hardware()) ids.push_back(h.id());
-  EXPECT_THAT(ids, UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb"));
+  EXPECT_THAT(ids,
+              UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb"));
   amd.set_vendor("NVIDIA");
   EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), 16);
   amd.set_vendor("Intel");

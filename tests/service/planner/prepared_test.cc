@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "base/status_macros.h"
 #include "service/planner/memory.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
@@ -42,18 +42,18 @@ LoadQuery Query(const std::string& workload = "input_tokens: 1000 output_tokens:
 
 absl::StatusOr<PreparedDeployment> Prepare(const std::string& deployment,
                                            WorkCounters* counters = nullptr) {
-  CAPPLAN_ASSIGN_OR_RETURN(
-      ResolvedDeployment r,
-      ResolveDeploymentAllowingWithheldHardware(Bundled(), Text<v1::Deployment>(deployment),
-                                                "T.deployment"));
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           ResolveDeploymentAllowingWithheldHardware(
+                               Bundled(), Text<v1::Deployment>(deployment), "T.deployment"));
   return PrepareDeployment(Bundled(), std::move(r), std::nullopt, counters);
 }
 
 // ------------------------------------------------------- ValidateLoadQuery
 
 TEST(ValidateLoadQuery, AValidQueryPasses) {
-  LoadQuery q = Query("input_tokens: 1 output_tokens: 1 input_tokens_cv: 4 output_tokens_cv: 0 "
-                      "prefix_cache_hit_rate: 0");
+  LoadQuery q = Query(
+      "input_tokens: 1 output_tokens: 1 input_tokens_cv: 4 output_tokens_cv: 0 "
+      "prefix_cache_hit_rate: 0");
   q.slo = Text<v1::Slo>("ttft_p95_seconds: 1 tpot_seconds: 0.05 e2e_p95_seconds: 10");
   q.operator_concurrency_gate = 1;
   EXPECT_THAT(ValidateLoadQuery(q), IsOk());
@@ -90,10 +90,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "Q.workload.input_tokens = 0.25; must be >= 1 token"},
         QueryCase{"InputCvAboveFour", "input_tokens: 10 output_tokens: 10 input_tokens_cv: 5", "",
                   std::nullopt, "Q.workload.input_tokens_cv = 5; must be in [0, 4]"},
-        QueryCase{"NegativeOutputCv", "input_tokens: 10 output_tokens: 10 output_tokens_cv: -1",
-                  "", std::nullopt, "Q.workload.output_tokens_cv = -1; must be in [0, 4]"},
-        QueryCase{"HitRateOfOne", "input_tokens: 10 output_tokens: 10 prefix_cache_hit_rate: 1",
-                  "", std::nullopt, "Q.workload.prefix_cache_hit_rate = 1; must be in [0, 1)"},
+        QueryCase{"NegativeOutputCv", "input_tokens: 10 output_tokens: 10 output_tokens_cv: -1", "",
+                  std::nullopt, "Q.workload.output_tokens_cv = -1; must be in [0, 4]"},
+        QueryCase{"HitRateOfOne", "input_tokens: 10 output_tokens: 10 prefix_cache_hit_rate: 1", "",
+                  std::nullopt, "Q.workload.prefix_cache_hit_rate = 1; must be in [0, 1)"},
         QueryCase{"ZeroTtftSlo", "input_tokens: 10 output_tokens: 10", "ttft_p95_seconds: 0",
                   std::nullopt, "Q.slo.ttft_p95_seconds = 0; must be > 0"},
         QueryCase{"NegativeTpotSlo", "input_tokens: 10 output_tokens: 10", "tpot_seconds: -1",
@@ -153,24 +153,25 @@ TEST_P(ValidateLoadAxisErrors, NameTheIndexValueAndRule) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ValidateLoadAxisErrors,
-    ::testing::Values(
-        AxisCase{"EmptyConcurrencies", true, "think_time_seconds: 1",
-                 "Q.closed_loop.concurrencies is empty; give at least one"},
-        AxisCase{"ZeroConcurrency", true, "concurrencies: [0]",
-                 "Q.closed_loop.concurrencies[0] = 0; must be in [1, 16384]"},
-        AxisCase{"ConcurrencyAboveTheMaximum", true, "concurrencies: [1, 16385]",
-                 "Q.closed_loop.concurrencies[1] = 16385; must be in [1, 16384]"},
-        AxisCase{"RepeatedConcurrency", true, "concurrencies: [1, 4, 4]",
-                 "Q.closed_loop.concurrencies[2] = 4; must be greater than "
-                 "Q.closed_loop.concurrencies[1] = 4 (strictly increasing)"},
-        AxisCase{"NegativeThinkTime", true, "concurrencies: [1] think_time_seconds: -1",
-                 "Q.closed_loop.think_time_seconds = -1; must be >= 0"},
-        AxisCase{"EmptyRates", false, "", "Q.open_loop.arrival_rates_rps is empty; give at least one"},
-        AxisCase{"ZeroRate", false, "arrival_rates_rps: [0]",
-                 "Q.open_loop.arrival_rates_rps[0] = 0; must be > 0"},
-        AxisCase{"DecreasingRates", false, "arrival_rates_rps: [2, 1]",
-                 "Q.open_loop.arrival_rates_rps[1] = 1; must be greater than "
-                 "Q.open_loop.arrival_rates_rps[0] = 2 (strictly increasing)"}),
+    ::testing::Values(AxisCase{"EmptyConcurrencies", true, "think_time_seconds: 1",
+                               "Q.closed_loop.concurrencies is empty; give at least one"},
+                      AxisCase{"ZeroConcurrency", true, "concurrencies: [0]",
+                               "Q.closed_loop.concurrencies[0] = 0; must be in [1, 16384]"},
+                      AxisCase{"ConcurrencyAboveTheMaximum", true, "concurrencies: [1, 16385]",
+                               "Q.closed_loop.concurrencies[1] = 16385; must be in [1, 16384]"},
+                      AxisCase{"RepeatedConcurrency", true, "concurrencies: [1, 4, 4]",
+                               "Q.closed_loop.concurrencies[2] = 4; must be greater than "
+                               "Q.closed_loop.concurrencies[1] = 4 (strictly increasing)"},
+                      AxisCase{"NegativeThinkTime", true,
+                               "concurrencies: [1] think_time_seconds: -1",
+                               "Q.closed_loop.think_time_seconds = -1; must be >= 0"},
+                      AxisCase{"EmptyRates", false, "",
+                               "Q.open_loop.arrival_rates_rps is empty; give at least one"},
+                      AxisCase{"ZeroRate", false, "arrival_rates_rps: [0]",
+                               "Q.open_loop.arrival_rates_rps[0] = 0; must be > 0"},
+                      AxisCase{"DecreasingRates", false, "arrival_rates_rps: [2, 1]",
+                               "Q.open_loop.arrival_rates_rps[1] = 1; must be greater than "
+                               "Q.open_loop.arrival_rates_rps[0] = 2 (strictly increasing)"}),
     [](const ::testing::TestParamInfo<AxisCase>& info) { return info.param.name; });
 
 TEST(ValidateLoadAxis, AtMost4096Points) {
@@ -253,9 +254,9 @@ TEST(PrepareLoad, ValidatesTheQueryFirst) {
   absl::StatusOr<PreparedDeployment> d = Prepare(R"(model_id: "qwen3-8b"
                                                     hardware_id: "nvidia-h100-sxm-80gb")");
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_THAT(PrepareLoad(Bundled(), *d, Query("input_tokens: 0 output_tokens: 1"), nullptr),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       Eq("Q.workload.input_tokens = 0; must be > 0")));
+  EXPECT_THAT(
+      PrepareLoad(Bundled(), *d, Query("input_tokens: 0 output_tokens: 1"), nullptr),
+      StatusIs(absl::StatusCode::kInvalidArgument, Eq("Q.workload.input_tokens = 0; must be > 0")));
 }
 
 TEST(PrepareLoad, ADeploymentThatDoesNotFitIsAFailedPrecondition) {

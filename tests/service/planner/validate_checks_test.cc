@@ -1,7 +1,7 @@
 #include "service/planner/validate_checks.h"
 
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -68,8 +68,8 @@ std::unique_ptr<ChecksRun> AddChecks(const std::string& request_text) {
   run->deployment = *std::move(d);
   *run->response.mutable_memory() = run->deployment.memory;
   FindingList findings(&run->response);
-  run->status = AddLoadChecks(Bundled(), run->deployment, run->request, &findings,
-                              &run->response, &run->tiers, &run->counters);
+  run->status = AddLoadChecks(Bundled(), run->deployment, run->request, &findings, &run->response,
+                              &run->tiers, &run->counters);
   return run;
 }
 
@@ -90,8 +90,8 @@ const v1::LoadCurvePoint* PointAtUsers(const v1::LoadCurve& curve, uint32_t user
 
 TEST(AddLoadChecks, UsersWithinTheSafeConcurrencyPassAndSloIsCheckedThere) {
   std::unique_ptr<ChecksRun> run = AddChecks(std::string(kDeployment) +
-                                       "expected_load { concurrent_users: 4 } "
-                                       "slo { ttft_p95_seconds: 100 }");
+                                             "expected_load { concurrent_users: 4 } "
+                                             "slo { ttft_p95_seconds: 100 }");
   ASSERT_THAT(run->status, IsOk());
   const v1::Check safe = run->CheckFor(kConcurrencyAboveSafe);
   EXPECT_TRUE(safe.passed());
@@ -109,8 +109,8 @@ TEST(AddLoadChecks, UsersWithinTheSafeConcurrencyPassAndSloIsCheckedThere) {
   ASSERT_NE(at, nullptr);
   const v1::Check ttft = run->CheckFor(kTtftSloMissed);
   EXPECT_TRUE(ttft.passed());
-  EXPECT_EQ(ttft.detail(), absl::StrFormat("TTFT p95 %.3f s at 4 users; SLO 100.000 s",
-                                           at->ttft_p95_seconds()));
+  EXPECT_EQ(ttft.detail(),
+            absl::StrFormat("TTFT p95 %.3f s at 4 users; SLO 100.000 s", at->ttft_p95_seconds()));
   EXPECT_TRUE(run->CheckFor(kTpotSloMissed).skipped());
   EXPECT_EQ(run->CheckFor(kTpotSloMissed).detail(), "no SLO given");
   EXPECT_TRUE(run->CheckFor(kE2eSloMissed).skipped());
@@ -152,9 +152,9 @@ TEST(AddLoadChecks, UsersAboveTheSafeConcurrencyAreAnError) {
 
 TEST(AddLoadChecks, SloMissedAtTheExpectedUsers) {
   std::unique_ptr<ChecksRun> run = AddChecks(std::string(kDeployment) +
-                                       "expected_load { concurrent_users: 2 } "
-                                       "slo { ttft_p95_seconds: 1e-6 tpot_seconds: 1e-6 "
-                                       "e2e_p95_seconds: 1e6 }");
+                                             "expected_load { concurrent_users: 2 } "
+                                             "slo { ttft_p95_seconds: 1e-6 tpot_seconds: 1e-6 "
+                                             "e2e_p95_seconds: 1e6 }");
   ASSERT_THAT(run->status, IsOk());
   const v1::LoadCurvePoint* at = PointAtUsers(run->response.load(), 2);
   ASSERT_NE(at, nullptr);
@@ -171,9 +171,8 @@ TEST(AddLoadChecks, SloMissedAtTheExpectedUsers) {
   std::vector<v1::Finding> tpot = run->Findings(kTpotSloMissed);
   ASSERT_EQ(tpot.size(), 1u);
   EXPECT_EQ(tpot[0].field(), "ValidateRequest.slo.tpot_seconds");
-  EXPECT_THAT(tpot[0].figures(),
-              UnorderedElementsAre(Pair("predicted_seconds", at->tpot_seconds()),
-                                   Pair("slo_seconds", 1e-6)));
+  EXPECT_THAT(tpot[0].figures(), UnorderedElementsAre(Pair("predicted_seconds", at->tpot_seconds()),
+                                                      Pair("slo_seconds", 1e-6)));
   // A generous end-to-end SLO passes.
   EXPECT_TRUE(run->Findings(kE2eSloMissed).empty());
   EXPECT_TRUE(run->CheckFor(kE2eSloMissed).passed());
@@ -183,8 +182,8 @@ TEST(AddLoadChecks, SloMissedAtTheExpectedUsers) {
 
 TEST(AddLoadChecks, StableRateChecksTheSloAtThatRate) {
   std::unique_ptr<ChecksRun> run = AddChecks(std::string(kDeployment) +
-                                       "expected_load { requests_per_second: 0.5 } "
-                                       "slo { ttft_p95_seconds: 100 }");
+                                             "expected_load { requests_per_second: 0.5 } "
+                                             "slo { ttft_p95_seconds: 100 }");
   ASSERT_THAT(run->status, IsOk());
   ASSERT_TRUE(run->response.has_load());
   const v1::LoadCurve& curve = run->response.load();
@@ -198,9 +197,9 @@ TEST(AddLoadChecks, StableRateChecksTheSloAtThatRate) {
   EXPECT_TRUE(stable.passed());
   EXPECT_EQ(stable.detail(),
             absl::StrFormat("0.500 req/s expected; utilization %.2f", at.utilization()));
-  EXPECT_EQ(run->CheckFor(kTtftSloMissed).detail(),
-            absl::StrFormat("TTFT p95 %.3f s at 0.500 req/s; SLO 100.000 s",
-                            at.ttft_p95_seconds()));
+  EXPECT_EQ(
+      run->CheckFor(kTtftSloMissed).detail(),
+      absl::StrFormat("TTFT p95 %.3f s at 0.500 req/s; SLO 100.000 s", at.ttft_p95_seconds()));
   const v1::Check safe = run->CheckFor(kConcurrencyAboveSafe);
   EXPECT_TRUE(safe.skipped());
   EXPECT_EQ(safe.detail(), "no expected concurrent users given");
@@ -209,8 +208,8 @@ TEST(AddLoadChecks, StableRateChecksTheSloAtThatRate) {
 
 TEST(AddLoadChecks, RatePastSaturationIsUnstable) {
   std::unique_ptr<ChecksRun> run = AddChecks(std::string(kDeployment) +
-                                       "expected_load { requests_per_second: 10000 } "
-                                       "slo { ttft_p95_seconds: 1 }");
+                                             "expected_load { requests_per_second: 10000 } "
+                                             "slo { ttft_p95_seconds: 1 }");
   ASSERT_THAT(run->status, IsOk());
   const std::vector<v1::Finding> f = run->Findings(kUnstableLoad);
   ASSERT_EQ(f.size(), 1u);
@@ -230,8 +229,8 @@ TEST(AddLoadChecks, RatePastSaturationIsUnstable) {
 
 TEST(AddLoadChecks, UsersAndRateShareOnePreparedLoad) {
   std::unique_ptr<ChecksRun> run = AddChecks(std::string(kDeployment) +
-                                       "expected_load { concurrent_users: 4 "
-                                       "requests_per_second: 0.5 }");
+                                             "expected_load { concurrent_users: 4 "
+                                             "requests_per_second: 0.5 }");
   ASSERT_THAT(run->status, IsOk());
   EXPECT_FALSE(run->CheckFor(kConcurrencyAboveSafe).skipped());
   EXPECT_FALSE(run->CheckFor(kUnstableLoad).skipped());
@@ -274,7 +273,8 @@ TEST(AddLoadChecks, RequestLongerThanMaxModelLenIsInvalid) {
   std::unique_ptr<ChecksRun> run = AddChecks(
       R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb"
                       engine { max_model_len: 8192 } }
-         workload { input_tokens: 6000 output_tokens: 4000 } expected_load { concurrent_users: 1 })");
+         workload { input_tokens: 6000 output_tokens: 4000 }
+         expected_load { concurrent_users: 1 })");
   EXPECT_THAT(run->status,
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("ValidateRequest.workload: input_tokens + output_tokens = 10000; must "

@@ -107,8 +107,8 @@ TEST(Validate, ContextWithinTheModelPassesAndUnsetIsSkipped) {
 
 TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
   // 70B in bf16 (~141 GB) on one 24 GB card.
-  absl::StatusOr<v1::ValidateResponse> r = Validate(
-      Bundled(), Request(R"(deployment { model_id: "llama-3.1-70b-instruct"
+  absl::StatusOr<v1::ValidateResponse> r =
+      Validate(Bundled(), Request(R"(deployment { model_id: "llama-3.1-70b-instruct"
                                          hardware_id: "nvidia-rtx-4090-24gb" }
                             workload { input_tokens: 100 output_tokens: 100 }
                             expected_load { concurrent_users: 4 })"));
@@ -120,11 +120,11 @@ TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
   EXPECT_EQ(f[0].severity(), v1::SEVERITY_ERROR);
   EXPECT_EQ(f[0].field(), "ValidateRequest.deployment");
   EXPECT_THAT(f[0].message(), StartsWith("the deployment does not fit: WEIGHTS is short by "));
-  EXPECT_THAT(f[0].figures(),
-              UnorderedElementsAre(
-                  Pair("shortfall_bytes", static_cast<double>(r->memory().shortfall_bytes())),
-                  Pair("capacity_bytes",
-                       static_cast<double>(r->memory().per_gpu().capacity_bytes()))));
+  EXPECT_THAT(
+      f[0].figures(),
+      UnorderedElementsAre(
+          Pair("shortfall_bytes", static_cast<double>(r->memory().shortfall_bytes())),
+          Pair("capacity_bytes", static_cast<double>(r->memory().per_gpu().capacity_bytes()))));
   EXPECT_FALSE(CheckFor(*r, kDoesNotFit).passed());
   // No KV-pool finding on top: the weights are the reason.
   EXPECT_TRUE(FindingsWith(*r, kKvPoolBelowOneRequest).empty());
@@ -140,8 +140,8 @@ TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
 TEST(Validate, KvPoolBelowOneRequestOfMaxModelLen) {
   // Llama 3.1 8B on a 24 GB card at its full 131,072 tokens: the weights
   // fit, but one request needs 131,072 × 128 KiB = 16 GiB of KV cache.
-  absl::StatusOr<v1::ValidateResponse> r = Validate(
-      Bundled(), Request(R"(deployment { model_id: "llama-3.1-8b-instruct"
+  absl::StatusOr<v1::ValidateResponse> r =
+      Validate(Bundled(), Request(R"(deployment { model_id: "llama-3.1-8b-instruct"
                                          hardware_id: "nvidia-rtx-4090-24gb"
                                          engine { version: "0.11.0" max_model_len: 131072 } })"));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -186,7 +186,8 @@ TEST(Validate, EngineVersionNewerThanEveryPresetIsAWarning) {
 
 TEST(Validate, NoEngineVersionIsAnInfoAndACoveredVersionNothing) {
   absl::StatusOr<v1::ValidateResponse> r = Validate(
-      Bundled(), Request(R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb" })"));
+      Bundled(),
+      Request(R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb" })"));
   ASSERT_TRUE(r.ok()) << r.status();
   std::vector<v1::Finding> f = FindingsWith(*r, kUnknownEngineVersion);
   ASSERT_EQ(f.size(), 1u);
@@ -230,9 +231,9 @@ TEST(Validate, QuantizedWithoutAPassingGateIsAWarning) {
 TEST(Validate, AGateOfTheSameFamilyAndFormatIsEvidence) {
   // seed-000's model (family qwen3.5-moe, INT4) passed "long-generation-16k",
   // the first of its gates with a long_generation or repetition_loop check.
-  absl::StatusOr<v1::ValidateResponse> r = Validate(
-      Bundled(), Request(absl::StrCat("deployment { baseline_id: \"", k000,
-                                      "\" hardware_id: \"nvidia-h200-sxm-141gb\" }")));
+  absl::StatusOr<v1::ValidateResponse> r =
+      Validate(Bundled(), Request(absl::StrCat("deployment { baseline_id: \"", k000,
+                                               "\" hardware_id: \"nvidia-h200-sxm-141gb\" }")));
   ASSERT_TRUE(r.ok()) << r.status();
   const v1::Check c = CheckFor(*r, kNoQualityEvidence);
   EXPECT_TRUE(c.passed());
@@ -254,10 +255,10 @@ TEST(Validate, NoBaselineOfTheConfigurationIsFarFromBaselines) {
 }
 
 TEST(Validate, ABaselinesOwnConfigurationIsBackedByIt) {
-  absl::StatusOr<v1::ValidateResponse> r = Validate(
-      Bundled(), Request(absl::StrCat("deployment { baseline_id: \"", k002, "\" }",
-                                      "workload { input_tokens: 1000 output_tokens: 200 }",
-                                      "expected_load { concurrent_users: 4 }")));
+  absl::StatusOr<v1::ValidateResponse> r =
+      Validate(Bundled(), Request(absl::StrCat("deployment { baseline_id: \"", k002, "\" }",
+                                               "workload { input_tokens: 1000 output_tokens: 200 }",
+                                               "expected_load { concurrent_users: 4 }")));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(FindingsWith(*r, kFarFromBaselines).empty());
   const v1::Check c = CheckFor(*r, kFarFromBaselines);
@@ -341,11 +342,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "ValidateRequest.workload is missing; an expected load needs the request shape"},
         BadCase{"LaunchLineWithBaseline",
                 absl::StrCat("launch_line: \"vllm serve Qwen/Qwen3-8B\" deployment { baseline_id: "
-                             "\"", k002, "\" }"),
+                             "\"",
+                             k002, "\" }"),
                 "ValidateRequest.deployment.baseline_id is set with a launch_line"},
-        BadCase{"BrokenLaunchLine",
-                R"(launch_line: "vllm serve 'Qwen/Qwen3-8B" deployment { hardware_id: "nvidia-l4-24gb" })",
-                "ValidateRequest.launch_line: launch line: unterminated ' quote"}),
+        BadCase{
+            "BrokenLaunchLine",
+            R"(launch_line: "vllm serve 'Qwen/Qwen3-8B"
+               deployment { hardware_id: "nvidia-l4-24gb" })",
+            "ValidateRequest.launch_line: launch line: unterminated ' quote"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(Validate, UnknownIdsAreNotFound) {

@@ -86,8 +86,9 @@ TEST(ResolveDeployment, RequestFieldsOverrideTheBaseline) {
   EXPECT_EQ(r->parallelism.tp(), 2u);
   EXPECT_EQ(r->parallelism.dp(), 4u);
   // Another card and another weight format.
-  r = Resolve(BaselineText(k002, "hardware_id: \"nvidia-h100-sxm-80gb\" weight_format: "
-                                 "WEIGHT_FORMAT_BF16"));
+  r = Resolve(BaselineText(k002,
+                           "hardware_id: \"nvidia-h100-sxm-80gb\" weight_format: "
+                           "WEIGHT_FORMAT_BF16"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->hardware->id(), "nvidia-h100-sxm-80gb");
   EXPECT_EQ(r->quantization.format(), v1::WEIGHT_FORMAT_BF16);
@@ -112,8 +113,8 @@ TEST(ResolveDeployment, WithheldGpuIsAFailedPreconditionUnlessAllowed) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr(absl::StrCat("T.deployment.hardware_id is empty and baseline '",
                                               k000, "' does not name its GPU"))));
-  absl::StatusOr<ResolvedDeployment> r = ResolveDeploymentAllowingWithheldHardware(
-      Bundled(), Deployment(BaselineText(k000)), kPath);
+  absl::StatusOr<ResolvedDeployment> r =
+      ResolveDeploymentAllowingWithheldHardware(Bundled(), Deployment(BaselineText(k000)), kPath);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->hardware, nullptr);
   EXPECT_EQ(r->input.hardware.name, "withheld");
@@ -196,8 +197,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownGpu", R"(model_id: "qwen3-8b" hardware_id: "gpu-x")",
                 absl::StatusCode::kNotFound,
                 "T.deployment.hardware_id = \"gpu-x\"; not in the catalogue"},
-        BadCase{"NoModel", R"(hardware_id: "nvidia-l4-24gb")",
-                absl::StatusCode::kInvalidArgument, "T.deployment.model_id is empty"},
+        BadCase{"NoModel", R"(hardware_id: "nvidia-l4-24gb")", absl::StatusCode::kInvalidArgument,
+                "T.deployment.model_id is empty"},
         BadCase{"NoGpu", R"(model_id: "qwen3-8b")", absl::StatusCode::kInvalidArgument,
                 "T.deployment.hardware_id is empty; must name a GPU"},
         // 6 GPUs cannot hold whole groups of tp 4 · pp 1.
@@ -280,9 +281,9 @@ TEST(BaselineMatches, ABaselineMatchesItsOwnConfiguration) {
 
 TEST(BaselineMatches, GpuCountTpCardAndFormatMustAgree) {
   const v1::Baseline& b = *Bundled().FindBaseline(k002);
-  for (const char* change : {"gpu_count: 8", "gpu_count: 4 parallelism { tp: 2 }",
-                             "hardware_id: \"nvidia-h100-sxm-80gb\"",
-                             "weight_format: WEIGHT_FORMAT_BF16"}) {
+  for (const char* change :
+       {"gpu_count: 8", "gpu_count: 4 parallelism { tp: 2 }",
+        "hardware_id: \"nvidia-h100-sxm-80gb\"", "weight_format: WEIGHT_FORMAT_BF16"}) {
     absl::StatusOr<ResolvedDeployment> r = Resolve(BaselineText(k002, change));
     ASSERT_TRUE(r.ok()) << change << ": " << r.status();
     EXPECT_FALSE(BaselineMatches(b, *r)) << change;
@@ -315,8 +316,8 @@ TEST(BaselineMatches, StatedMemoryKnobsMustBeTheRequests) {
 }
 
 TEST(BaselineMatches, ConfigJsonModelsAndWithheldCardsNeverMatch) {
-  absl::StatusOr<ResolvedDeployment> withheld = ResolveDeploymentAllowingWithheldHardware(
-      Bundled(), Deployment(BaselineText(k000)), kPath);
+  absl::StatusOr<ResolvedDeployment> withheld =
+      ResolveDeploymentAllowingWithheldHardware(Bundled(), Deployment(BaselineText(k000)), kPath);
   ASSERT_TRUE(withheld.ok()) << withheld.status();
   EXPECT_FALSE(BaselineMatches(*Bundled().FindBaseline(k000), *withheld));
   v1::Deployment d;

@@ -22,7 +22,8 @@ struct FormatCase {
 class WeightFormatFromNameTest : public ::testing::TestWithParam<FormatCase> {};
 
 TEST_P(WeightFormatFromNameTest, EveryNameInTheTableMapsToItsFormat) {
-  absl::StatusOr<v1::WeightFormat> format = WeightFormatFromName("--weight-format", GetParam().text);
+  absl::StatusOr<v1::WeightFormat> format =
+      WeightFormatFromName("--weight-format", GetParam().text);
   ASSERT_TRUE(format.ok()) << format.status();
   EXPECT_EQ(*format, GetParam().format) << GetParam().text;
 }

@@ -31,12 +31,12 @@ TEST(ParseJsonObject, ReadsAnObject) {
 }
 
 TEST(ParseJsonObject, NotAnObjectNamesTheDocument) {
-  EXPECT_THAT(ParseJsonObject("config.json", "[1, 2]", kMax),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       StartsWith("config.json: not a JSON object: ")));
-  EXPECT_THAT(ParseJsonObject("bench.json", "{\"a\": ", kMax),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       StartsWith("bench.json: not a JSON object: ")));
+  EXPECT_THAT(
+      ParseJsonObject("config.json", "[1, 2]", kMax),
+      StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("config.json: not a JSON object: ")));
+  EXPECT_THAT(
+      ParseJsonObject("bench.json", "{\"a\": ", kMax),
+      StatusIs(absl::StatusCode::kInvalidArgument, StartsWith("bench.json: not a JSON object: ")));
 }
 
 TEST(ParseJsonObject, TextLargerThanTheLimitIsRefusedBeforeParsing) {
@@ -99,8 +99,8 @@ TEST(JsonReader, OptIntReadsIntegersAndAbsence) {
 }
 
 TEST(JsonReader, OptIntNamesDocumentPathValueAndRule) {
-  const google::protobuf::Struct s = Parse(
-      R"({"zero": 0, "neg": -2, "frac": 2.5, "text": "8", "huge": 4294967296, "list": [1]})");
+  const google::protobuf::Struct s =
+      Parse(R"({"zero": 0, "neg": -2, "frac": 2.5, "text": "8", "huge": 4294967296, "list": [1]})");
   JsonReader r(s, "config.json", "text_config.");
   EXPECT_THAT(r.OptInt("zero", 1),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -174,8 +174,8 @@ TEST(JsonReader, DoublesAndTheirErrors) {
 // ------------------------------------------------- bools, strings, lists
 
 TEST(JsonReader, BoolStringListObjectWithFallbacksAndErrors) {
-  const google::protobuf::Struct s = Parse(
-      R"({"tie": true, "act": "silu", "layers": ["a", "b"], "q": {"bits": 4}, "n": 1})");
+  const google::protobuf::Struct s =
+      Parse(R"({"tie": true, "act": "silu", "layers": ["a", "b"], "q": {"bits": 4}, "n": 1})");
   JsonReader r(s, "config.json", "");
   EXPECT_TRUE(*r.Bool("tie", false));
   EXPECT_FALSE(*r.Bool("absent", false));
@@ -202,10 +202,10 @@ TEST(JsonReader, BoolStringListObjectWithFallbacksAndErrors) {
 TEST(JsonReader, ErrorIsTheOneWording) {
   const google::protobuf::Struct s = Parse(R"({"num_key_value_heads": 0})");
   JsonReader r(s, "config.json", "");
-  EXPECT_THAT(r.Error("num_key_value_heads", s.fields().at("num_key_value_heads"),
-                      "must be positive"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       Eq("config.json: num_key_value_heads = 0; must be positive")));
+  EXPECT_THAT(
+      r.Error("num_key_value_heads", s.fields().at("num_key_value_heads"), "must be positive"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               Eq("config.json: num_key_value_heads = 0; must be positive")));
 }
 
 }  // namespace

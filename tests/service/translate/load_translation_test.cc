@@ -78,16 +78,15 @@ TEST(SweepWorkload, OutputDerivedFromRowsAndInputFromTheSustainedRun) {
   // The first sustained run stating an input: "long" (1000).
   EXPECT_EQ(w->input_tokens(), 1000);
   EXPECT_FALSE(w->has_prefix_cache_hit_rate());
-  EXPECT_THAT(notes,
-              ElementsAre(HasSubstr("b/s states no output length: 225.0 tokens per request "
-                                    "derived as output tok/s ÷ req/s (mean of 2 rows"),
-                          Eq("b/s states no input length: 1000 tokens, the input of its "
-                             "sustained run 'long'")));
+  EXPECT_THAT(notes, ElementsAre(HasSubstr("b/s states no output length: 225.0 tokens per request "
+                                           "derived as output tok/s ÷ req/s (mean of 2 rows"),
+                                 Eq("b/s states no input length: 1000 tokens, the input of its "
+                                    "sustained run 'long'")));
 }
 
 TEST(SweepWorkload, InputFallsBackToTheOutputLength) {
-  const v1::Baseline b = Text<v1::Baseline>(
-      R"(id: "b" sweeps { name: "s" workload { output_tokens: 300 } })");
+  const v1::Baseline b =
+      Text<v1::Baseline>(R"(id: "b" sweeps { name: "s" workload { output_tokens: 300 } })");
   std::vector<std::string> notes;
   absl::StatusOr<v1::WorkloadSpec> w = SweepWorkload(b, b.sweeps(0), &notes);
   ASSERT_TRUE(w.ok()) << w.status();
@@ -113,7 +112,8 @@ constexpr char kBaseline[] = R"(id: "b"
   deployment { engine { speculative { method: SPECULATIVE_METHOD_MTP num_speculative_tokens: 2 } } }
   sweeps { name: "ladder" closed_loop: true workload { input_tokens: 1000 output_tokens: 200 }
     rows { concurrency: 1 output_tokens_per_second: 50 requests_per_second: 0.25
-           ttft { p50_seconds: 0.2 mean_seconds: 0.3 } tpot { p50_seconds: 0.02 mean_seconds: 0.021 }
+           ttft { p50_seconds: 0.2 mean_seconds: 0.3 }
+           tpot { p50_seconds: 0.02 mean_seconds: 0.021 }
            e2e { reported_seconds: 4 } }
     rows { concurrency: 8 output_tokens_per_second: 320 ttft { mean_seconds: 0.5 } }
     rows { label: "no load stated" output_tokens_per_second: 1 } }
@@ -149,9 +149,9 @@ TEST(BaselinePoints, RowsRunsAndVariantsWithTheirSources) {
   EXPECT_FALSE(c1.point.arrival_rate_rps.has_value());
   EXPECT_EQ(c1.point.workload.input_tokens, 1000);
   EXPECT_EQ(c1.point.workload.output_tokens, 200);  // the sweep's, not 50 ÷ 0.25
-  EXPECT_EQ(c1.point.ttft_seconds, 0.2);   // TTFT prefers the p50
-  EXPECT_EQ(c1.point.tpot_seconds, 0.021);  // TPOT prefers the mean
-  EXPECT_EQ(c1.point.e2e_seconds, 4);      // the unnamed figure when nothing else
+  EXPECT_EQ(c1.point.ttft_seconds, 0.2);            // TTFT prefers the p50
+  EXPECT_EQ(c1.point.tpot_seconds, 0.021);          // TPOT prefers the mean
+  EXPECT_EQ(c1.point.e2e_seconds, 4);               // the unnamed figure when nothing else
   EXPECT_EQ(c1.point.requests_per_second, 0.25);
   // The baseline's speculation: MTP with 2 draft tokens.
   EXPECT_TRUE(c1.speculative);
@@ -278,9 +278,8 @@ TEST(InlinePoints, NeedsAWorkloadFromTheSweepOrTheRequest) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("P.calibration[0].workload: input_tokens and output_tokens are "
                                  "needed")));
-  EXPECT_TRUE(InlinePoints({Text<v1::Sweep>(
-                               "workload { input_tokens: 10 output_tokens: 5 } "
-                               "rows { concurrency: 1 }")},
+  EXPECT_TRUE(InlinePoints({Text<v1::Sweep>("workload { input_tokens: 10 output_tokens: 5 } "
+                                            "rows { concurrency: 1 }")},
                            v1::WorkloadSpec(), "P")
                   .ok());
 }

@@ -31,9 +31,9 @@ constexpr char kQwenOnL4[] = R"(model_id: "qwen3-8b" hardware_id: "nvidia-l4-24g
 // A plan with figures chosen to show the mapping (not the memory model's).
 model::MemoryPlan HandMadePlan() {
   model::MemoryPlan m;
-  m.per_gpu.weights_bytes = 16e9 + 0.4;       // rounds to 16,000,000,000
-  m.per_gpu.activation_peak_bytes = -5;       // negative: 0
-  m.per_gpu.non_torch_bytes = 1.5;            // llround: 2
+  m.per_gpu.weights_bytes = 16e9 + 0.4;  // rounds to 16,000,000,000
+  m.per_gpu.activation_peak_bytes = -5;  // negative: 0
+  m.per_gpu.non_torch_bytes = 1.5;       // llround: 2
   m.per_gpu.cuda_graph_bytes = 300;
   m.per_gpu.kv_pool_bytes = 4e9;
   m.per_gpu.state_pool_bytes = 0;
@@ -146,8 +146,8 @@ TEST(ToApiMemoryPlan, ConcurrencyAtTheMeanSequenceOnlyWithAPool) {
 }
 
 TEST(WithheldMemoryPlan, WeightsAndKvPerTokenOnlyAtTheRooflineTier) {
-  const ResolvedDeployment r = Resolve(
-      absl::StrCat("baseline_id: \"", testing::k000, "\""), /*allow_withheld=*/true);
+  const ResolvedDeployment r =
+      Resolve(absl::StrCat("baseline_id: \"", testing::k000, "\""), /*allow_withheld=*/true);
   ASSERT_EQ(r.hardware, nullptr);
   const v1::MemoryPlan plan = WithheldMemoryPlan(r, HandMadePlan());
   EXPECT_EQ(plan.per_gpu().weights_bytes(), 16000000000u);
