@@ -215,6 +215,15 @@ TEST(ReadFileForFlag, AFileAbove4MiBIsRefused) {
   EXPECT_THAT(ReadFileForFlag("model-config", (dir.path() / "edge.json").string()), IsOk());
 }
 
+TEST(ReadFileForFlag, ADirectoryCannotBeRead) {
+  // A directory opens but does not read (EISDIR): not an empty file.
+  testing::TempDir dir;
+  const std::string path = dir.path().string();
+  EXPECT_THAT(ReadFileForFlag("model-config", path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("--model-config = " + path + "; cannot read the file")));
+}
+
 // ---------------------------------------------------------- workload, SLO
 
 TEST(ApplyWorkloadFlags, BothOrNeither) {
