@@ -2,10 +2,15 @@
 
 #include <memory>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::Eq;
 
 absl::Status FailsWhenNegative(int v) {
   if (v < 0) return absl::InvalidArgumentError("negative");
@@ -36,13 +41,12 @@ absl::StatusOr<int> Unboxed(int v) {
 
 TEST(StatusMacros, PropagateErrorsAndValues) {
   EXPECT_EQ(*TwiceTwice(3), 12);
-  EXPECT_EQ(TwiceTwice(-1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(TwiceTwice(-1).status().message(), "negative");
+  EXPECT_THAT(TwiceTwice(-1), StatusIs(absl::StatusCode::kInvalidArgument, Eq("negative")));
 }
 
 TEST(StatusMacros, AssignToAnExistingMoveOnlyVariable) {
   EXPECT_EQ(*Unboxed(4), 5);
-  EXPECT_EQ(Unboxed(-4).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Unboxed(-4), StatusIs(absl::StatusCode::kInvalidArgument, Eq("negative")));
 }
 
 }  // namespace

@@ -11,10 +11,19 @@ are checked against what they must agree with.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 
-import yaml
+# A missing dependency fails the test with what is missing; it is never a skip.
+try:
+    import yaml
+except ImportError:
+    print("FAIL deploy checks cannot run; missing: Python module yaml (python3-yaml)")
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+REQUIRED_PROGRAMS = [("promtool", "prometheus"), ("apt-cache", "apt")]
 
 
 class Results:
@@ -43,6 +52,13 @@ def main():
     parser.add_argument("--deploy-dir", required=True)
     parser.add_argument("--server", required=True)
     args = parser.parse_args()
+    missing = [f"program {p} ({pkg})" for p, pkg in REQUIRED_PROGRAMS if shutil.which(p) is None]
+    if not os.access(args.server, os.X_OK):
+        missing.append(f"--server {args.server} (not an executable; build it first)")
+    if missing:
+        print("FAIL deploy checks cannot run; missing: " + "; ".join(missing))
+        print("0 passed, 1 failed")
+        return 1
     r = Results()
     prom = os.path.join(args.deploy_dir, "prometheus")
     for cmd in (["promtool", "check", "rules", "capplan-rules.yml"],
@@ -93,7 +109,7 @@ def main():
     r.check("Service selector matches the pods", all(labels.get(k) == v for k, v in selector.items()))
 
     print(f"{r.passed} passed, {r.failed} failed")
-    return 0 if r.failed == 0 else 1
+    return 0 if r.failed == 0 and r.passed > 0 else 1
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Every wait is bounded; everything started here is stopped here.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -26,6 +27,45 @@ import urllib.parse
 import urllib.request
 
 GRPC_PROTO_ROOT = "/usr/share/grpc-proto"
+
+# What the test needs besides the built binaries, with the Debian package
+# that provides it (scripts/common.sh installs them). A missing one fails the
+# test with this list; it is never a skip.
+REQUIRED_MODULES = [
+    ("grpc", "python3-grpcio"),
+    ("google.protobuf", "python3-protobuf"),
+]
+REQUIRED_PROGRAMS = [
+    ("protoc", "protobuf-compiler"),
+    ("grpc_python_plugin", "protobuf-compiler-grpc"),
+    ("prometheus", "prometheus"),
+]
+REQUIRED_FILES = [
+    (os.path.join(GRPC_PROTO_ROOT, "grpc/health/v1/health.proto"), "grpc-proto"),
+    (os.path.join(GRPC_PROTO_ROOT, "grpc/reflection/v1alpha/reflection.proto"), "grpc-proto"),
+]
+
+
+def missing_dependencies(args):
+    """Every missing module, program or file as 'what (package)'."""
+    missing = []
+    for module, package in REQUIRED_MODULES:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ModuleNotFoundError, ValueError):
+            found = False
+        if not found:
+            missing.append(f"Python module {module} ({package})")
+    for program, package in REQUIRED_PROGRAMS:
+        if shutil.which(program) is None:
+            missing.append(f"program {program} ({package})")
+    for path, package in REQUIRED_FILES:
+        if not os.path.isfile(path):
+            missing.append(f"file {path} ({package})")
+    for flag, path in (("--server", args.server), ("--cli", args.cli)):
+        if not os.access(path, os.X_OK):
+            missing.append(f"{flag} {path} (not an executable; build it first)")
+    return missing
 
 
 def free_port():
@@ -109,6 +149,12 @@ def main():
     parser.add_argument("--proto-dir", required=True)
     parser.add_argument("--data-dir", required=True)
     args = parser.parse_args()
+
+    missing = missing_dependencies(args)
+    if missing:
+        print("FAIL e2e cannot run; missing: " + "; ".join(missing))
+        print("0 passed, 1 failed")
+        return 1
 
     results = Results()
     work = tempfile.mkdtemp(prefix="capplan-e2e-")

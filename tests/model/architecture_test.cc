@@ -3,10 +3,15 @@
 #include <cmath>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 // Architectures below are the public config.json of each model (Hugging Face);
 // the expected totals are the parameter counts published on the model cards.
@@ -302,10 +307,8 @@ class ValidateArchitectureTest : public ::testing::TestWithParam<InvalidCase> {}
 TEST_P(ValidateArchitectureTest, NamesFieldValueAndRule) {
   ModelArchitecture a = Llama31_8B();
   GetParam().mutate(a);
-  const absl::Status s = ValidateArchitecture(a);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(s.message()).find(GetParam().expected_message), std::string::npos)
-      << s.message();
+  EXPECT_THAT(ValidateArchitecture(a),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().expected_message)));
 }
 
 INSTANTIATE_TEST_SUITE_P(

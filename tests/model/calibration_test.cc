@@ -6,12 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/simulator.h"
 #include "tests/model/perf_scenarios.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 using testing::DenseInputs;
 using testing::MoeInputs;
@@ -171,10 +176,8 @@ TEST(Calibrate, CollinearFeaturesWithoutPriorAreFlaggedOrRefused) {
   strict.require_identifiable = true;
   absl::StatusOr<CalibrationResult> fit =
       Calibrate(Context(MoeInputs()), rows, std::nullopt, strict);
-  EXPECT_EQ(fit.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(fit.status().message().find("rank = 4 < columns = 5"),
-            std::string::npos)
-      << fit.status();
+  EXPECT_THAT(fit, StatusIs(absl::StatusCode::kFailedPrecondition,
+                            HasSubstr("RobustFit: rank = 4 < columns = 5")));
   // By default the minimum-norm fit comes back, flagged, and still predicts
   // the deployment it was measured on.
   fit = Calibrate(Context(MoeInputs()), rows, std::nullopt);
@@ -215,7 +218,9 @@ TEST(Calibrate, NoRowsReturnsThePriorAsGiven) {
 TEST(Calibrate, NoRowsAndNoPriorIsFailedPrecondition) {
   absl::StatusOr<CalibrationResult> fit =
       Calibrate(Context(MoeInputs()), {}, std::nullopt);
-  EXPECT_EQ(fit.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(fit, StatusIs(absl::StatusCode::kFailedPrecondition,
+                            HasSubstr("Calibrate: no usable measured points and no "
+                                      "hardware-class prior")));
 }
 
 TEST(Calibrate, UnidentifiedCommTakesThePriorOnASingleGpu) {
@@ -276,22 +281,20 @@ TEST(PointObservations, RejectsBadFieldsNamingIndexAndField) {
   p.workload = SweepWorkload();
   p.concurrency = 4;
   p.ttft_seconds = -1;
-  absl::Status s = PointObservations(Context(MoeInputs()), p, 3).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("MeasuredPoint[3].ttft_seconds = -1"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(PointObservations(Context(MoeInputs()), p, 3),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("MeasuredPoint[3].ttft_seconds = -1")));
   p.ttft_seconds = 0.1;
   p.arrival_rate_rps = 1.0;
-  s = PointObservations(Context(MoeInputs()), p, 0).status();
-  EXPECT_NE(s.message().find("exactly one of concurrency and arrival_rate_rps"),
-            std::string::npos);
+  EXPECT_THAT(PointObservations(Context(MoeInputs()), p, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("MeasuredPoint[0]: set exactly one of concurrency and "
+                                 "arrival_rate_rps")));
   p.arrival_rate_rps.reset();
   p.workload.output_tokens = 0;
-  s = PointObservations(Context(MoeInputs()), p, 1).status();
-  EXPECT_NE(s.message().find("MeasuredPoint[1].Workload.output_tokens = 0"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(PointObservations(Context(MoeInputs()), p, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("MeasuredPoint[1].Workload.output_tokens = 0; must be >= 1")));
 }
 
 }  // namespace
@@ -312,9 +315,9 @@ TEST(RelativeErrorBandAt, WidensPerDoublingOutsideTheMeasuredRange) {
   ErrorBandOptions o;
   o.fallback_relative_band = 0.3;
   EXPECT_NEAR(**RelativeErrorBandAt(prior_only, 4, 1, 8, o), 0.3, 1e-12);
-  EXPECT_NE(RelativeErrorBandAt(fit, 4, 8, 1).status().message().find(
-                "max_measured_load = 1; must be >= min_measured_load = 8"),
-            std::string::npos);
+  EXPECT_THAT(RelativeErrorBandAt(fit, 4, 8, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("max_measured_load = 1; must be >= min_measured_load = 8")));
 }
 
 }  // namespace

@@ -3,11 +3,16 @@
 #include <cmath>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/model/perf_scenarios.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 TEST(MonthlyCapacity, FromRequestsMatchesHandComputation) {
   // 1.5 req/s × (1000 + 500) tokens = 2250 tok/s; × 86,400 × 30.
@@ -35,15 +40,16 @@ TEST(MonthlyCapacity, DutyFactorAndDaysScale) {
 TEST(MonthlyCapacity, RejectsBadPeriodAndRates) {
   CapacityPeriod p;
   p.duty_factor = 1.5;
-  absl::Status s = MonthlyCapacityFromRequests(1, 1, 1, p).status();
-  EXPECT_NE(s.message().find("CapacityPeriod.duty_factor = 1.5"), std::string::npos);
-  s = MonthlyCapacityFromRequests(-1, 1, 1).status();
-  EXPECT_NE(s.message().find("requests_per_second = -1"), std::string::npos);
-  s = MonthlyCapacityFromTokenRates(50.0, 100.0).status();
-  EXPECT_NE(s.message().find("total_tokens_per_second = 50; must be >= "
-                             "output_tokens_per_second = 100"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(MonthlyCapacityFromRequests(1, 1, 1, p),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("CapacityPeriod.duty_factor = 1.5; must be in [0, 1]")));
+  EXPECT_THAT(MonthlyCapacityFromRequests(-1, 1, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("requests_per_second = -1; must be finite and >= 0")));
+  EXPECT_THAT(MonthlyCapacityFromTokenRates(50.0, 100.0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("total_tokens_per_second = 50; must be >= "
+                                 "output_tokens_per_second = 100")));
 }
 
 TEST(ReplicasForTarget, CeilOfTargetOverSafeLoad) {
@@ -51,10 +57,13 @@ TEST(ReplicasForTarget, CeilOfTargetOverSafeLoad) {
   EXPECT_EQ(*ReplicasForTarget(9, 3), 3);          // exact multiple
   EXPECT_EQ(*ReplicasForTarget(0.3 * 3, 0.3), 3);  // float noise not rounded up
   EXPECT_EQ(*ReplicasForTarget(0.1, 3), 1);
-  EXPECT_EQ(ReplicasForTarget(1, 0).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ReplicasForTarget(1e12, 1e-3).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ReplicasForTarget(1, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("safe_load_per_replica = 0; must be finite and > 0")));
+  // 1e12 / 1e-3 = 1e15 replicas, beyond the 1,000,000 cap.
+  EXPECT_THAT(ReplicasForTarget(1e12, 1e-3),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("target_load = 1e+12; needs more than 1000000 replicas")));
 }
 
 TEST(MultiNodeScaling, EfficiencyAndTtftFlagsAgainstThresholdsFromData) {
@@ -73,13 +82,12 @@ TEST(MultiNodeScaling, EfficiencyAndTtftFlagsAgainstThresholdsFromData) {
   EXPECT_DOUBLE_EQ(a->efficiency, 0.9);
   EXPECT_FALSE(a->efficiency_below_threshold);
   EXPECT_FALSE(a->ttft_p99_degradation_fraction.has_value());
-  EXPECT_NE(AssessMultiNodeScaling(1, 1, 1, std::nullopt, std::nullopt, t)
-                .status()
-                .message()
-                .find("nodes = 1; must be >= 2"),
-            std::string::npos);
-  EXPECT_EQ(AssessMultiNodeScaling(2, 1, 1, 2.0, std::nullopt, t).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(AssessMultiNodeScaling(1, 1, 1, std::nullopt, std::nullopt, t),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nodes = 1; must be >= 2")));
+  EXPECT_THAT(AssessMultiNodeScaling(2, 1, 1, 2.0, std::nullopt, t),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ttft_p99_n_seconds and ttft_p99_1_seconds: give both or "
+                                 "neither")));
 }
 
 TEST(KvRestore, BytesOverSlowerOfTierAndLinkPlusLatency) {
@@ -95,9 +103,9 @@ TEST(KvRestore, BytesOverSlowerOfTierAndLinkPlusLatency) {
   e = EstimateKvRestore(4e9, tier, 5e9, 0.5);
   ASSERT_TRUE(e.ok());
   EXPECT_FALSE(e->restore_faster);
-  EXPECT_NE(EstimateKvRestore(4e9, KvTier{}, 5e9, 1).status().message().find(
-                "KvTier.bandwidth_bytes_per_second = 0"),
-            std::string::npos);
+  EXPECT_THAT(EstimateKvRestore(4e9, KvTier{}, 5e9, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("KvTier.bandwidth_bytes_per_second = 0; must be finite and > 0")));
 }
 
 TEST(PrefillSeconds, GrowsFasterThanLinearlyWithContext) {
@@ -109,8 +117,9 @@ TEST(PrefillSeconds, GrowsFasterThanLinearlyWithContext) {
   const double t16 = *PrefillSeconds(m, 16 * 8192);
   // 16 chunks, each attending to a longer prefix: more than 16×.
   EXPECT_GT(t16, 16 * t1);
-  EXPECT_EQ(PrefillSeconds(m, 0).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PrefillSeconds(m, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("context_tokens = 0; must be >= 1")));
 }
 
 }  // namespace
@@ -127,11 +136,14 @@ TEST(CostPerMillionOutputTokens, PaysEveryHourOfTheMonth) {
 }
 
 TEST(CostPerMillionOutputTokens, RejectsNonPositiveInputsNamingThem) {
-  EXPECT_NE(CostPerMillionOutputTokens(0, 1, {}, 1e6).status().message().find("price_per_gpu_hour"),
-            std::string::npos);
-  EXPECT_NE(CostPerMillionOutputTokens(1, 0, {}, 1e6).status().message().find("gpus = 0"),
-            std::string::npos);
-  EXPECT_FALSE(CostPerMillionOutputTokens(1, 1, {}, 0).ok());
+  EXPECT_THAT(CostPerMillionOutputTokens(0, 1, {}, 1e6),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("price_per_gpu_hour = 0; must be > 0")));
+  EXPECT_THAT(CostPerMillionOutputTokens(1, 0, {}, 1e6),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gpus = 0; must be > 0")));
+  EXPECT_THAT(CostPerMillionOutputTokens(1, 1, {}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("output_tokens_per_month = 0; must be > 0")));
 }
 
 }  // namespace

@@ -4,10 +4,16 @@
 #include <random>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::Eq;
+using ::testing::HasSubstr;
 
 // hidden 1024, MLP 4096, 16 heads of 64, 4 KV heads, vocab 32000, 4 layers,
 // untied, bf16. Hand counts per layer: q 1,048,576 + k,v 524,288 + o 1,048,576
@@ -361,9 +367,8 @@ TEST_P(ValidateInputTest, NamesFieldValueAndRule) {
   in.arch.num_attention_heads = 64;
   in.arch.num_kv_heads = 8;
   GetParam().mutate(in);
-  const absl::Status s = ValidateMemoryPlanInput(in);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(std::string(s.message()), GetParam().message);
+  EXPECT_THAT(ValidateMemoryPlanInput(in),
+              StatusIs(absl::StatusCode::kInvalidArgument, Eq(GetParam().message)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -421,8 +426,15 @@ TEST(FitOverhead, RecoversKnownCoefficientsFromSyntheticLogs) {
 }
 
 TEST(FitOverhead, RejectsEmptyInput) {
-  EXPECT_EQ(FitOverhead({}, {}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FitProportional({0.0}, {1.0}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(FitOverhead({}, {}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("FitOverhead: no observations")));
+  EXPECT_THAT(FitProportional({0.0}, {1.0}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("FitProportional: every x is zero")));
+  EXPECT_THAT(FitProportional({}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("FitProportional: 0 x values, 0 y values; need equal, non-zero "
+                                 "counts")));
 }
 
 }  // namespace

@@ -7,11 +7,20 @@
 #include <vector>
 
 #include "Eigen/Dense"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/model/perf_scenarios.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 
 using testing::DenseInputs;
 using testing::MoeInputs;
@@ -99,21 +108,20 @@ TEST(ComputeSlots, KvPoolUsesLengthBiasedTokensWhenOutputsVary) {
 TEST(ComputeSlots, KvPoolBelowOneRequestIsFailedPrecondition) {
   absl::StatusOr<Slots> s = ComputeSlots(
       Limits(8, std::nullopt, 500, std::nullopt), MakeWorkload(1000, 200));
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.status().message().find("SlotLimits.kv_pool_tokens = 500"),
-            std::string::npos);
+  // One request needs 1000 + 200 = 1200 tokens; 500 cannot hold it.
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition,
+                          HasSubstr("SlotLimits.kv_pool_tokens = 500; cannot hold one request "
+                                    "of 1200 tokens")));
 }
 
 TEST(ComputeSlots, RejectsNoLimitAndBadValues) {
-  EXPECT_EQ(ComputeSlots(SlotLimits{}, MakeWorkload(10, 10)).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  absl::Status s =
-      ComputeSlots(Limits(0, std::nullopt, std::nullopt, std::nullopt),
-                   MakeWorkload(10, 10))
-          .status();
-  EXPECT_NE(s.message().find("SlotLimits.max_running_requests = 0; must be >= 1"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(ComputeSlots(SlotLimits{}, MakeWorkload(10, 10)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SlotLimits: every limit is absent")));
+  EXPECT_THAT(ComputeSlots(Limits(0, std::nullopt, std::nullopt, std::nullopt),
+                           MakeWorkload(10, 10)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SlotLimits.max_running_requests = 0; must be >= 1")));
 }
 
 // --------------------------------------------------------------- closed loop
@@ -471,10 +479,11 @@ TEST(FindKnee, MeasuresTheChosenPercentile) {
 TEST(FindKnee, RejectsBadRatioAndEmptyCurve) {
   KneeOptions o;
   o.flat_ratio = 1.0;
-  EXPECT_NE(FindKnee(KneeCurve(), o).status().message().find(
-                "KneeOptions.flat_ratio = 1; must be finite and > 1"),
-            std::string::npos);
-  EXPECT_EQ(FindKnee({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(FindKnee(KneeCurve(), o),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("KneeOptions.flat_ratio = 1; must be finite and > 1")));
+  EXPECT_THAT(FindKnee({}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("FindKnee.points is empty")));
 }
 
 TEST(SafeOperatingPoint, SlotWaitBindsPastTheGateWithoutSlo) {
@@ -526,47 +535,48 @@ TEST(SafeOperatingPoint, StabilityBindsInOpenLoop) {
 TEST(SafeOperatingPoint, RejectsNonPositiveSlo) {
   Slo slo;
   slo.ttft_p95_seconds = 0;
-  absl::Status s = FindSafeOperatingPoint(KneeCurve(), slo).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("Slo.ttft_p95_seconds = 0"), std::string::npos);
+  EXPECT_THAT(FindSafeOperatingPoint(KneeCurve(), slo),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Slo.ttft_p95_seconds = 0; must be finite and > 0")));
 }
 
 // ---------------------------------------------------------- load validation
 
 TEST(LoadValidation, ConcurrencyListMustIncrease) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
-  absl::Status st = ClosedLoopCurve(s, {1, 4, 4}, 0).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("ClosedLoop.concurrency[2] = 4; must be > "
-                              "ClosedLoop.concurrency[1] = 4"),
-            std::string::npos)
-      << st;
-  st = ClosedLoopCurve(s, {0, 1}, 0).status();
-  EXPECT_NE(st.message().find("ClosedLoop.concurrency[0] = 0"),
-            std::string::npos);
-  st = ClosedLoopCurve(s, {1}, -1).status();
-  EXPECT_NE(st.message().find("ClosedLoop.think_time_seconds = -1"),
-            std::string::npos);
-  st = ClosedLoopCurve(s, {}, 0).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
-  st = ClosedLoopCurve(s, {kMaxClosedLoopConcurrency + 1}, 0).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ClosedLoopCurve(s, {1, 4, 4}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ClosedLoop.concurrency[2] = 4; must be > "
+                                 "ClosedLoop.concurrency[1] = 4")));
+  EXPECT_THAT(ClosedLoopCurve(s, {0, 1}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ClosedLoop.concurrency[0] = 0; must be finite and > 0")));
+  EXPECT_THAT(ClosedLoopCurve(s, {1}, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ClosedLoop.think_time_seconds = -1; must be finite and >= 0")));
+  EXPECT_THAT(ClosedLoopCurve(s, {}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ClosedLoop.concurrency is empty")));
+  EXPECT_THAT(ClosedLoopCurve(s, {kMaxClosedLoopConcurrency + 1}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat("ClosedLoop.concurrency[0] = ",
+                                              kMaxClosedLoopConcurrency + 1, "; must be <= ",
+                                              kMaxClosedLoopConcurrency))));
 }
 
 TEST(LoadValidation, AtMost4096PointsAndPositiveRates) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
   std::vector<double> many;
   for (int i = 1; i <= kMaxLoadPoints + 1; ++i) many.push_back(i * 1e-4);
-  absl::Status st = OpenLoopCurve(s, many).status();
-  EXPECT_NE(st.message().find("OpenLoop.arrival_rate_rps.size = 4097; must be "
-                              "<= 4096"),
-            std::string::npos)
-      << st;
-  st = OpenLoopCurve(s, {-0.5}).status();
-  EXPECT_NE(st.message().find("OpenLoop.arrival_rate_rps[0] = -0.5"),
-            std::string::npos);
-  st = OpenLoopCurve(s, {std::nan("")}).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(OpenLoopCurve(s, many),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("OpenLoop.arrival_rate_rps.size = 4097; must be <= 4096")));
+  EXPECT_THAT(OpenLoopCurve(s, {-0.5}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("OpenLoop.arrival_rate_rps[0] = -0.5; must be finite and > 0")));
+  EXPECT_THAT(OpenLoopCurve(s, {std::nan("")}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("OpenLoop.arrival_rate_rps[0] = nan; must be finite and > 0")));
 }
 
 TEST(LoadDependentServer, RejectsCoefficientsGivingZeroStepTime) {
@@ -574,7 +584,10 @@ TEST(LoadDependentServer, RejectsCoefficientsGivingZeroStepTime) {
   m.coefficients = StepTimeCoefficients{0, 0, 0, 0, 1.0};  // only comm; TP = 1
   absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
       m, MakeWorkload(100, 10), Slots{4, SlotBound::kKvPool});
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  // Only beta_comm > 0 and TP = 1 sends nothing: a request's life is 0 s.
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                          HasSubstr("StepTimeCoefficients: request life = 0 s with 1 in service; "
+                                    "coefficients must give positive step times")));
 }
 
 }  // namespace
@@ -593,10 +606,9 @@ TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
   int ok_curves = 0;
   // A refusal is a reason, never an internal error.
   auto expect_refusal = [](const absl::Status& s, int trial) {
-    EXPECT_TRUE(s.code() == absl::StatusCode::kInvalidArgument ||
-                s.code() == absl::StatusCode::kFailedPrecondition)
-        << trial << ": " << s;
-    EXPECT_FALSE(s.message().empty()) << trial;
+    EXPECT_THAT(s, AnyOf(StatusIs(absl::StatusCode::kInvalidArgument, Not(IsEmpty())),
+                         StatusIs(absl::StatusCode::kFailedPrecondition, Not(IsEmpty()))))
+        << trial;
   };
   for (int trial = 0; trial < 300; ++trial) {
     PerformanceModel m = Model(pick({0, 1}) ? MoeInputs() : DenseInputs());
@@ -696,12 +708,14 @@ TEST(PredictLoadCurve, RejectsBothOrNoLoadAxis) {
   r.model = Model(DenseInputs());
   r.workload = MakeWorkload(1000, 200);
   r.limits.max_running_requests = 16;
-  EXPECT_EQ(PredictLoadCurve(r).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PredictLoadCurve(r),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("LoadCurveRequest: give exactly one of concurrencies")));
   r.concurrencies = {1};
   r.arrival_rates_rps = {1.0};
-  EXPECT_EQ(PredictLoadCurve(r).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PredictLoadCurve(r),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("LoadCurveRequest: give exactly one of concurrencies")));
 }
 
 }  // namespace

@@ -6,10 +6,15 @@
 #include <string>
 
 #include "Eigen/QR"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 double Gaussian(std::mt19937_64& g) {
   // Box–Muller from raw bits (portable).
@@ -159,27 +164,23 @@ TEST(RobustFit, RejectsNonFiniteEntriesNamingThem) {
   Eigen::MatrixXd a = Eigen::MatrixXd::Ones(4, 2);
   a(2, 1) = std::numeric_limits<double>::quiet_NaN();
   Eigen::VectorXd b = Eigen::VectorXd::Ones(4);
-  absl::Status s = RobustNonNegativeLeastSquares(a, b).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("RobustFit.a[2][1] = nan; must be finite"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(RobustNonNegativeLeastSquares(a, b),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("RobustFit.a[2][1] = nan; must be finite")));
   a(2, 1) = 1;
   b(3) = std::numeric_limits<double>::infinity();
-  s = RobustNonNegativeLeastSquares(a, b).status();
-  EXPECT_NE(s.message().find("RobustFit.b[3] = inf"), std::string::npos) << s;
+  EXPECT_THAT(RobustNonNegativeLeastSquares(a, b),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("RobustFit.b[3] = inf; must be finite")));
 }
 
 TEST(RobustFit, RejectsShapeMismatchAndEmpty) {
-  EXPECT_EQ(RobustNonNegativeLeastSquares(Eigen::MatrixXd::Ones(3, 2),
-                                          Eigen::VectorXd::Ones(4))
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  absl::Status s = RobustNonNegativeLeastSquares(Eigen::MatrixXd(0, 2),
-                                                 Eigen::VectorXd(0))
-                       .status();
-  EXPECT_NE(s.message().find("RobustFit.rows = 0"), std::string::npos) << s;
+  EXPECT_THAT(RobustNonNegativeLeastSquares(Eigen::MatrixXd::Ones(3, 2), Eigen::VectorXd::Ones(4)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("RobustFit.b.size = 4; must equal the number of rows = 3")));
+  EXPECT_THAT(RobustNonNegativeLeastSquares(Eigen::MatrixXd(0, 2), Eigen::VectorXd(0)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("RobustFit.rows = 0; must be in [1, ")));
 }
 
 TEST(RobustFit, RankDeficientIsFailedPreconditionUnlessAllowed) {
@@ -188,10 +189,8 @@ TEST(RobustFit, RankDeficientIsFailedPreconditionUnlessAllowed) {
   Eigen::VectorXd b(5);
   b << 1, 2, 3, 4, 5;
   absl::StatusOr<RobustFitResult> r = RobustNonNegativeLeastSquares(a, b);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("rank = 2 < columns = 3"),
-            std::string::npos)
-      << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kFailedPrecondition,
+                          HasSubstr("RobustFit: rank = 2 < columns = 3")));
   RobustFitOptions allow;
   allow.require_full_rank = false;
   r = RobustNonNegativeLeastSquares(a, b, allow);

@@ -6,12 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/queueing.h"
 #include "tests/model/perf_scenarios.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 using testing::DenseInputs;
 using testing::MoeInputs;
@@ -111,20 +116,25 @@ TEST(Simulator, OpenLoopOverloadReportsSaturation) {
 TEST(Simulator, RejectsBothLoadsAndNone) {
   SimulationConfig c = BaseConfig();
   c.arrival_rate_rps = 1.0;
-  EXPECT_EQ(Simulate(c).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Simulate(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SimulationConfig: set exactly one of concurrency and "
+                                 "arrival_rate_rps")));
   c.concurrency.reset();
   c.arrival_rate_rps.reset();
-  EXPECT_EQ(Simulate(c).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Simulate(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SimulationConfig: set exactly one of concurrency and "
+                                 "arrival_rate_rps")));
 }
 
 TEST(Simulator, RejectsNegativeThinkTimeNamingTheField) {
   SimulationConfig c = BaseConfig();
   c.think_time_seconds = -1;
-  absl::Status s = Simulate(c).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("SimulationConfig.think_time_seconds = -1"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(Simulate(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SimulationConfig.think_time_seconds = -1; must be finite "
+                                 "and >= 0")));
 }
 
 // The analytical model against its oracle on randomised scenarios.

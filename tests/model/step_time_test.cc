@@ -3,11 +3,17 @@
 #include <cmath>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/model/perf_scenarios.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::IsOk;
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 using testing::DenseInputs;
 using testing::MoeInputs;
@@ -233,10 +239,8 @@ TEST_P(StepTimeInputsValidation, RejectsWithFieldPathValueAndRule) {
   GetParam().mutate(in);
   StepShape s;
   s.decode_sequences = 1;
-  absl::StatusOr<double> t = StepTimeSeconds(in, TypicalCoefficients(), s);
-  ASSERT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(t.status().message().find(GetParam().expected), std::string::npos)
-      << t.status();
+  EXPECT_THAT(StepTimeSeconds(in, TypicalCoefficients(), s),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().expected)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -279,55 +283,56 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(StepTimeValidation, DefaultInputsAreInvalidAndTypicalAreValid) {
-  EXPECT_FALSE(ValidateStepTimeInputs(StepTimeInputs{}).ok());
-  EXPECT_TRUE(ValidateStepTimeInputs(DenseInputs()).ok());
-  EXPECT_TRUE(ValidateStepTimeInputs(MoeInputs()).ok());
-  EXPECT_TRUE(ValidateCoefficients(TypicalCoefficients()).ok());
+  // The first check: dense 0 + routed-expert 0 weight bytes is not > 0.
+  EXPECT_THAT(ValidateStepTimeInputs(StepTimeInputs{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("StepTimeInputs.dense_weight_bytes_per_gpu = 0; dense plus "
+                                 "routed-expert weight bytes must be > 0")));
+  EXPECT_THAT(ValidateStepTimeInputs(DenseInputs()), IsOk());
+  EXPECT_THAT(ValidateStepTimeInputs(MoeInputs()), IsOk());
+  EXPECT_THAT(ValidateCoefficients(TypicalCoefficients()), IsOk());
 }
 
 TEST(StepTimeValidation, NegativeCoefficientNamed) {
   StepTimeCoefficients c = TypicalCoefficients();
   c.beta_kv = -0.1;
-  absl::Status s = ValidateCoefficients(c);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("StepTimeCoefficients.beta_kv = -0.1"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(ValidateCoefficients(c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("StepTimeCoefficients.beta_kv = -0.1; must be finite and >= 0")));
 }
 
 TEST(StepTimeValidation, EmptyStepRejected) {
-  absl::StatusOr<double> t =
-      StepTimeSeconds(DenseInputs(), TypicalCoefficients(), StepShape{});
-  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(t.status().message().find("StepShape.decode_sequences = 0"),
-            std::string::npos);
+  EXPECT_THAT(StepTimeSeconds(DenseInputs(), TypicalCoefficients(), StepShape{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("StepShape.decode_sequences = 0; a step needs decode sequences "
+                                 "or prefill tokens")));
 }
 
 TEST(WorkloadValidation, RejectsNonPositiveTokensAndBadRates) {
   Workload w;
   w.input_tokens = 100;
   w.output_tokens = 0;
-  EXPECT_NE(ValidateWorkload(w).message().find("Workload.output_tokens = 0"),
-            std::string::npos);
+  EXPECT_THAT(ValidateWorkload(w), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("Workload.output_tokens = 0; must be >= 1")));
   w.output_tokens = 10;
   w.prefix_cache_hit_rate = 1.5;
-  EXPECT_NE(
-      ValidateWorkload(w).message().find("Workload.prefix_cache_hit_rate = 1.5"),
-      std::string::npos);
+  EXPECT_THAT(ValidateWorkload(w),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Workload.prefix_cache_hit_rate = 1.5; must be in [0, 1]")));
 }
 
 TEST(SpeculativeValidation, RejectsBadDraftAndAcceptance) {
   SpeculativeDecoding s;
   s.draft_tokens = 0;
   s.acceptance_rate = 0.5;
-  EXPECT_NE(ValidateSpeculative(s).message().find(
-                "SpeculativeDecoding.draft_tokens = 0"),
-            std::string::npos);
+  EXPECT_THAT(ValidateSpeculative(s),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SpeculativeDecoding.draft_tokens = 0; must be in [1, 64]")));
   s.draft_tokens = 2;
   s.acceptance_rate = 1.2;
-  EXPECT_NE(ValidateSpeculative(s).message().find(
-                "SpeculativeDecoding.acceptance_rate = 1.2"),
-            std::string::npos);
+  EXPECT_THAT(ValidateSpeculative(s),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SpeculativeDecoding.acceptance_rate = 1.2; must be in [0, 1]")));
 }
 
 }  // namespace

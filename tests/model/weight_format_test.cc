@@ -2,10 +2,16 @@
 
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::model {
 namespace {
+
+using ::capplan::testing::IsOk;
+using ::capplan::testing::StatusIs;
+using ::testing::Eq;
 
 struct BitsCase {
   std::string name;
@@ -97,13 +103,16 @@ TEST(ValidateQuantization, NamesFieldValueAndRule) {
   Quantization q;
   q.format = WeightFormat::kInt4Gptq;
   q.group_size = -1;
-  EXPECT_EQ(ValidateQuantization(q).message(),
-            "Quantization.group_size = -1; must not be negative");
+  EXPECT_THAT(ValidateQuantization(q),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("Quantization.group_size = -1; must not be negative")));
   q.format = WeightFormat::kNvfp4;
   q.group_size = 32;
-  EXPECT_EQ(ValidateQuantization(q).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ValidateQuantization(q),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("Quantization.group_size = 32; NVFP4 groups are 16 values")));
   q.group_size = 16;
-  EXPECT_TRUE(ValidateQuantization(q).ok());
+  EXPECT_THAT(ValidateQuantization(q), IsOk());
 }
 
 }  // namespace

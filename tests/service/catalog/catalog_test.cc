@@ -6,13 +6,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::capplan::testing::TempDir;
 using ::capplan::testing::WriteMiniCatalogue;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(Catalog, LoadsMiniCatalogueAndIndexesIds) {
@@ -45,11 +48,9 @@ id: "test-gpu-24gb"
 vendr: "Test"
 )");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_EQ(catalog.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("hardware/test-gpu-24gb.txtpb:4:6:"));
-  EXPECT_THAT(std::string(catalog.status().message()), HasSubstr("vendr"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                AllOf(HasSubstr("hardware/test-gpu-24gb.txtpb:4:6:"),
+                                      HasSubstr("vendr"))));
 }
 
 TEST(Catalog, ValidationErrorPointsAtTheField) {
@@ -67,11 +68,10 @@ deployment {
 }
 )");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("baselines/test-baseline.txtpb:9:12: "
-                        "deployment.engine.gpu_memory_utilization = 1.5; must "
-                        "be in (0, 1]"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("baselines/test-baseline.txtpb:9:12: "
+                                          "deployment.engine.gpu_memory_utilization = 1.5; must "
+                                          "be in (0, 1]")));
 }
 
 TEST(Catalog, UnknownReferenceIsAnError) {
@@ -84,10 +84,9 @@ provenance { source_document: "x" }
 deployment { hardware_id: "no-such-gpu" model_id: "test-model" gpu_count: 1 }
 )");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("baselines/other.txtpb: deployment.hardware_id = "
-                        "\"no-such-gpu\"; must name a hardware entry"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("baselines/other.txtpb: deployment.hardware_id = "
+                                          "\"no-such-gpu\"; must name a hardware entry")));
 }
 
 TEST(Catalog, IdMustMatchFileName) {
@@ -98,10 +97,9 @@ TEST(Catalog, IdMustMatchFileName) {
   text << original.rdbuf();
   dir.Write("models/renamed.txtpb", text.str());
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("models/renamed.txtpb:1:1: id = \"test-model\"; must "
-                        "equal the file name"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("models/renamed.txtpb:1:1: id = \"test-model\"; must "
+                                          "equal the file name")));
 }
 
 TEST(Catalog, WrongHeaderMessageIsAnError) {
@@ -110,9 +108,8 @@ TEST(Catalog, WrongHeaderMessageIsAnError) {
   dir.Write("models/x.txtpb", "# proto-file: capplan/v1/catalog.proto\n"
                               "# proto-message: Hardware\nid: \"x\"\n");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("models/x.txtpb:2:3: header names message 'Hardware'"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("models/x.txtpb:2:3: header names message 'Hardware'")));
 }
 
 TEST(Catalog, DuplicateRepoIdIsAnError) {
@@ -136,14 +133,15 @@ sources { fields: "hidden_size" fields: "intermediate_size" fields: "num_attenti
 )";
   dir.Write("models/test-model-copy.txtpb", copy);
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  ASSERT_FALSE(catalog.ok());
-  EXPECT_THAT(std::string(catalog.status().message()),
-              HasSubstr("aliases = \"test/test-model-1b\"; must be unique"));
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("aliases = \"test/test-model-1b\"; must be unique")));
 }
 
 TEST(Catalog, MissingDirectoryIsNotFound) {
   auto catalog = Catalog::LoadFromDirectory("/nonexistent/capplan/data");
-  EXPECT_EQ(catalog.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kNotFound,
+                                HasSubstr("catalogue directory '/nonexistent/capplan/data' does "
+                                          "not exist")));
 }
 
 }  // namespace

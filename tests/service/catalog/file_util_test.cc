@@ -4,11 +4,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(ReadFileLimited, ReadsWholeFilesUpToTheLimit) {
@@ -19,20 +21,22 @@ TEST(ReadFileLimited, ReadsWholeFilesUpToTheLimit) {
   absl::StatusOr<std::string> whole = ReadFileLimited(path, 100000);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(*whole, text);
-  absl::StatusOr<std::string> over = ReadFileLimited(path, 99999);
-  EXPECT_EQ(over.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(std::string(over.status().message()), HasSubstr(path));
+  EXPECT_THAT(ReadFileLimited(path, 99999),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       HasSubstr(path + ": larger than 99999 bytes")));
 }
 
 TEST(ReadFileLimited, EndlessDeviceStopsAtTheLimit) {
-  absl::StatusOr<std::string> zero = ReadFileLimited("/dev/zero", 1 << 20);
-  EXPECT_EQ(zero.status().code(), absl::StatusCode::kOutOfRange);
+  // 1 << 20 = 1048576.
+  EXPECT_THAT(ReadFileLimited("/dev/zero", 1 << 20),
+              StatusIs(absl::StatusCode::kOutOfRange,
+                       HasSubstr("/dev/zero: larger than 1048576 bytes")));
 }
 
 TEST(ReadFileLimited, MissingFileIsNotFound) {
-  absl::StatusOr<std::string> missing = ReadFileLimited("/nonexistent-capplan/x", 10);
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("cannot open"));
+  EXPECT_THAT(ReadFileLimited("/nonexistent-capplan/x", 10),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("/nonexistent-capplan/x: cannot open")));
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -25,34 +27,37 @@ TEST(CliArgs, ParsesBothValueFormsSwitchesAndPositionals) {
 
 TEST(CliArgs, UnknownFlagNamesIt) {
   auto args = CliArgs::Parse({"--nope"}, {}, {});
-  EXPECT_THAT(std::string(args.status().message()), HasSubstr("unknown flag --nope"));
+  EXPECT_THAT(args, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown flag --nope")));
 }
 
 TEST(CliArgs, MissingValueIsAnError) {
   auto args = CliArgs::Parse({"--gpu"}, {}, {"gpu"});
-  EXPECT_THAT(std::string(args.status().message()), HasSubstr("--gpu needs a value"));
+  EXPECT_THAT(args, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--gpu needs a value")));
 }
 
 TEST(CliArgs, SwitchWithValueIsAnError) {
   auto args = CliArgs::Parse({"--json=yes"}, {"json"}, {});
-  EXPECT_THAT(std::string(args.status().message()), HasSubstr("--json takes no value"));
+  EXPECT_THAT(args,
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--json takes no value")));
 }
 
 TEST(CliArgs, TypedGettersNameFlagValueAndRule) {
   auto args = CliArgs::Parse({"--tp", "0", "--f", "x"}, {}, {"tp", "f"});
   ASSERT_TRUE(args.ok());
-  EXPECT_THAT(std::string(args->GetInt("tp", 1).status().message()),
-              HasSubstr("--tp = 0; must be a whole number >= 1"));
-  EXPECT_THAT(std::string(args->GetDouble("f").status().message()),
-              HasSubstr("--f = x; must be a finite number"));
+  EXPECT_THAT(args->GetInt("tp", 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--tp = 0; must be a whole number >= 1")));
+  EXPECT_THAT(args->GetDouble("f"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("--f = x; must be a finite number")));
 }
 
 TEST(CliArgs, IntegersBeyond32BitsAreRefusedNotWrapped) {
   // 2^32 + 1 would become 1 in a uint32 request field.
   auto args = CliArgs::Parse({"--users", "4294967297"}, {}, {"users"});
   ASSERT_TRUE(args.ok());
-  EXPECT_THAT(std::string(args->GetInt("users", 1).status().message()),
-              HasSubstr("--users = 4294967297; must be at most 4294967295"));
+  EXPECT_THAT(args->GetInt("users", 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--users = 4294967297; must be at most 4294967295")));
 }
 
 TEST(CliArgs, DoubleDashEndsFlags) {

@@ -14,6 +14,7 @@
 #include "service/server/server.h"
 #include "tests/test_common/cli_runner.h"
 #include "tests/test_common/loopback_server.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
@@ -22,7 +23,9 @@ namespace {
 using Result = ::capplan::testing::CliResult;
 using ::capplan::testing::RunCapplan;
 using ::capplan::testing::BundledDataDir;
+using ::capplan::testing::StatusIs;
 using ::capplan::testing::TempDir;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -146,10 +149,10 @@ TEST_F(CliLoadTest, CalibrationFileAloneFitsTheCurve) {
   EXPECT_EQ(two->size(), 2u);
   absl::StatusOr<std::vector<v1::Sweep>> bad =
       ParseCalibrationSweeps("rows {\n  nonsense: 1 }");
-  ASSERT_FALSE(bad.ok());
   // The parser's position of the typo (line 2) reaches the user.
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("Sweep (2:"));
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("nonsense"));
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument,
+                            AllOf(HasSubstr("neither a text-format Sweep (2:"),
+                                  HasSubstr("nonsense"))));
 }
 
 TEST_F(CliLoadTest, AccuracyPrintsMediansPerBaselineAndMetric) {

@@ -7,11 +7,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/catalog/file_util.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::IsOk;
+using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -73,7 +76,7 @@ TEST(LoadCurveSvg, OpenLoopAxisIsArrivalRateWithoutSloLine) {
 TEST(WriteFileAtomically, WritesWholeFileAndLeavesNothingOnFailure) {
   capplan::testing::TempDir dir;
   std::string path = (dir.path() / "plot.svg").string();
-  ASSERT_TRUE(WriteFileAtomically(path, "hello").ok());
+  ASSERT_THAT(WriteFileAtomically(path, "hello"), IsOk());
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -87,13 +90,18 @@ TEST(WriteFileAtomically, WritesWholeFileAndLeavesNothingOnFailure) {
   EXPECT_EQ(files, 1);
   // A directory that does not exist: an error, and no file.
   std::string bad = (dir.path() / "missing" / "plot.svg").string();
-  absl::Status s = WriteFileAtomically(bad, "x");
-  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(WriteFileAtomically(bad, "x"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cannot write " + bad + ": cannot create a file in " +
+                                 (dir.path() / "missing").string())));
   EXPECT_FALSE(std::filesystem::exists(bad));
   // Renaming onto a directory fails and removes the temporary file.
   std::filesystem::create_directories(dir.path() / "adir");
   std::filesystem::create_directories(dir.path() / "adir" / "inner");
-  EXPECT_FALSE(WriteFileAtomically((dir.path() / "adir").string(), "x").ok());
+  const std::string adir = (dir.path() / "adir").string();
+  EXPECT_THAT(WriteFileAtomically(adir, "x"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("cannot write " + adir + ": Is a directory")));
   files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     (void)e;

@@ -3,12 +3,16 @@
 #include <cstdio>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 using ::capplan::testing::k000;
 using ::capplan::testing::k002;
 
@@ -71,9 +75,9 @@ TEST(LeaveOneRowOut, EveryBaselineWithRowsIsReportedIncludingTheWithheldGpu) {
 }
 
 TEST(LeaveOneRowOut, UnknownBaselineIsNotFound) {
-  absl::StatusOr<AccuracyReport> report = LeaveOneRowOut(Bundled(), "no-such-baseline");
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(LeaveOneRowOut(Bundled(), "no-such-baseline"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("--baseline = no-such-baseline; no such baseline")));
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
 using ::capplan::testing::k000;
@@ -271,9 +273,9 @@ TEST(PredictLoad, DeploymentThatDoesNotFitIsAFailedPrecondition) {
   r.mutable_workload()->set_input_tokens(100);
   r.mutable_workload()->set_output_tokens(100);
   r.mutable_closed_loop()->add_concurrencies(1);
-  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
-  EXPECT_EQ(curve.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(curve.status().message().find("does not fit"), std::string::npos) << curve.status();
+  EXPECT_THAT(PredictLoad(Bundled(), r),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("PredictLoadRequest.deployment does not fit: ")));
 }
 
 struct BadCase {
@@ -292,10 +294,8 @@ TEST_P(PredictLoadBadInput, IsInvalidArgumentNamingTheField) {
   r.mutable_workload()->set_output_tokens(128);
   for (uint32_t c : {1, 2, 4}) r.mutable_closed_loop()->add_concurrencies(c);
   GetParam().mutate(&r);
-  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
-  ASSERT_FALSE(curve.ok());
-  EXPECT_EQ(curve.status().code(), absl::StatusCode::kInvalidArgument) << curve.status();
-  EXPECT_THAT(std::string(curve.status().message()), HasSubstr(GetParam().expected));
+  EXPECT_THAT(PredictLoad(Bundled(), r),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().expected)));
 }
 
 INSTANTIATE_TEST_SUITE_P(

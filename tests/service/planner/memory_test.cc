@@ -5,11 +5,14 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::IsOk;
+using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
 const Catalog& Bundled() { return testing::BundledCatalogue(); }
@@ -106,10 +109,8 @@ struct BadRequest {
 class PlanMemoryErrors : public ::testing::TestWithParam<BadRequest> {};
 
 TEST_P(PlanMemoryErrors, NameFieldValueAndRule) {
-  auto plan = PlanMemory(Bundled(), Request(GetParam().text));
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), GetParam().code) << plan.status();
-  EXPECT_THAT(std::string(plan.status().message()), HasSubstr(GetParam().message));
+  EXPECT_THAT(PlanMemory(Bundled(), Request(GetParam().text)),
+              StatusIs(GetParam().code, HasSubstr(GetParam().message)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -179,11 +180,13 @@ TEST(PlanMemory, BaselineWithoutGpuNeedsOne) {
     if (b.deployment().hardware_id().empty()) id = b.id();
   }
   ASSERT_FALSE(id.empty()) << "the 000 baseline withholds its GPU";
-  auto plan = PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + id + "\" }"));
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + id + "\" }")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("PlanMemoryRequest.deployment.hardware_id is empty and "
+                                 "baseline '" + id + "' does not name its GPU")));
   auto with_gpu = PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + id +
                                                 "\" hardware_id: \"nvidia-l40s-48gb\" }"));
-  EXPECT_TRUE(with_gpu.ok()) << with_gpu.status();
+  EXPECT_THAT(with_gpu, IsOk());
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
 const Catalog& Bundled() { return testing::BundledCatalogue(); }
@@ -160,8 +162,10 @@ TEST(Plan, DeploymentThatDoesNotFitServesNothing) {
   EXPECT_EQ(plan->safe_open_loop().binding(), v1::LOAD_BINDING_DOES_NOT_FIT);
   EXPECT_EQ(plan->capacity().tokens_per_month_total(), 0);
   EXPECT_EQ(plan->capacity_at_peak().tokens_per_month_total(), 0);
-  auto sized = Plan(Bundled(), Request(base + " target_requests_per_second: 1"));
-  EXPECT_EQ(sized.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Plan(Bundled(), Request(base + " target_requests_per_second: 1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("PlanRequest: the deployment does not fit, so no number of "
+                                 "replicas reaches the target")));
 }
 
 struct Bad {
@@ -172,10 +176,8 @@ struct Bad {
 class PlanErrors : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(PlanErrors, InvalidArgumentWithFieldPath) {
-  auto plan = Plan(Bundled(), Request(GetParam().text));
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
-  EXPECT_THAT(std::string(plan.status().message()), HasSubstr(GetParam().message));
+  EXPECT_THAT(Plan(Bundled(), Request(GetParam().text)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().message)));
 }
 
 constexpr char kOk[] = R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" }

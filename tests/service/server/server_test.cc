@@ -8,14 +8,19 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "service/rpc/grpc_status.h"
 #include "tests/test_common/loopback_server.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::IsOk;
+using ::capplan::testing::StatusIs;
 using ::capplan::testing::TempDir;
 using ::capplan::testing::WriteMiniCatalogue;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 ServerOptions TestOptions(const TempDir& dir) {
@@ -51,17 +56,17 @@ double CounterValue(const prometheus::Registry& registry, const std::string& nam
 TEST(ServerOptions, DefaultsAreValidOnceDataDirIsSet) {
   ServerOptions options;
   options.data_dir = "/some/dir";
-  EXPECT_TRUE(ValidateServerOptions(options).ok());
+  EXPECT_THAT(ValidateServerOptions(options), IsOk());
 }
 
 TEST(ServerOptions, AddressWithoutPortIsInvalid) {
   ServerOptions options;
   options.data_dir = "/x";
   options.listen_address = "localhost";
-  absl::Status status = ValidateServerOptions(options);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("ServerOptions.listen_address = \"localhost\""));
+  EXPECT_THAT(ValidateServerOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ServerOptions.listen_address = \"localhost\"; must be "
+                                 "host:port")));
 }
 
 TEST(PlannerServer, AnswersCatalogueRpcsAndCountsThem) {
@@ -82,14 +87,15 @@ TEST(PlannerServer, AnswersCatalogueRpcsAndCountsThem) {
   missing.set_id("no-such-gpu");
   v1::Hardware hardware;
   grpc::Status status = stub->GetHardware(&get_context, missing, &hardware);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_THAT(status.error_message(), HasSubstr("no-such-gpu"));
+  EXPECT_THAT(FromGrpcStatus(status),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("hardware 'no-such-gpu' is not in the catalogue")));
 
   grpc::ClientContext empty_context;
   v1::ModelInfo info;
   status = stub->GetModel(&empty_context, {}, &info);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("GetModelRequest.id is empty"));
+  EXPECT_THAT(FromGrpcStatus(status), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("GetModelRequest.id is empty")));
 
   const prometheus::Registry& registry = *(*server)->metrics().registry();
   EXPECT_EQ(CounterValue(registry, "grpc_server_handled_total",
@@ -125,10 +131,11 @@ TEST(PlannerServer, RefusesInvalidCatalogueWithLocation) {
   dir.Write("hardware/test-gpu-24gb.txtpb",
             "# proto-file: capplan/v1/catalog.proto\n"
             "# proto-message: Hardware\nid: \"test-gpu-24gb\"\nmemory_bytes: -1\n");
-  auto server = PlannerServer::Create(TestOptions(dir));
-  ASSERT_FALSE(server.ok());
-  EXPECT_THAT(std::string(server.status().message()),
-              HasSubstr("hardware/test-gpu-24gb.txtpb:4:15:"));
+  // The catalogue loader's code (a parse error is INVALID_ARGUMENT) and its location.
+  EXPECT_THAT(PlannerServer::Create(TestOptions(dir)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("catalogue '" + dir.path().string() + "' is invalid:\n"),
+                             HasSubstr("hardware/test-gpu-24gb.txtpb:4:15:"))));
 }
 
 TEST(PlannerServer, TakenPortIsAnError) {
@@ -138,9 +145,9 @@ TEST(PlannerServer, TakenPortIsAnError) {
   ASSERT_TRUE(first.ok()) << first.status();
   ServerOptions options = TestOptions(dir);
   options.listen_address = "127.0.0.1:" + std::to_string((*first)->port());
-  auto second = PlannerServer::Create(options);
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(PlannerServer::Create(options),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("cannot listen on " + options.listen_address)));
 }
 
 TEST(PlannerServer, FailedReloadKeepsServingThePreviousCatalogue) {
@@ -149,9 +156,8 @@ TEST(PlannerServer, FailedReloadKeepsServingThePreviousCatalogue) {
   auto server = PlannerServer::Create(TestOptions(dir));
   ASSERT_TRUE(server.ok()) << server.status();
   dir.Write("models/broken.txtpb", "# proto-message: Model\nid: {\n");
-  absl::Status reload = (*server)->Reload();
-  EXPECT_EQ(reload.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(reload.message()), HasSubstr("models/broken.txtpb:2:"));
+  EXPECT_THAT((*server)->Reload(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                            HasSubstr("models/broken.txtpb:2:")));
 
   auto stub = StubFor(**server);
   grpc::ClientContext context;
@@ -175,7 +181,11 @@ TEST(PlannerServer, ShutdownDrainsAndStops) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
   v1::ListHardwareResponse response;
-  EXPECT_FALSE(stub->ListHardware(&context, {}, &response).ok());
+  // The listening port is closed after Wait(): the channel cannot connect,
+  // so the call fails fast with UNAVAILABLE (not a deadline, not an answer).
+  EXPECT_THAT(FromGrpcStatus(stub->ListHardware(&context, {}, &response)),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("failed to connect to all addresses")));
 }
 
 }  // namespace

@@ -4,12 +4,17 @@
 #include <sstream>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/architecture.h"
 #include "service/translate/model_translation.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 std::string Config(const std::string& name) {
   std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/engine_logs/configs/" + name);
@@ -140,11 +145,8 @@ struct BadConfig {
 class MalformedConfigTest : public ::testing::TestWithParam<BadConfig> {};
 
 TEST_P(MalformedConfigTest, NamesKeyValueAndRule) {
-  const absl::StatusOr<v1::Model> m = ModelFromHfConfig(GetParam().json);
-  ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(m.status().message()).find(GetParam().message), std::string::npos)
-      << m.status().message();
+  EXPECT_THAT(ModelFromHfConfig(GetParam().json),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().message)));
 }
 
 #define BASE R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100)"

@@ -8,10 +8,12 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
 namespace {
 
+using ::capplan::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -436,9 +438,8 @@ class LaunchLineBadTest : public ::testing::TestWithParam<BadCase> {};
 TEST_P(LaunchLineBadTest, IsInvalidArgumentNamingFlagValueAndRule) {
   const BadCase& c = GetParam();
   absl::StatusOr<LaunchLine> parsed = ParseLaunchLine(c.line);
-  ASSERT_FALSE(parsed.ok()) << parsed->deployment.ShortDebugString();
-  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(c.message));
+  EXPECT_THAT(parsed, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+      << (parsed.ok() ? parsed->deployment.ShortDebugString() : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -580,8 +581,13 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<WordsCase>& info) { return info.param.name; });
 
 TEST(SplitShellWords, UnterminatedQuoteIsInvalid) {
-  EXPECT_EQ(SplitShellWords("a \"b").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(SplitShellWords("a 'b").status().code(), absl::StatusCode::kInvalidArgument);
+  // The quote is the third character of each line.
+  EXPECT_THAT(SplitShellWords("a \"b"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("launch line: unterminated \" quote starting at character 3")));
+  EXPECT_THAT(SplitShellWords("a 'b"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("launch line: unterminated ' quote starting at character 3")));
 }
 
 // ------------------------------------------------------------ single facts

@@ -6,11 +6,17 @@
 #include <string>
 
 #include "google/protobuf/text_format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::Eq;
+using ::testing::HasSubstr;
 
 template <typename M>
 M Text(const std::string& text) {
@@ -42,20 +48,20 @@ TEST(ToArchitecture, UnsetAttentionKindNamesTheField) {
   const v1::Model m = Text<v1::Model>(R"pb(
     hidden_size: 64 num_attention_heads: 4 vocab_size: 100
     layer_blocks { layers { count: 2 } })pb");
-  const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
-  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(a.status().message(),
-            "Model.layer_blocks.layers[0].attention = ATTENTION_KIND_UNSPECIFIED; must be set");
+  EXPECT_THAT(ToArchitecture(m),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("Model.layer_blocks.layers[0].attention = ATTENTION_KIND_UNSPECIFIED; "
+                          "must be set")));
 }
 
 TEST(ToArchitecture, InconsistentModelIsInvalid) {
   const v1::Model m = Text<v1::Model>(R"pb(
     id: "bad" hidden_size: 64 intermediate_size: 128 num_attention_heads: 4 num_kv_heads: 3
     vocab_size: 100 layer_blocks { layers { count: 2 attention: ATTENTION_KIND_FULL } })pb");
-  const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
-  EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(std::string(a.status().message()).find("num_kv_heads = 3; must divide"),
-            std::string::npos);
+  EXPECT_THAT(ToArchitecture(m),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ModelArchitecture.num_kv_heads = 3; must divide "
+                                 "num_attention_heads = 4")));
 }
 
 struct VersionCase {
@@ -126,12 +132,13 @@ TEST(ChoosePreset, NoVersionAssumesTheNewest) {
 
 TEST(ChoosePreset, BadVersionAndUnknownEngine) {
   const std::vector<v1::EnginePreset> presets = BundledPresets();
-  const absl::StatusOr<PresetChoice> bad = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "nightly");
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(bad.status().message(),
-            "engine.version = \"nightly\"; must contain a dotted version number such as 0.11.0");
-  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_UNSPECIFIED, "0.1").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_THAT(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "nightly"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("engine.version = \"nightly\"; must contain a dotted version number "
+                          "such as 0.11.0")));
+  EXPECT_THAT(ChoosePreset(presets, v1::ENGINE_KIND_UNSPECIFIED, "0.1"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       Eq("no engine preset for engine ENGINE_KIND_UNSPECIFIED")));
 }
 
 TEST(ToEngineBehaviour, EveryBundledPresetTranslates) {
@@ -148,10 +155,11 @@ TEST(ToEngineBehaviour, EveryBundledPresetTranslates) {
 }
 
 TEST(ToEngineBehaviour, MissingBudgetRuleNamesThePreset) {
-  const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(
-      Text<v1::EnginePreset>(R"pb(id: "x" engine: ENGINE_KIND_VLLM default_memory_fraction: 0.9)pb"));
-  EXPECT_EQ(e.status().message(),
-            "EnginePreset(x).budget_rule = ENGINE_BUDGET_RULE_UNSPECIFIED; must be set");
+  EXPECT_THAT(ToEngineBehaviour(Text<v1::EnginePreset>(
+                  R"pb(id: "x" engine: ENGINE_KIND_VLLM default_memory_fraction: 0.9)pb")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("EnginePreset(x).budget_rule = ENGINE_BUDGET_RULE_UNSPECIFIED; must be "
+                          "set")));
 }
 
 TEST(ToEngineSettings, TakesEachEnginesOwnFraction) {
@@ -172,7 +180,10 @@ TEST(ToHardwareSpec, PrefersUsableMemory) {
   ASSERT_TRUE(h.ok());
   EXPECT_DOUBLE_EQ(h->memory_bytes, 90.0);
   EXPECT_TRUE(h->unified_memory);
-  EXPECT_FALSE(ToHardwareSpec(Text<v1::Hardware>(R"pb(id: "z")pb")).ok());
+  // Neither usable_memory_bytes nor memory_bytes: no memory to plan in.
+  EXPECT_THAT(ToHardwareSpec(Text<v1::Hardware>(R"pb(id: "z")pb")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("Hardware(z).memory_bytes = 0; must be positive")));
 }
 
 }  // namespace
