@@ -115,12 +115,16 @@ TEST(PointInService, ConcurrencyOrMeanBatchOfAtLeastOne) {
 
 // ----------------------------------------------------------- AssessMetric
 
-TEST(AssessMetric, RooflineHasNoBand) {
-  const std::vector<double> n = {1, 4};
+// A roofline answer keeps the band it is given (the global prior's held-out
+// error), unwidened: there is no measured range to be far from.
+TEST(AssessMetric, RooflineKeepsItsBandUnwidened) {
+  const std::vector<double> n = {1, 64};
   const MetricAssessment a =
       AssessMetric(Tier::kRoofline, 0.08, MeasuredRange{1, 8}, n, /*every_point_measured=*/true);
   EXPECT_EQ(a.tier, Tier::kRoofline);
-  EXPECT_EQ(a.error_band_fraction, 0);
+  EXPECT_EQ(a.error_band_fraction, 0.08);
+  EXPECT_EQ(AssessMetric(Tier::kRoofline, std::nullopt, std::nullopt, n, false).error_band_fraction,
+            0);
 }
 
 TEST(AssessMetric, CalibratedInsideTheMeasuredRangeKeepsTheFitsBand) {

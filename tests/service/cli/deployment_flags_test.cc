@@ -35,7 +35,7 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("gpu-memory-utilization"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("mem-fraction-static"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("max-model-len"));
-  EXPECT_EQ(DeploymentValuedFlags().size(), 21u);
+  EXPECT_EQ(DeploymentValuedFlags().size(), 22u);
   EXPECT_THAT(DeploymentSwitches(), ::testing::ElementsAre("enforce-eager", "dp-attention"));
 }
 
@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "--num-speculative-tokens = -1; must be a whole number >= 0"},
         BadFlags{"UnknownEngine",
                  {"--model", "m", "--engine", "tgi"},
-                 "--engine = tgi; must be one of vllm, sglang"},
+                 "--engine = tgi; must be one of vllm, sglang, trtllm"},
         BadFlags{"TextFraction",
                  {"--model", "m", "--gpu-memory-utilization", "most"},
                  "--gpu-memory-utilization = most; must be a finite number"},

@@ -101,7 +101,7 @@ TEST(WriteFileAtomically, WritesWholeFileAndLeavesNothingOnFailure) {
   const std::string adir = (dir.path() / "adir").string();
   EXPECT_THAT(WriteFileAtomically(adir, "x"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("cannot write " + adir + ": Is a directory")));
+                       HasSubstr("cannot write " + adir + ": it is not a regular file")));
   files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     (void)e;

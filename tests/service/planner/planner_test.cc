@@ -37,17 +37,21 @@ TEST(Planner, ListHardwareFiltersByVendorIgnoringCase) {
   Planner planner(BundledShared());
   absl::StatusOr<v1::ListHardwareResponse> all = planner.ListHardware({});
   ASSERT_THAT(all, IsOk());
-  EXPECT_EQ(all->hardware_size(), 19);  // data/hardware: 3 AMD + 16 NVIDIA
+  const int total = static_cast<int>(BundledShared()->hardware().size());
+  int nvidia = 0;
+  for (const v1::Hardware& h : BundledShared()->hardware()) nvidia += h.vendor() == "NVIDIA";
+  EXPECT_EQ(all->hardware_size(), total);
   v1::ListHardwareRequest amd;
   amd.set_vendor("amd");
   absl::StatusOr<v1::ListHardwareResponse> some = planner.ListHardware(amd);
   ASSERT_THAT(some, IsOk());
   std::vector<std::string> ids;
   for (const v1::Hardware& h : some->hardware()) ids.push_back(h.id());
-  EXPECT_THAT(ids,
-              UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb"));
+  EXPECT_THAT(ids, UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb",
+                                        "amd-mi325x-256gb", "amd-mi355x-288gb"));
   amd.set_vendor("NVIDIA");
-  EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), 16);
+  EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), nvidia);
+  EXPECT_EQ(total, nvidia + 4);
   amd.set_vendor("Intel");
   EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), 0);
 }

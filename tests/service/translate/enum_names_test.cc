@@ -74,7 +74,7 @@ TEST(EngineKindFromName, VllmAndSglangInAnyCase) {
 TEST(EngineKindFromName, UnknownEngineNamesFieldValueAndChoices) {
   EXPECT_THAT(EngineKindFromName("--engine", "tgi"),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       Eq("--engine = tgi; must be one of vllm, sglang")));
+                       Eq("--engine = tgi; must be one of vllm, sglang, trtllm")));
 }
 
 // ----------------------------------------------------------- KV cache dtype
