@@ -63,6 +63,19 @@ std::string Kebab(const std::string& s) {
   return out;
 }
 
+// Relative errors of `c` on a group's observations (fitted ÷ observed − 1).
+void AddErrors(const model::CalibrationGroup& g, const model::StepTimeCoefficients& c,
+               std::vector<double>* errors) {
+  for (size_t i = 0; i < g.points.size(); ++i) {
+    absl::StatusOr<std::vector<model::Observation>> obs =
+        model::PointObservations(g.context, g.points[i], static_cast<int>(i));
+    if (!obs.ok()) continue;
+    for (const model::Observation& o : *obs) {
+      errors->push_back(model::StepSeconds(c, o.features) / o.observed_seconds - 1);
+    }
+  }
+}
+
 // The baselines a prior can learn from: a known card, plain rows.
 std::vector<Member> Members(const Catalog& catalog, const std::set<std::string>& excluded) {
   std::vector<Member> out;
@@ -83,22 +96,11 @@ std::vector<Member> Members(const Catalog& catalog, const std::set<std::string>&
     for (const SourcedPoint& sp : setup->points) {
       if (!sp.speculative) m.group.points.push_back(sp.point);
     }
-    if (!m.group.points.empty()) out.push_back(std::move(m));
+    std::vector<double> errors;  // rows that yield no observation teach nothing
+    AddErrors(m.group, model::StepTimeCoefficients::Roofline(), &errors);
+    if (!errors.empty()) out.push_back(std::move(m));
   }
   return out;
-}
-
-// Relative errors of `c` on a group's observations (fitted ÷ observed − 1).
-void AddErrors(const model::CalibrationGroup& g, const model::StepTimeCoefficients& c,
-               std::vector<double>* errors) {
-  for (size_t i = 0; i < g.points.size(); ++i) {
-    absl::StatusOr<std::vector<model::Observation>> obs =
-        model::PointObservations(g.context, g.points[i], static_cast<int>(i));
-    if (!obs.ok()) continue;
-    for (const model::Observation& o : *obs) {
-      errors->push_back(model::StepSeconds(c, o.features) / o.observed_seconds - 1);
-    }
-  }
 }
 
 absl::StatusOr<model::CalibrationResult> FitGroups(const std::vector<const Member*>& members,

@@ -1,6 +1,7 @@
 #include "service/planner/planner.h"
 
 #include <memory>
+#include <functional>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -79,7 +80,7 @@ TEST(Planner, ListModelsFiltersByFamily) {
   Planner planner(BundledShared());
   absl::StatusOr<v1::ListModelsResponse> all = planner.ListModels({});
   ASSERT_THAT(all, IsOk());
-  EXPECT_EQ(all->models_size(), 23);  // data/models
+  EXPECT_EQ(all->models_size(), static_cast<int>(BundledShared()->models().size()));
   v1::ListModelsRequest qwen3;
   qwen3.set_family("qwen3");
   absl::StatusOr<v1::ListModelsResponse> some = planner.ListModels(qwen3);
@@ -114,32 +115,58 @@ TEST(Planner, GetModelByIdOrRepoId) {
 
 // --------------------------------------------------------------- baselines
 
+// Ids of the catalogue's baselines that satisfy `keep`, for comparing with
+// what a filtered list returns.
+std::vector<std::string> IdsWhere(const std::function<bool(const v1::Baseline&)>& keep) {
+  std::vector<std::string> ids;
+  for (const v1::Baseline& b : BundledShared()->baselines()) {
+    if (keep(b)) ids.push_back(b.id());
+  }
+  return ids;
+}
+
+std::vector<std::string> IdsOf(const v1::ListBaselinesResponse& r) {
+  std::vector<std::string> ids;
+  for (const v1::Baseline& b : r.baselines()) ids.push_back(b.id());
+  return ids;
+}
+
 TEST(Planner, ListBaselinesFilters) {
   Planner planner(BundledShared());
-  EXPECT_EQ(planner.ListBaselines({})->baselines_size(), 3);
+  EXPECT_EQ(planner.ListBaselines({})->baselines_size(),
+            static_cast<int>(BundledShared()->baselines().size()));
   v1::ListBaselinesRequest request;
   request.set_engine(v1::ENGINE_KIND_SGLANG);
   absl::StatusOr<v1::ListBaselinesResponse> sglang = planner.ListBaselines(request);
   ASSERT_THAT(sglang, IsOk());
-  ASSERT_EQ(sglang->baselines_size(), 1);
-  EXPECT_EQ(sglang->baselines(0).id(), k000);
+  EXPECT_THAT(IdsOf(*sglang), ::testing::Contains(k000));
+  EXPECT_EQ(IdsOf(*sglang), IdsWhere([](const v1::Baseline& b) {
+              return b.deployment().engine().kind() == v1::ENGINE_KIND_SGLANG;
+            }));
   request = {};
   request.set_hardware_id("nvidia-rtx-5090-32gb");
   absl::StatusOr<v1::ListBaselinesResponse> on_5090 = planner.ListBaselines(request);
   ASSERT_THAT(on_5090, IsOk());
-  ASSERT_EQ(on_5090->baselines_size(), 1);
-  EXPECT_EQ(on_5090->baselines(0).id(), k002);
-  // A model named by its catalogue id; a known model without baselines.
+  EXPECT_THAT(IdsOf(*on_5090), ::testing::Contains(k002));
+  for (const v1::Baseline& b : on_5090->baselines()) {
+    EXPECT_EQ(b.deployment().hardware_id(), "nvidia-rtx-5090-32gb");
+  }
+  // A model named by its catalogue id, or by its Hugging Face repo id.
   request = {};
   request.set_model_id("qwen3.8-flash-next-nvfp4");
-  EXPECT_EQ(planner.ListBaselines(request)->baselines_size(), 1);
-  request.set_model_id("qwen3-8b");
-  EXPECT_EQ(planner.ListBaselines(request)->baselines_size(), 0);
-  // Known card, other engine: nothing.
+  EXPECT_EQ(IdsOf(*planner.ListBaselines(request)), std::vector<std::string>{k002});
+  request.set_model_id("Qwen/Qwen3-8B");
+  EXPECT_EQ(IdsOf(*planner.ListBaselines(request)), IdsWhere([](const v1::Baseline& b) {
+              return b.deployment().model_id() == "qwen3-8b";
+            }));
+  // Two filters together.
   request = {};
   request.set_hardware_id("nvidia-rtx-5090-32gb");
   request.set_engine(v1::ENGINE_KIND_SGLANG);
-  EXPECT_EQ(planner.ListBaselines(request)->baselines_size(), 0);
+  EXPECT_EQ(IdsOf(*planner.ListBaselines(request)), IdsWhere([](const v1::Baseline& b) {
+              return b.deployment().hardware_id() == "nvidia-rtx-5090-32gb" &&
+                     b.deployment().engine().kind() == v1::ENGINE_KIND_SGLANG;
+            }));
 }
 
 TEST(Planner, ListBaselinesWithUnknownFiltersIsNotFound) {
