@@ -7,8 +7,7 @@
 namespace capplan::model {
 namespace {
 
-absl::Status Invalid(absl::string_view field, int64_t value,
-                     absl::string_view rule) {
+absl::Status Invalid(absl::string_view field, int64_t value, absl::string_view rule) {
   return absl::InvalidArgumentError(
       absl::StrCat("ModelArchitecture.", field, " = ", value, "; ", rule));
 }
@@ -75,8 +74,8 @@ void AppendMlaAttention(const ModelArchitecture& a, LayerTensors& t) {
   t.Add(C::kAttention, "kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, h, 1,
         S::kReplicated, true);
   t.Add(C::kNorms, "kv_a_layernorm", m.kv_lora_rank, 1, 1, S::kReplicated, false);
-  t.Add(C::kAttention, "kv_b_proj", heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
-        1, S::kColumn, true);
+  t.Add(C::kAttention, "kv_b_proj", heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, 1,
+        S::kColumn, true);
   t.Add(C::kAttention, "o_proj", h, heads * m.v_head_dim, 1, S::kRow, true);
 }
 
@@ -154,8 +153,7 @@ void AppendMoeMlp(const ModelArchitecture& a, LayerTensors& t) {
 // MLP, its two norms. `override_component` (MTP layers) replaces the
 // component of every tensor when set.
 void AppendLayer(const ModelArchitecture& a, const LayerSpec& spec, int layer,
-                 std::optional<Component> override_component,
-                 std::vector<TensorGroup>& out) {
+                 std::optional<Component> override_component, std::vector<TensorGroup>& out) {
   const size_t first = out.size();
   LayerTensors t(layer, out);
   switch (spec.attention) {
@@ -228,8 +226,7 @@ absl::Status ValidateSizes(const ModelArchitecture& a) {
   if (a.num_kv_heads <= 0) return Invalid("num_kv_heads", a.num_kv_heads, "must be positive");
   if (a.num_attention_heads % a.num_kv_heads != 0) {
     return Invalid("num_kv_heads", a.num_kv_heads,
-                   absl::StrCat("must divide num_attention_heads = ",
-                                a.num_attention_heads));
+                   absl::StrCat("must divide num_attention_heads = ", a.num_attention_heads));
   }
   if (a.head_dim < 0) return Invalid("head_dim", a.head_dim, "must not be negative");
   if (a.EffectiveHeadDim() <= 0) {
@@ -256,8 +253,8 @@ absl::Status ValidateLayerAttention(const ModelArchitecture& a, AttentionKind ki
       }
       break;
     case AttentionKind::kMla:
-      if (!a.mla.has_value() || a.mla->kv_lora_rank <= 0 ||
-          a.mla->v_head_dim <= 0 || a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim <= 0) {
+      if (!a.mla.has_value() || a.mla->kv_lora_rank <= 0 || a.mla->v_head_dim <= 0 ||
+          a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim <= 0) {
         return Invalid("mla.kv_lora_rank", a.mla ? a.mla->kv_lora_rank : 0,
                        absl::StrCat("MLA sizes must be positive: ", at, " is MLA"));
       }
@@ -266,17 +263,16 @@ absl::Status ValidateLayerAttention(const ModelArchitecture& a, AttentionKind ki
       const auto& la = a.linear_attention;
       if (!la.has_value() || la->num_key_heads <= 0 || la->num_value_heads <= 0 ||
           la->key_head_dim <= 0 || la->value_head_dim <= 0 || la->conv_kernel_size <= 0) {
-        return Invalid("linear_attention.num_value_heads",
-                       la ? la->num_value_heads : 0,
-                       absl::StrCat("linear-attention sizes must be positive: ", at,
-                                    " is linear attention"));
+        return Invalid(
+            "linear_attention.num_value_heads", la ? la->num_value_heads : 0,
+            absl::StrCat("linear-attention sizes must be positive: ", at, " is linear attention"));
       }
       break;
     }
     case AttentionKind::kMamba: {
       const auto& m = a.mamba;
-      if (!m.has_value() || m->num_heads <= 0 || m->head_dim <= 0 ||
-          m->state_size <= 0 || m->num_groups <= 0 || m->conv_kernel_size <= 0) {
+      if (!m.has_value() || m->num_heads <= 0 || m->head_dim <= 0 || m->state_size <= 0 ||
+          m->num_groups <= 0 || m->conv_kernel_size <= 0) {
         return Invalid("mamba.num_heads", m ? m->num_heads : 0,
                        absl::StrCat("Mamba sizes must be positive: ", at, " is Mamba"));
       }
@@ -298,19 +294,17 @@ absl::Status ValidateLayerMlp(const ModelArchitecture& a, MlpKind kind, absl::st
     return Invalid("moe.num_routed_experts", a.moe ? a.moe->num_routed_experts : 0,
                    absl::StrCat("must be positive: ", at, " is MoE"));
   }
-  if (a.moe->experts_per_token <= 0 ||
-      a.moe->experts_per_token > a.moe->num_routed_experts) {
-    return Invalid("moe.experts_per_token", a.moe->experts_per_token,
-                   absl::StrCat("must be in [1, num_routed_experts = ",
-                                a.moe->num_routed_experts, "]"));
+  if (a.moe->experts_per_token <= 0 || a.moe->experts_per_token > a.moe->num_routed_experts) {
+    return Invalid(
+        "moe.experts_per_token", a.moe->experts_per_token,
+        absl::StrCat("must be in [1, num_routed_experts = ", a.moe->num_routed_experts, "]"));
   }
   if (a.moe->expert_intermediate_size <= 0) {
     return Invalid("moe.expert_intermediate_size", a.moe->expert_intermediate_size,
                    "must be positive");
   }
   if (a.moe->num_shared_experts < 0) {
-    return Invalid("moe.num_shared_experts", a.moe->num_shared_experts,
-                   "must not be negative");
+    return Invalid("moe.num_shared_experts", a.moe->num_shared_experts, "must not be negative");
   }
   return absl::OkStatus();
 }
@@ -330,14 +324,13 @@ absl::Status ValidateArchitecture(const ModelArchitecture& a) {
 std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
   std::vector<TensorGroup> out;
   out.reserve(16 * (a.layers.size() + a.num_mtp_layers) + 4);
-  out.push_back(TensorGroup{Component::kEmbeddings, std::nullopt, "embed_tokens",
-                            a.vocab_size, a.hidden_size, 1, Sharding::kVocab,
-                            false});
+  out.push_back(TensorGroup{Component::kEmbeddings, std::nullopt, "embed_tokens", a.vocab_size,
+                            a.hidden_size, 1, Sharding::kVocab, false});
   for (size_t i = 0; i < a.layers.size(); ++i) {
     AppendLayer(a, a.layers[i], static_cast<int>(i), std::nullopt, out);
   }
-  out.push_back(TensorGroup{Component::kNorms, std::nullopt, "final_norm", a.hidden_size,
-                            1, 1, Sharding::kReplicated, false});
+  out.push_back(TensorGroup{Component::kNorms, std::nullopt, "final_norm", a.hidden_size, 1, 1,
+                            Sharding::kReplicated, false});
   if (!a.tie_word_embeddings) {
     out.push_back(TensorGroup{Component::kLmHead, std::nullopt, "lm_head", a.vocab_size,
                               a.hidden_size, 1, Sharding::kVocab, false});
@@ -351,12 +344,10 @@ std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
     spec.mlp = a.moe.has_value() ? MlpKind::kMoe : MlpKind::kDense;
     for (int64_t k = 0; k < a.num_mtp_layers; ++k) {
       const int layer = static_cast<int>(a.layers.size() + k);
-      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.eh_proj",
-                                a.hidden_size, 2 * a.hidden_size, 1,
-                                Sharding::kReplicated, true});
-      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.norms",
-                                3 * a.hidden_size, 1, 1, Sharding::kReplicated,
-                                false});
+      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.eh_proj", a.hidden_size,
+                                2 * a.hidden_size, 1, Sharding::kReplicated, true});
+      out.push_back(TensorGroup{Component::kDraft, layer, "mtp.norms", 3 * a.hidden_size, 1, 1,
+                                Sharding::kReplicated, false});
       AppendLayer(a, spec, layer, Component::kDraft, out);
     }
   }
@@ -404,8 +395,9 @@ double LayerStateBytes(const ModelArchitecture& a, AttentionKind kind, int64_t a
                        double conv_state_bytes, double ssm_state_bytes) {
   if (kind == AttentionKind::kLinear && a.linear_attention) {
     const LinearAttentionSpec& s = *a.linear_attention;
-    const double channels = (2.0 * s.num_key_heads * s.key_head_dim +
-                             1.0 * s.num_value_heads * s.value_head_dim) / attention_tp;
+    const double channels =
+        (2.0 * s.num_key_heads * s.key_head_dim + 1.0 * s.num_value_heads * s.value_head_dim) /
+        attention_tp;
     return channels * (s.conv_kernel_size - 1) * conv_state_bytes +
            1.0 * s.num_value_heads / attention_tp * s.key_head_dim * s.value_head_dim *
                ssm_state_bytes;
@@ -428,8 +420,8 @@ double KvBytesPerToken(const ModelArchitecture& a, double kv_element_bytes) {
   return bytes;
 }
 
-double StateBytesPerRequest(const ModelArchitecture& a,
-                            double conv_state_bytes, double ssm_state_bytes) {
+double StateBytesPerRequest(const ModelArchitecture& a, double conv_state_bytes,
+                            double ssm_state_bytes) {
   double bytes = 0.0;
   for (const LayerSpec& l : a.layers) {
     bytes += LayerStateBytes(a, l.attention, 1, conv_state_bytes, ssm_state_bytes);

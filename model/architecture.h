@@ -11,10 +11,10 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace capplan::model {
 
@@ -92,15 +92,15 @@ struct ModelArchitecture {
   std::optional<LinearAttentionSpec> linear_attention;
   std::optional<MambaSpec> mamba;
   std::optional<MoeSpec> moe;
-  int64_t num_mtp_layers = 0;  // multi-token-prediction (draft) layers shipped with the model
-  bool attention_bias = false;         // q/k/v biases (Qwen2)
-  bool attention_output_bias = false;  // o_proj bias (gpt-oss)
-  bool attention_sinks = false;        // one learned sink logit per head (gpt-oss)
-  bool qk_norm = false;                // RMSNorm on q and k per head (Qwen3)
+  int64_t num_mtp_layers = 0;   // multi-token-prediction (draft) layers shipped with the model
+  bool attention_bias = false;  // q/k/v biases (Qwen2)
+  bool attention_output_bias = false;   // o_proj bias (gpt-oss)
+  bool attention_sinks = false;         // one learned sink logit per head (gpt-oss)
+  bool qk_norm = false;                 // RMSNorm on q and k per head (Qwen3)
   bool gated_attention_output = false;  // Qwen3-Next: q_proj also emits an output gate
   bool mlp_bias = false;
   int64_t native_context_tokens = 0;  // max_position_embeddings
-  double rope_scaling_factor = 0.0;    // 0 or 1 = none
+  double rope_scaling_factor = 0.0;   // 0 or 1 = none
   // original_max_position_embeddings of the rope scaling, 0 when absent.
   int64_t rope_original_context_tokens = 0;
   NumberType native_dtype = NumberType::kBf16;
@@ -176,8 +176,8 @@ struct ParameterCounts {
   // Parameters touched per token: everything except routed experts, plus
   // experts_per_token of them. Includes embeddings and LM head.
   int64_t active_per_token = 0;
-  int64_t embeddings = 0;  // input embedding only
-  int64_t draft = 0;       // MTP layers
+  int64_t embeddings = 0;                              // input embedding only
+  int64_t draft = 0;                                   // MTP layers
   std::array<int64_t, kNumComponents> by_component{};  // kDraft entry == draft
 
   int64_t Of(Component c) const { return by_component[static_cast<int>(c)]; }
@@ -208,8 +208,8 @@ double KvBytesPerToken(const ModelArchitecture& arch, double kv_element_bytes);
 // Mamba layers, bytes: convolution state (conv_kernel_size − 1 columns of the
 // conv channels, in `conv_state_bytes` per element) plus the SSM / delta-rule
 // state (in `ssm_state_bytes` per element).
-double StateBytesPerRequest(const ModelArchitecture& arch,
-                            double conv_state_bytes, double ssm_state_bytes);
+double StateBytesPerRequest(const ModelArchitecture& arch, double conv_state_bytes,
+                            double ssm_state_bytes);
 
 }  // namespace capplan::model
 

@@ -31,19 +31,18 @@ namespace {
 absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
   const std::string f = absl::StrCat("MeasuredPoint[", index, "]");
   if (p.concurrency.has_value() == p.arrival_rate_rps.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        f, ": set exactly one of concurrency and arrival_rate_rps"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(f, ": set exactly one of concurrency and arrival_rate_rps"));
   }
   if (p.concurrency.has_value() && *p.concurrency < 1) {
-    return Invalid(absl::StrCat(f, ".concurrency"), *p.concurrency,
-                   "must be >= 1");
+    return Invalid(absl::StrCat(f, ".concurrency"), *p.concurrency, "must be >= 1");
   }
   if (p.arrival_rate_rps.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive(
-        absl::StrCat(f, ".arrival_rate_rps"), *p.arrival_rate_rps));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive(absl::StrCat(f, ".arrival_rate_rps"), *p.arrival_rate_rps));
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      absl::StrCat(f, ".think_time_seconds"), p.think_time_seconds));
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckNonNegative(absl::StrCat(f, ".think_time_seconds"), p.think_time_seconds));
   absl::Status w = ValidateWorkload(p.workload);
   if (!w.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(f, ".", w.message()));
@@ -51,8 +50,7 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
   const std::pair<const char*, const std::optional<double>*> fields[] = {
       {"output_tokens_per_second", &p.output_tokens_per_second},
       {"requests_per_second", &p.requests_per_second},
-      {"per_user_output_tokens_per_second",
-       &p.per_user_output_tokens_per_second},
+      {"per_user_output_tokens_per_second", &p.per_user_output_tokens_per_second},
       {"ttft_seconds", &p.ttft_seconds},
       {"tpot_seconds", &p.tpot_seconds},
       {"e2e_seconds", &p.e2e_seconds},
@@ -60,8 +58,7 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
   };
   for (const auto& [name, value] : fields) {
     if (value->has_value()) {
-      CAPPLAN_RETURN_IF_ERROR(
-          CheckPositive(absl::StrCat(f, ".", name), **value));
+      CAPPLAN_RETURN_IF_ERROR(CheckPositive(absl::StrCat(f, ".", name), **value));
     }
   }
   if (p.speculative.has_value()) {
@@ -75,8 +72,8 @@ absl::Status ValidatePoint(const MeasuredPoint& p, int index) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<Observation>> PointObservations(
-    const CalibrationContext& ctx, const MeasuredPoint& p, int index) {
+absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationContext& ctx,
+                                                           const MeasuredPoint& p, int index) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePoint(p, index));
   std::vector<Observation> out;
   const std::optional<SpeculativeDecoding>& spec =
@@ -93,17 +90,15 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
     n = std::min<double>(*p.concurrency, s);
   }
   if (n.has_value()) {
-    const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
-        ctx.inputs, ctx.scheduler, spec, p.workload, *n);
+    const RequestPhaseFeatures f =
+        ComputeRequestPhaseFeatures(ctx.inputs, ctx.scheduler, spec, p.workload, *n);
     // TPOT.
     std::optional<double> tpot = p.tpot_seconds;
     if (!tpot.has_value() && o > 1) {
       if (p.e2e_seconds.has_value() && p.ttft_seconds.has_value()) {
         tpot = (*p.e2e_seconds - *p.ttft_seconds) / (o - 1);
       } else if (p.per_user_output_tokens_per_second.has_value()) {
-        tpot = (o / *p.per_user_output_tokens_per_second -
-                p.ttft_seconds.value_or(0.0)) /
-               (o - 1);
+        tpot = (o / *p.per_user_output_tokens_per_second - p.ttft_seconds.value_or(0.0)) / (o - 1);
       }
     }
     if (tpot.has_value() && *tpot > 0) {
@@ -116,8 +111,7 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
       out.push_back(ob);
     }
     // TTFT, only where nobody waits for a slot.
-    if (p.ttft_seconds.has_value() && p.concurrency.has_value() &&
-        *p.concurrency <= ctx.slots) {
+    if (p.ttft_seconds.has_value() && p.concurrency.has_value() && *p.concurrency <= ctx.slots) {
       Observation ob;
       ob.source = p.source;
       ob.kind = ObservationKind::kTtft;
@@ -132,8 +126,7 @@ absl::StatusOr<std::vector<Observation>> PointObservations(
     StepShape shape;
     shape.prefill_tokens = budget;
     shape.prefill_sequences = std::max(1.0, budget / p.workload.input_tokens);
-    shape.prefill_context_tokens =
-        0.5 * std::min(budget, p.workload.input_tokens);
+    shape.prefill_context_tokens = 0.5 * std::min(budget, p.workload.input_tokens);
     Observation ob;
     ob.source = p.source;
     ob.kind = ObservationKind::kPrefillThroughput;
@@ -162,8 +155,7 @@ absl::Status ValidateCalibrationInputs(const CalibrationContext& ctx,
   }
   if (prior.has_value()) {
     CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(prior->coefficients));
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("CoefficientPrior.weight", prior->weight));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("CoefficientPrior.weight", prior->weight));
   }
   return absl::OkStatus();
 }
@@ -261,8 +253,7 @@ absl::StatusOr<CalibrationResult> FitObservations(std::vector<Observation> obser
                                                   const CalibrationOptions& calibration_options) {
   CalibrationResult result;
   result.observations = std::move(observations);
-  const StepFeatures floor_vec = floored ? PhysicalFloor().AsVector()
-                                         : StepFeatures::Zero().eval();
+  const StepFeatures floor_vec = floored ? PhysicalFloor().AsVector() : StepFeatures::Zero().eval();
   if (result.observations.empty()) {
     if (!prior.has_value()) {
       return absl::FailedPreconditionError(
@@ -274,18 +265,15 @@ absl::StatusOr<CalibrationResult> FitObservations(std::vector<Observation> obser
     result.used_prior = true;
     return result;
   }
-  const StepFeatures prior_vec = prior.has_value()
-                                     ? prior->coefficients.AsVector()
-                                     : StepFeatures::Zero().eval();
-  const RelativeSystem sys = BuildRelativeSystem(result.observations, prior, prior_vec,
-                                                 floor_vec, result.identified);
+  const StepFeatures prior_vec =
+      prior.has_value() ? prior->coefficients.AsVector() : StepFeatures::Zero().eval();
+  const RelativeSystem sys =
+      BuildRelativeSystem(result.observations, prior, prior_vec, floor_vec, result.identified);
   RobustFitOptions options;
   options.residual_scale = 1.0;
   options.unweighted_trailing_rows = sys.prior_rows;
-  options.require_full_rank =
-      !prior.has_value() && calibration_options.require_identifiable;
-  absl::StatusOr<RobustFitResult> fit =
-      RobustNonNegativeLeastSquares(sys.a, sys.b, options);
+  options.require_full_rank = !prior.has_value() && calibration_options.require_identifiable;
+  absl::StatusOr<RobustFitResult> fit = RobustNonNegativeLeastSquares(sys.a, sys.b, options);
   if (!fit.ok()) {
     return absl::Status(fit.status().code(),
                         absl::StrCat("Calibrate (", result.observations.size(),
@@ -297,10 +285,10 @@ absl::StatusOr<CalibrationResult> FitObservations(std::vector<Observation> obser
 
 }  // namespace
 
-absl::StatusOr<CalibrationResult> Calibrate(
-    const CalibrationContext& ctx, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior,
-    const CalibrationOptions& calibration_options) {
+absl::StatusOr<CalibrationResult> Calibrate(const CalibrationContext& ctx,
+                                            absl::Span<const MeasuredPoint> points,
+                                            const std::optional<CoefficientPrior>& prior,
+                                            const CalibrationOptions& calibration_options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateCalibrationInputs(ctx, prior));
   absl::StatusOr<std::vector<Observation>> observations = CollectObservations(ctx, points);
   if (!observations.ok()) return observations.status();
@@ -330,8 +318,7 @@ absl::StatusOr<CalibrationResult> CalibratePooled(absl::Span<const CalibrationGr
   return FitObservations(std::move(all), prior, options.physical_floor, options);
 }
 
-absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
-                                       const MeasuredPoint& p,
+absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx, const MeasuredPoint& p,
                                        const StepTimeCoefficients& c) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePoint(p, 0));
   PerformanceModel m;
@@ -339,41 +326,36 @@ absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& ctx,
   m.coefficients = c;
   m.scheduler = ctx.scheduler;
   m.speculative = p.speculative.has_value() ? p.speculative : ctx.speculative;
-  absl::StatusOr<LoadDependentServer> server = LoadDependentServer::Create(
-      m, p.workload, Slots{ctx.slots, SlotBound::kRunningRequestLimit});
+  absl::StatusOr<LoadDependentServer> server =
+      LoadDependentServer::Create(m, p.workload, Slots{ctx.slots, SlotBound::kRunningRequestLimit});
   if (!server.ok()) return server.status();
   absl::StatusOr<std::vector<LoadPoint>> curve =
-      p.concurrency.has_value()
-          ? ClosedLoopCurve(*server, {*p.concurrency}, p.think_time_seconds)
-          : OpenLoopCurve(*server, {*p.arrival_rate_rps});
+      p.concurrency.has_value() ? ClosedLoopCurve(*server, {*p.concurrency}, p.think_time_seconds)
+                                : OpenLoopCurve(*server, {*p.arrival_rate_rps});
   if (!curve.ok()) return curve.status();
   return curve->front();
 }
 
-absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
-    const CalibrationResult& fit, double load, double min_measured_load,
-    double max_measured_load, const ErrorBandOptions& options) {
+absl::StatusOr<std::optional<double>> RelativeErrorBandAt(const CalibrationResult& fit, double load,
+                                                          double min_measured_load,
+                                                          double max_measured_load,
+                                                          const ErrorBandOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(CheckPositive("load", load));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckPositive("min_measured_load", min_measured_load));
-  if (!std::isfinite(max_measured_load) ||
-      max_measured_load < min_measured_load) {
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("min_measured_load", min_measured_load));
+  if (!std::isfinite(max_measured_load) || max_measured_load < min_measured_load) {
     return Invalid("max_measured_load", max_measured_load,
-                   absl::StrCat("must be >= min_measured_load = ",
-                                min_measured_load));
+                   absl::StrCat("must be >= min_measured_load = ", min_measured_load));
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "ErrorBandOptions.widening_per_doubling", options.widening_per_doubling));
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckNonNegative("ErrorBandOptions.widening_per_doubling", options.widening_per_doubling));
   std::optional<double> band = fit.relative_error_band;
   if (!band.has_value()) band = options.fallback_relative_band;
   if (!band.has_value()) return std::optional<double>();
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("relative_error_band", *band));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("relative_error_band", *band));
   double doublings = 0;
   if (load < min_measured_load) doublings = std::log2(min_measured_load / load);
   if (load > max_measured_load) doublings = std::log2(load / max_measured_load);
-  return std::optional<double>(*band *
-                               (1 + options.widening_per_doubling * doublings));
+  return std::optional<double>(*band * (1 + options.widening_per_doubling * doublings));
 }
 
 double MinimiseOnUnitInterval(const std::function<double(double)>& f) {

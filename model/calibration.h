@@ -50,7 +50,7 @@ struct MeasuredPoint {
   std::optional<double> per_user_output_tokens_per_second;
   std::optional<double> ttft_seconds;  // p50 (or the figure reported)
   std::optional<double> tpot_seconds;
-  std::optional<double> e2e_seconds;   // p50 / mean
+  std::optional<double> e2e_seconds;  // p50 / mean
   // Aggregate cold-prefill input tokens per second.
   std::optional<double> prefill_tokens_per_second;
   // Speculative decoding the row ran with (overrides the context's).
@@ -81,11 +81,11 @@ const char* ObservationKindName(ObservationKind kind);
 struct Observation {
   std::string source;
   ObservationKind kind = ObservationKind::kTpot;
-  double in_service = 0;        // n used
+  double in_service = 0;  // n used
   double observed_seconds = 0;
   StepFeatures features = StepFeatures::Zero();
-  double fitted_seconds = 0;    // after the fit
-  double huber_weight = 1;      // final IRLS weight (< 1: down-weighted)
+  double fitted_seconds = 0;  // after the fit
+  double huber_weight = 1;    // final IRLS weight (< 1: down-weighted)
 };
 
 struct CalibrationOptions {
@@ -124,16 +124,16 @@ struct CalibrationResult {
 
 // The observations a point yields (empty when it carries nothing usable);
 // INVALID_ARGUMENT names the field (MeasuredPoint[<index>].<field>).
-absl::StatusOr<std::vector<Observation>> PointObservations(
-    const CalibrationContext& context, const MeasuredPoint& point, int index);
+absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationContext& context,
+                                                           const MeasuredPoint& point, int index);
 
 // Fits α and the β's. With no points the prior is returned as is
 // (used_prior, nothing identified); with neither, FAILED_PRECONDITION.
 // Rank deficiency without a prior: see CalibrationOptions.
-absl::StatusOr<CalibrationResult> Calibrate(
-    const CalibrationContext& context, absl::Span<const MeasuredPoint> points,
-    const std::optional<CoefficientPrior>& prior,
-    const CalibrationOptions& options = {});
+absl::StatusOr<CalibrationResult> Calibrate(const CalibrationContext& context,
+                                            absl::Span<const MeasuredPoint> points,
+                                            const std::optional<CoefficientPrior>& prior,
+                                            const CalibrationOptions& options = {});
 
 // The measured points of one deployment, for a pooled fit.
 struct CalibrationGroup {
@@ -154,8 +154,7 @@ absl::StatusOr<CalibrationResult> CalibratePooled(absl::Span<const CalibrationGr
 // coefficients (closed or open loop at the point's load, S = context.slots):
 // what leave-one-out accuracy checks compare against the row.
 absl::StatusOr<LoadPoint> PredictPoint(const CalibrationContext& context,
-                                       const MeasuredPoint& point,
-                                       const StepTimeCoefficients& c);
+                                       const MeasuredPoint& point, const StepTimeCoefficients& c);
 
 // Widening of a fit's relative error band with extrapolation distance.
 struct ErrorBandOptions {
@@ -169,9 +168,10 @@ struct ErrorBandOptions {
 // band × (1 + widening · |log2(load / nearest measured load)|) outside the
 // measured [min_load, max_load], band inside it. Absent when neither the fit
 // nor the options give a band.
-absl::StatusOr<std::optional<double>> RelativeErrorBandAt(
-    const CalibrationResult& fit, double load, double min_measured_load,
-    double max_measured_load, const ErrorBandOptions& options = {});
+absl::StatusOr<std::optional<double>> RelativeErrorBandAt(const CalibrationResult& fit, double load,
+                                                          double min_measured_load,
+                                                          double max_measured_load,
+                                                          const ErrorBandOptions& options = {});
 
 // The minimiser of a one-parameter objective on [0, 1] (e.g. a speculative
 // acceptance rate fitted jointly with the step-time coefficients): a grid of

@@ -19,30 +19,30 @@ struct CapacityPeriod {
 };
 
 struct MonthlyCapacity {
-  double tokens_per_second_total = 0;   // input + output
+  double tokens_per_second_total = 0;  // input + output
   double output_tokens_per_second = 0;
-  double tokens_per_month_total = 0;    // × 86,400 × days × duty
+  double tokens_per_month_total = 0;  // × 86,400 × days × duty
   double output_tokens_per_month = 0;
 };
 
 // From an operating point's request rate and mean request shape:
 // tokens/s = req/s × (input + output).
-absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromRequests(
-    double requests_per_second, double input_tokens, double output_tokens,
-    const CapacityPeriod& period = {});
+absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromRequests(double requests_per_second,
+                                                            double input_tokens,
+                                                            double output_tokens,
+                                                            const CapacityPeriod& period = {});
 
 // From measured token rates (e.g. a sustained run's output tok/s).
 // total_tokens_per_second may be absent (only output figures are then
 // meaningful; the total is reported as the output rate's).
 absl::StatusOr<MonthlyCapacity> MonthlyCapacityFromTokenRates(
-    std::optional<double> total_tokens_per_second,
-    double output_tokens_per_second, const CapacityPeriod& period = {});
+    std::optional<double> total_tokens_per_second, double output_tokens_per_second,
+    const CapacityPeriod& period = {});
 
 // Replicas for a target load: ceil(target ÷ safe load per replica), never a
 // division of peak throughput. Targets within 1e-9 relative of a multiple do
 // not round up.
-absl::StatusOr<int> ReplicasForTarget(double target_load,
-                                      double safe_load_per_replica);
+absl::StatusOr<int> ReplicasForTarget(double target_load, double safe_load_per_replica);
 
 // Cost of a million output tokens when `gpus` GPUs are paid for around the
 // clock over the period (24 h × days) and serve `output_tokens_per_month`
@@ -65,11 +65,11 @@ struct ScalingAssessment {
   bool ttft_p99_degraded = false;
 };
 
-absl::StatusOr<ScalingAssessment> AssessMultiNodeScaling(
-    int nodes, double throughput_n, double throughput_1,
-    std::optional<double> ttft_p99_n_seconds,
-    std::optional<double> ttft_p99_1_seconds,
-    const ScalingThresholds& thresholds);
+absl::StatusOr<ScalingAssessment> AssessMultiNodeScaling(int nodes, double throughput_n,
+                                                         double throughput_1,
+                                                         std::optional<double> ttft_p99_n_seconds,
+                                                         std::optional<double> ttft_p99_1_seconds,
+                                                         const ScalingThresholds& thresholds);
 
 // A KV-cache tier (host DRAM, local NVMe, NVMe-oF...).
 struct KvTier {
@@ -87,15 +87,14 @@ struct KvRestoreEstimate {
 // kv_bytes is the context's KV on the path being restored (per GPU, or per
 // replica with the matching bandwidths); link_bandwidth is the path from the
 // tier to the GPU (PCIe, NIC); recompute_seconds from PrefillSeconds.
-absl::StatusOr<KvRestoreEstimate> EstimateKvRestore(
-    double kv_bytes, const KvTier& tier, double link_bandwidth_bytes_per_second,
-    double recompute_seconds);
+absl::StatusOr<KvRestoreEstimate> EstimateKvRestore(double kv_bytes, const KvTier& tier,
+                                                    double link_bandwidth_bytes_per_second,
+                                                    double recompute_seconds);
 
 // Time to prefill `context_tokens` for one request on an idle server (the
 // recompute alternative to a restore, and a long-context single request's
 // TTFT).
-absl::StatusOr<double> PrefillSeconds(const PerformanceModel& model,
-                                      double context_tokens);
+absl::StatusOr<double> PrefillSeconds(const PerformanceModel& model, double context_tokens);
 
 }  // namespace capplan::model
 

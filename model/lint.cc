@@ -41,19 +41,20 @@ void CheckTtftBeforeE2e(const LintRow& r, std::vector<LintFinding>* out) {
 // In a closed loop a request lives at most concurrency ÷ req/s on average
 // (Little's law with no think time); a latency far above it is a unit slip.
 void CheckUnits(const LintRow& r, const LintOptions& o, std::vector<LintFinding>* out) {
-  std::optional<double> in_flight = r.concurrency.has_value() ? r.concurrency : r.measured_in_flight;
+  std::optional<double> in_flight =
+      r.concurrency.has_value() ? r.concurrency : r.measured_in_flight;
   if (!Positive(in_flight) || !Positive(r.requests_per_second)) return;
   const double life_bound = *in_flight / *r.requests_per_second;
-  for (const auto& [name, value] : {std::make_pair("ttft", r.ttft_seconds),
-                                    std::make_pair("e2e", r.e2e_seconds)}) {
+  for (const auto& [name, value] :
+       {std::make_pair("ttft", r.ttft_seconds), std::make_pair("e2e", r.e2e_seconds)}) {
     if (!Positive(value) || *value <= o.unit_factor * life_bound) continue;
-    out->push_back(Make(
-        LintCode::kUnitSuspect, LintSeverity::kError, r.path + "." + name, *value, life_bound,
-        absl::StrFormat("%s %.4g s is %.0f× the longest mean life %.4g in flight ÷ %.4g req/s "
-                        "allow (%.4g s); a factor near 1000 means milliseconds were given as "
-                        "seconds",
-                        name, *value, *value / life_bound, *in_flight, *r.requests_per_second,
-                        life_bound)));
+    out->push_back(
+        Make(LintCode::kUnitSuspect, LintSeverity::kError, r.path + "." + name, *value, life_bound,
+             absl::StrFormat("%s %.4g s is %.0f× the longest mean life %.4g in flight ÷ %.4g req/s "
+                             "allow (%.4g s); a factor near 1000 means milliseconds were given as "
+                             "seconds",
+                             name, *value, *value / life_bound, *in_flight, *r.requests_per_second,
+                             life_bound)));
   }
 }
 
@@ -116,11 +117,11 @@ void CheckNeighbours(const LintRow& a, const LintRow& b, const LintOptions& o,
   }
   const std::optional<double> ua = PerUser(a), ub = PerUser(b);
   if (ua.has_value() && ub.has_value() && *ua < (1 - o.per_user_rise_share) * *ub) {
-    out->push_back(Make(
-        LintCode::kOutlierRow, LintSeverity::kWarning, a.path, *ua, *ub,
-        absl::StrFormat("%.4g tok/s per user at concurrency %.4g is slower than %.4g at %.4g: "
-                        "adding users cannot make each faster, so one of the two rows is off",
-                        *ua, *a.concurrency, *ub, *b.concurrency)));
+    out->push_back(
+        Make(LintCode::kOutlierRow, LintSeverity::kWarning, a.path, *ua, *ub,
+             absl::StrFormat("%.4g tok/s per user at concurrency %.4g is slower than %.4g at %.4g: "
+                             "adding users cannot make each faster, so one of the two rows is off",
+                             *ua, *a.concurrency, *ub, *b.concurrency)));
   }
 }
 
@@ -185,8 +186,8 @@ std::vector<LintFinding> LintMemory(const LintMemoryAccount& a, const LintOption
   const double used = Positive(a.used_bytes) ? *a.used_bytes : parts;
   if (Positive(a.capacity_bytes) && used > *a.capacity_bytes) {
     out.push_back(Make(LintCode::kMemorySum, LintSeverity::kError, a.path, used, *a.capacity_bytes,
-                       absl::StrFormat("%.4g GiB in use on a card of %.4g GiB",
-                                       used / (1 << 30), *a.capacity_bytes / (1 << 30))));
+                       absl::StrFormat("%.4g GiB in use on a card of %.4g GiB", used / (1 << 30),
+                                       *a.capacity_bytes / (1 << 30))));
   }
   return out;
 }
@@ -206,9 +207,8 @@ std::vector<LintFinding> LintShards(const std::string& path, double per_gpu_byte
   return out;
 }
 
-std::vector<LintFinding> LintKvPool(const std::string& path, double pool_tokens,
-                                    double kv_bytes, double kv_bytes_per_token,
-                                    const LintOptions& options) {
+std::vector<LintFinding> LintKvPool(const std::string& path, double pool_tokens, double kv_bytes,
+                                    double kv_bytes_per_token, const LintOptions& options) {
   std::vector<LintFinding> out;
   if (!(pool_tokens > 0) || !(kv_bytes > 0) || !(kv_bytes_per_token > 0)) return out;
   const double needed = pool_tokens * kv_bytes_per_token;

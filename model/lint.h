@@ -15,22 +15,22 @@
 namespace capplan::model {
 
 enum class LintCode {
-  kLittleLaw,         // in flight (req/s × e2e) differs from the stated concurrency
-  kToksVsReqs,        // output tok/s differs from req/s × output tokens per request
-  kTtftAboveE2e,      // the first token after the whole response
-  kNonMonotone,       // throughput falls while TTFT stays flat
-  kMemorySum,         // the memory account does not add up or exceeds the card
-  kKvTokensVsBytes,   // pool tokens × bytes per token differ from the KV bytes
-  kOutlierRow,        // a row the others contradict (per-user speed rising with load)
-  kMissingProvenance, // no source, or a repository URL not pinned to a commit
-  kUnitSuspect,       // a figure off by a unit factor (ms written as s)
+  kLittleLaw,          // in flight (req/s × e2e) differs from the stated concurrency
+  kToksVsReqs,         // output tok/s differs from req/s × output tokens per request
+  kTtftAboveE2e,       // the first token after the whole response
+  kNonMonotone,        // throughput falls while TTFT stays flat
+  kMemorySum,          // the memory account does not add up or exceeds the card
+  kKvTokensVsBytes,    // pool tokens × bytes per token differ from the KV bytes
+  kOutlierRow,         // a row the others contradict (per-user speed rising with load)
+  kMissingProvenance,  // no source, or a repository URL not pinned to a commit
+  kUnitSuspect,        // a figure off by a unit factor (ms written as s)
 };
 // "LITTLE_LAW", "TOKS_VS_REQS", ...
 const char* LintCodeName(LintCode code);
 inline constexpr LintCode kLintCodes[] = {
-    LintCode::kLittleLaw,       LintCode::kToksVsReqs,        LintCode::kTtftAboveE2e,
-    LintCode::kNonMonotone,     LintCode::kMemorySum,         LintCode::kKvTokensVsBytes,
-    LintCode::kOutlierRow,      LintCode::kMissingProvenance, LintCode::kUnitSuspect};
+    LintCode::kLittleLaw,   LintCode::kToksVsReqs,        LintCode::kTtftAboveE2e,
+    LintCode::kNonMonotone, LintCode::kMemorySum,         LintCode::kKvTokensVsBytes,
+    LintCode::kOutlierRow,  LintCode::kMissingProvenance, LintCode::kUnitSuspect};
 
 enum class LintSeverity {
   kWarning,  // the figures disagree; a planner using them should know
@@ -48,7 +48,7 @@ struct LintFinding {
 
 // One measured load point.
 struct LintRow {
-  std::string path;  // e.g. "sweeps[0].rows[4]"
+  std::string path;                        // e.g. "sweeps[0].rows[4]"
   std::optional<double> concurrency;       // closed-loop setting
   std::optional<double> arrival_rate_rps;  // open-loop setting
   std::optional<double> requests_per_second;
@@ -107,9 +107,8 @@ std::vector<LintFinding> LintShards(const std::string& path, double per_gpu_byte
 
 // A KV pool's tokens against the KV bytes an account states, with the
 // model's KV bytes per token per GPU.
-std::vector<LintFinding> LintKvPool(const std::string& path, double pool_tokens,
-                                    double kv_bytes, double kv_bytes_per_token,
-                                    const LintOptions& options = {});
+std::vector<LintFinding> LintKvPool(const std::string& path, double pool_tokens, double kv_bytes,
+                                    double kv_bytes_per_token, const LintOptions& options = {});
 
 // The source of a baseline: present, and a GitHub file URL pinned to a
 // 40-hex commit (a blob/tree URL on a branch name can change under it).

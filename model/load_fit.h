@@ -44,11 +44,10 @@ struct StepTimeFit {
 // without rows or when no rate gives a fit.
 // With `prior` (the configuration's hardware class), every fit shrinks
 // towards it instead of being regularised towards the bare roofline.
-absl::StatusOr<StepTimeFit> FitStepTime(const CalibrationContext& context,
-                                        std::vector<MeasuredPoint> plain,
-                                        std::vector<MeasuredPoint> speculative,
-                                        bool can_model_speculation,
-                                        const std::optional<CoefficientPrior>& prior = std::nullopt);
+absl::StatusOr<StepTimeFit> FitStepTime(
+    const CalibrationContext& context, std::vector<MeasuredPoint> plain,
+    std::vector<MeasuredPoint> speculative, bool can_model_speculation,
+    const std::optional<CoefficientPrior>& prior = std::nullopt);
 
 // Relative RMS misfit of the fit's observations of one kind (those the
 // robust fit kept at Huber weight >= 1/2); the fit's overall band when fewer

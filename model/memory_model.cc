@@ -6,11 +6,10 @@
 #include <optional>
 
 #include "Eigen/Dense"
-
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
-#include "absl/strings/ascii.h"
 
 namespace capplan::model {
 namespace {
@@ -18,8 +17,7 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t m) { return m <= 1 ? a : CeilDiv(a, m) * m; }
 
-absl::Status Invalid(absl::string_view field, absl::string_view value,
-                     absl::string_view rule) {
+absl::Status Invalid(absl::string_view field, absl::string_view value, absl::string_view rule) {
   return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, "; ", rule));
 }
 
@@ -51,8 +49,7 @@ const MoePaddingRule* FindPadding(const EngineBehaviour& e, WeightFormat f) {
 
 // Bytes of one tensor group on one GPU.
 double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
-                         const ParallelismSpec& p, const EngineBehaviour& e,
-                         const TensorGroup& t) {
+                         const ParallelismSpec& p, const EngineBehaviour& e, const TensorGroup& t) {
   const int64_t tp = std::max<int64_t>(1, p.tp);
   const int64_t ctp = IsAttentionComponent(t.component) ? AttentionTp(p) : tp;
   int64_t rows = t.out_features;
@@ -65,8 +62,7 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
       rows = CeilDiv(rows, ctp);
       break;
     case Sharding::kKvHeads:
-      rows = rows / std::max<int64_t>(1, a.num_kv_heads) *
-             KvHeadsPerRank(a, AttentionTp(p));
+      rows = rows / std::max<int64_t>(1, a.num_kv_heads) * KvHeadsPerRank(a, AttentionTp(p));
       break;
     case Sharding::kRow:
       if (cols > 1) cols = CeilDiv(cols, ctp);
@@ -82,8 +78,7 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
       const MoeSpec m = a.moe.value_or(MoeSpec{});
       int64_t inter = CeilDiv(m.expert_intermediate_size, moe_tp);
       int64_t hidden = a.hidden_size;
-      const MoePaddingRule* pad =
-          IsQuantized(q, t) ? FindPadding(e, q.format) : nullptr;
+      const MoePaddingRule* pad = IsQuantized(q, t) ? FindPadding(e, q.format) : nullptr;
       if (pad != nullptr) {
         inter = RoundUp(inter, pad->intermediate_multiple);
         hidden = RoundUp(hidden, pad->hidden_multiple);
@@ -101,8 +96,8 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
   return WeightBytes(q, a.native_dtype, t, rows, cols, copies);
 }
 
-bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
-                   bool last_stage, int num_layers) {
+bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage, bool last_stage,
+                   int num_layers) {
   if (!t.layer.has_value()) {
     if (t.component == Component::kEmbeddings) return first_stage;
     return last_stage;  // final norm, LM head
@@ -113,14 +108,12 @@ bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage,
 
 // Attention layers a stage holds, with draft layers appended when speculative
 // decoding runs an MTP / EAGLE head that keeps its own KV.
-std::vector<AttentionKind> StageAttentionLayers(const MemoryPlanInput& in,
-                                                int first, int last,
+std::vector<AttentionKind> StageAttentionLayers(const MemoryPlanInput& in, int first, int last,
                                                 bool last_stage) {
   std::vector<AttentionKind> kinds;
   for (int i = first; i < last; ++i) kinds.push_back(in.arch.layers[i].attention);
   if (last_stage) {
-    const AttentionKind draft_kind =
-        in.arch.mla ? AttentionKind::kMla : AttentionKind::kFull;
+    const AttentionKind draft_kind = in.arch.mla ? AttentionKind::kMla : AttentionKind::kFull;
     int64_t draft_layers = 0;
     if (in.settings.speculative_method == SpeculativeMethod::kMtp) {
       draft_layers = std::max<int64_t>(1, in.arch.num_mtp_layers);
@@ -146,14 +139,13 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
     switch (l.attention) {
       case AttentionKind::kFull:
       case AttentionKind::kSlidingWindow:
-        w = 1.0 * a.num_attention_heads / attn_tp * hd *
-                (a.gated_attention_output ? 3 : 2) +
+        w = 1.0 * a.num_attention_heads / attn_tp * hd * (a.gated_attention_output ? 3 : 2) +
             2.0 * KvHeadsPerRank(a, attn_tp) * hd;
         break;
       case AttentionKind::kMla:
         if (a.mla) {
           w = 1.0 * a.num_attention_heads / attn_tp *
-              (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim + a.mla->v_head_dim) +
+                  (a.mla->qk_nope_head_dim + a.mla->qk_rope_head_dim + a.mla->v_head_dim) +
               a.mla->kv_lora_rank + a.mla->qk_rope_head_dim;
         }
         break;
@@ -161,7 +153,8 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
         if (a.linear_attention) {
           const auto& s = *a.linear_attention;
           w = (4.0 * s.num_key_heads * s.key_head_dim +
-               3.0 * s.num_value_heads * s.value_head_dim) / attn_tp;
+               3.0 * s.num_value_heads * s.value_head_dim) /
+              attn_tp;
         }
         break;
       case AttentionKind::kMamba:
@@ -173,16 +166,14 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
       mlp = std::max(mlp, 3.0 * a.intermediate_size / tp);
     } else if (a.moe) {
       const double k = static_cast<double>(a.moe->experts_per_token);
-      mlp = std::max(mlp, k * (3.0 * a.moe->expert_intermediate_size / MoeTp(p) +
-                               a.hidden_size));
+      mlp = std::max(mlp, k * (3.0 * a.moe->expert_intermediate_size / MoeTp(p) + a.hidden_size));
     }
   }
   return 2.0 * a.hidden_size + std::max(attn, mlp);
 }
 
 bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
-  if (e.high_memory_threshold_bytes <= 0.0 ||
-      hw.memory_bytes < e.high_memory_threshold_bytes) {
+  if (e.high_memory_threshold_bytes <= 0.0 || hw.memory_bytes < e.high_memory_threshold_bytes) {
     return false;
   }
   const std::string name = absl::AsciiStrToLower(hw.name);
@@ -197,9 +188,8 @@ bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
 double MaxConcurrencyAt(const KvLayout& l, int64_t sequence_tokens) {
   const int64_t bs = std::max<int64_t>(1, l.block_size);
   const int64_t full = CeilDiv(std::max<int64_t>(1, sequence_tokens), bs);
-  const int64_t per_request = l.full_groups * full +
-                              l.window_groups * std::min(l.window_blocks, full) +
-                              l.state_groups;
+  const int64_t per_request =
+      l.full_groups * full + l.window_groups * std::min(l.window_blocks, full) + l.state_groups;
   double c = per_request > 0 ? static_cast<double>(l.blocks) / per_request : 0.0;
   if (l.state_slots.has_value()) c = std::min(c, static_cast<double>(*l.state_slots));
   return c;
@@ -282,15 +272,14 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   }
   if (a.num_kv_heads % attn_tp != 0 && attn_tp % a.num_kv_heads != 0) {
     return Invalid("parallelism.tp", absl::StrCat(p.tp),
-                   absl::StrCat("must divide or be a multiple of num_kv_heads = ",
-                                a.num_kv_heads));
+                   absl::StrCat("must divide or be a multiple of num_kv_heads = ", a.num_kv_heads));
   }
   if (a.linear_attention && (a.linear_attention->num_key_heads % attn_tp != 0 ||
                              a.linear_attention->num_value_heads % attn_tp != 0)) {
-    return Invalid("parallelism.tp", absl::StrCat(p.tp),
-                   absl::StrCat("must divide the linear-attention heads (",
-                                a.linear_attention->num_key_heads, " key, ",
-                                a.linear_attention->num_value_heads, " value)"));
+    return Invalid(
+        "parallelism.tp", absl::StrCat(p.tp),
+        absl::StrCat("must divide the linear-attention heads (", a.linear_attention->num_key_heads,
+                     " key, ", a.linear_attention->num_value_heads, " value)"));
   }
   if (p.pp > static_cast<int64_t>(a.layers.size())) {
     return Invalid("parallelism.pp", absl::StrCat(p.pp),
@@ -302,13 +291,12 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
     }
     if (a.moe->num_routed_experts % p.ep != 0) {
       return Invalid("parallelism.ep", absl::StrCat(p.ep),
-                     absl::StrCat("must divide num_routed_experts = ",
-                                  a.moe->num_routed_experts));
+                     absl::StrCat("must divide num_routed_experts = ", a.moe->num_routed_experts));
     }
     if (p.ep > p.tp * p.dp || (p.tp % p.ep != 0 && p.ep % p.tp != 0)) {
       return Invalid("parallelism.ep", absl::StrCat(p.ep),
-                     absl::StrCat("must divide tp = ", p.tp, " or be a multiple of it, up to tp × dp = ",
-                                  p.tp * p.dp));
+                     absl::StrCat("must divide tp = ", p.tp,
+                                  " or be a multiple of it, up to tp × dp = ", p.tp * p.dp));
     }
   }
   const EngineSettings& s = in.settings;
@@ -322,15 +310,16 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   }
   if (s.max_model_len > 0 && a.native_context_tokens > 0 &&
       s.max_model_len > ContextLimitTokens(a)) {
-    return Invalid("engine.max_model_len", absl::StrCat(s.max_model_len),
-                   absl::StrCat("must not exceed the model's context of ", ContextLimitTokens(a),
-                                " tokens (max_position_embeddings",
-                                a.rope_scaling_factor > 1 ? " with its rope scaling)"
-                                                          : ", no rope scaling)"));
+    return Invalid(
+        "engine.max_model_len", absl::StrCat(s.max_model_len),
+        absl::StrCat("must not exceed the model's context of ", ContextLimitTokens(a),
+                     " tokens (max_position_embeddings",
+                     a.rope_scaling_factor > 1 ? " with its rope scaling)" : ", no rope scaling)"));
   }
   if (s.max_num_batched_tokens < 0 || s.max_num_seqs < 0 || s.block_size < 0 ||
       s.num_speculative_tokens < 0 || s.max_cudagraph_batch_size < 0) {
-    return absl::InvalidArgumentError("engine: batching limits and block size must not be negative");
+    return absl::InvalidArgumentError(
+        "engine: batching limits and block size must not be negative");
   }
   if (in.hardware.memory_bytes <= 0.0) {
     return Invalid("hardware.usable_memory_bytes", absl::StrCat(in.hardware.memory_bytes),
@@ -339,9 +328,10 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   return absl::OkStatus();
 }
 
-std::array<double, kNumComponents> WeightsPerGpuByComponent(
-    const ModelArchitecture& a, const Quantization& q, const ParallelismSpec& p,
-    const EngineBehaviour& e, int stage) {
+std::array<double, kNumComponents> WeightsPerGpuByComponent(const ModelArchitecture& a,
+                                                            const Quantization& q,
+                                                            const ParallelismSpec& p,
+                                                            const EngineBehaviour& e, int stage) {
   std::array<double, kNumComponents> out{};
   const int n = static_cast<int>(a.layers.size());
   const int pp = static_cast<int>(std::max<int64_t>(1, p.pp));
@@ -392,11 +382,10 @@ absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
                           ? s.max_num_seqs
                           : (high_mem && e.high_memory_max_num_seqs > 0 ? e.high_memory_max_num_seqs
                                                                         : e.default_max_num_seqs);
-  const bool chunked =
-      s.enable_chunked_prefill.value_or(
-          e.chunked_prefill_default ||
-          (e.chunked_prefill_auto_above_max_model_len > 0 &&
-           base.max_model_len > e.chunked_prefill_auto_above_max_model_len));
+  const bool chunked = s.enable_chunked_prefill.value_or(
+      e.chunked_prefill_default ||
+      (e.chunked_prefill_auto_above_max_model_len > 0 &&
+       base.max_model_len > e.chunked_prefill_auto_above_max_model_len));
   if (s.max_num_batched_tokens > 0) {
     base.max_num_batched_tokens = s.max_num_batched_tokens;
   } else if (chunked) {
@@ -412,8 +401,7 @@ absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
   return base;
 }
 
-int64_t CudaGraphCaptures(const EngineBehaviour& e, const EngineSettings& s,
-                          int64_t max_num_seqs) {
+int64_t CudaGraphCaptures(const EngineBehaviour& e, const EngineSettings& s, int64_t max_num_seqs) {
   if (s.enforce_eager) return 0;
   const int64_t cap = s.max_cudagraph_batch_size > 0
                           ? s.max_cudagraph_batch_size
@@ -429,26 +417,30 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   if (!knobs.ok()) return knobs.status();
   const double act_bytes = in.arch.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   OverheadTerms t;
-  t.token_phase_bytes = knobs->profiled_tokens * ActivationWidth(in.arch, in.parallelism) * act_bytes;
+  t.token_phase_bytes =
+      knobs->profiled_tokens * ActivationWidth(in.arch, in.parallelism) * act_bytes;
   t.sampler_phase_bytes = knobs->max_num_seqs * static_cast<double>(in.arch.vocab_size) * 4.0;
   t.extra_ranks = static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
   const auto [first, last] = PipelineStageLayers(static_cast<int>(in.arch.layers.size()),
                                                  static_cast<int>(in.parallelism.pp), 0);
-  t.capture_layers = static_cast<double>(CudaGraphCaptures(in.engine, in.settings, knobs->max_num_seqs)) *
-                     (last - first);
+  t.capture_layers =
+      static_cast<double>(CudaGraphCaptures(in.engine, in.settings, knobs->max_num_seqs)) *
+      (last - first);
   return t;
 }
 
 absl::StatusOr<double> FitProportional(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size() || x.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("FitProportional: ", x.size(), " x values, ",
-                                                   y.size(), " y values; need equal, non-zero counts"));
+                                                   y.size(),
+                                                   " y values; need equal, non-zero counts"));
   }
   Eigen::MatrixXd a(x.size(), 1);
   Eigen::VectorXd b(y.size());
   for (size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
-      return absl::InvalidArgumentError(absl::StrCat("FitProportional: observation ", i, " is not finite"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FitProportional: observation ", i, " is not finite"));
     }
     a(i, 0) = x[i];
     b(i) = y[i];
@@ -483,9 +475,9 @@ std::vector<bool> InitialTokenDominance(const std::vector<OverheadObservation>& 
                                         const OverheadFitOptions& opt) {
   std::vector<bool> token_dominates(obs.size(), false);
   for (size_t i = 0; i < obs.size(); ++i) {
-    token_dominates[i] = !SamplerGroupOf(obs[i]).has_value() ||
-                         opt.activation_token_scale * obs[i].terms.token_phase_bytes >=
-                             0.5 * obs[i].overhead_bytes;
+    token_dominates[i] =
+        !SamplerGroupOf(obs[i]).has_value() ||
+        opt.activation_token_scale * obs[i].terms.token_phase_bytes >= 0.5 * obs[i].overhead_bytes;
   }
   return token_dominates;
 }
@@ -663,8 +655,8 @@ SharedAccount PrepareSharedAccount(const MemoryPlanInput& in, MemoryPlan& knobs)
   const double activation_element_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
                                    ActivationWidth(a, p) * activation_element_bytes;
-  const double sampler_phase_bytes = e.sampler_logit_copies * knobs.max_num_seqs *
-                                     static_cast<double>(a.vocab_size) * 4.0;
+  const double sampler_phase_bytes =
+      e.sampler_logit_copies * knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
   s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
   s.non_torch_bytes = e.non_torch_base_bytes +
                       e.non_torch_per_extra_rank_bytes *
@@ -684,8 +676,8 @@ struct StageLayers {
   double state_bytes_per_request = 0.0;
 };
 
-StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, int first,
-                             int last, bool last_stage) {
+StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, int first, int last,
+                             bool last_stage) {
   StageLayers out;
   for (AttentionKind k : StageAttentionLayers(in, first, last, last_stage)) {
     const double kv_bytes_per_token =
@@ -698,9 +690,8 @@ StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, 
       out.full_bytes_per_token += kv_bytes_per_token;
     } else {
       ++out.state_layers;
-      out.state_bytes_per_request += LayerStateBytes(in.arch, k, s.attention_tp,
-                                                     s.engine.conv_state_bytes,
-                                                     s.engine.ssm_state_bytes);
+      out.state_bytes_per_request += LayerStateBytes(
+          in.arch, k, s.attention_tp, s.engine.conv_state_bytes, s.engine.ssm_state_bytes);
     }
   }
   return out;
@@ -769,9 +760,8 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double a
   const int64_t g_state = CeilDiv(l.state_layers, group);
   const int64_t attention_layers = l.full_layers + l.window_layers;
   const double attn_layer_bytes =
-      attention_layers > 0
-          ? (l.full_bytes_per_token + l.window_bytes_per_token) / attention_layers
-          : 0.0;
+      attention_layers > 0 ? (l.full_bytes_per_token + l.window_bytes_per_token) / attention_layers
+                           : 0.0;
   const double state_layer_bytes =
       l.state_layers > 0 ? l.state_bytes_per_request / l.state_layers : 0.0;
   int64_t block = bs;
@@ -809,9 +799,9 @@ double SizePagedPool(const StageLayers& l, double available_bytes, MemoryPlan& p
     plan.notes.push_back(
         "this engine preset has no hybrid allocator: recurrent state not modelled");
   }
-  const int64_t blocks =
-      per_block_bytes > 0.0 ? static_cast<int64_t>(std::floor(available_bytes / per_block_bytes))
-                            : 0;
+  const int64_t blocks = per_block_bytes > 0.0
+                             ? static_cast<int64_t>(std::floor(available_bytes / per_block_bytes))
+                             : 0;
   plan.kv_blocks = blocks;
   plan.kv_pool_tokens = blocks * bs;
   acc.kv_pool_bytes = blocks * per_block_bytes;
@@ -862,7 +852,7 @@ void JudgeStage(double available_bytes, double needed_for_one_bytes, const Stage
 
 struct StagePlan {
   MemoryPlan plan;
-  double available_bytes = 0.0;  // the pools' budget; <= 0: the weights do not fit
+  double available_bytes = 0.0;    // the pools' budget; <= 0: the weights do not fit
   double capacity_requests = 0.0;  // for choosing the binding stage
 };
 

@@ -167,10 +167,10 @@ struct GpuAccount {
 
 enum class BindingConstraint {
   kNone,
-  kWeights,      // weights (+ fixed overheads) exceed the budget
-  kKvPool,       // the pool cannot hold one request of max_model_len
-  kStateSlots,   // no room for a single request's recurrent state
-  kMaxNumSeqs,   // fits; concurrency limited by the engine's sequence limit
+  kWeights,     // weights (+ fixed overheads) exceed the budget
+  kKvPool,      // the pool cannot hold one request of max_model_len
+  kStateSlots,  // no room for a single request's recurrent state
+  kMaxNumSeqs,  // fits; concurrency limited by the engine's sequence limit
 };
 const char* BindingConstraintName(BindingConstraint c);
 
@@ -181,7 +181,7 @@ struct KvLayout {
   int64_t full_groups = 1;    // groups needing cdiv(len, block) blocks per request
   int64_t window_groups = 0;  // sliding-window groups: min(window_blocks, cdiv(len, block))
   int64_t window_blocks = 0;
-  int64_t state_groups = 0;   // recurrent-state groups: one block per request
+  int64_t state_groups = 0;            // recurrent-state groups: one block per request
   std::optional<int64_t> state_slots;  // separate state pool (SGLang)
 };
 
@@ -189,11 +189,11 @@ struct MemoryPlan {
   GpuAccount per_gpu;
   KvLayout layout;  // the binding (smallest-pool) GPU
   std::array<double, kNumComponents> weights_by_component_bytes{};
-  double kv_bytes_per_token = 0.0;  // per GPU, all its attention layers
+  double kv_bytes_per_token = 0.0;       // per GPU, all its attention layers
   double state_bytes_per_request = 0.0;  // per GPU
-  int64_t kv_pool_tokens = 0;   // as the engine reports it
+  int64_t kv_pool_tokens = 0;            // as the engine reports it
   int64_t kv_blocks = 0;
-  int64_t state_slots = 0;      // hybrid models: requests whose state fits
+  int64_t state_slots = 0;  // hybrid models: requests whose state fits
   double max_concurrency_at_max_model_len = 0.0;
   bool fits = false;
   BindingConstraint binding_constraint = BindingConstraint::kNone;
@@ -230,18 +230,18 @@ EngineBehaviour ResolveForHardware(const EngineBehaviour& engine, const Hardware
 
 // Weights one GPU of pipeline stage `stage` holds, by component, bytes.
 // Padding rules with card filters are ignored: resolve them first.
-std::array<double, kNumComponents> WeightsPerGpuByComponent(
-    const ModelArchitecture& arch, const Quantization& quantization,
-    const ParallelismSpec& parallelism, const EngineBehaviour& engine,
-    int stage);
+std::array<double, kNumComponents> WeightsPerGpuByComponent(const ModelArchitecture& arch,
+                                                            const Quantization& quantization,
+                                                            const ParallelismSpec& parallelism,
+                                                            const EngineBehaviour& engine,
+                                                            int stage);
 
 // Layers [first, last) of pipeline stage `stage` (engines split evenly; the
 // remainder goes to the last stages).
 std::pair<int, int> PipelineStageLayers(int num_layers, int pp, int stage);
 
 // KV cache bytes per token on one GPU for layers [first, last).
-double KvBytesPerTokenPerGpu(const ModelArchitecture& arch,
-                             const ParallelismSpec& parallelism,
+double KvBytesPerTokenPerGpu(const ModelArchitecture& arch, const ParallelismSpec& parallelism,
                              double kv_element_bytes, int first, int last);
 
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
@@ -291,8 +291,7 @@ absl::StatusOr<OverheadFit> FitOverhead(const std::vector<OverheadObservation>& 
 
 // y ≈ k · x through the origin, least squares (CUDA-graph bytes per capture
 // layer, activation scale); InvalidArgument when every x is zero.
-absl::StatusOr<double> FitProportional(const std::vector<double>& x,
-                                       const std::vector<double>& y);
+absl::StatusOr<double> FitProportional(const std::vector<double>& x, const std::vector<double>& y);
 
 }  // namespace capplan::model
 

@@ -7,18 +7,16 @@
 #define CAPPLAN_MODEL_PERF_CHECKS_H_
 
 #include <cmath>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
-#include "base/status_macros.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 
 namespace capplan::model::perf_internal {
 
-inline absl::Status Invalid(absl::string_view field, double value,
-                            absl::string_view rule) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " = ", value, "; ", rule));
+inline absl::Status Invalid(absl::string_view field, double value, absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, "; ", rule));
 }
 
 // value must be finite and > 0.
@@ -38,11 +36,9 @@ inline absl::Status CheckNonNegative(absl::string_view field, double value) {
 }
 
 // value must be finite and in [lo, hi].
-inline absl::Status CheckInRange(absl::string_view field, double value,
-                                 double lo, double hi) {
+inline absl::Status CheckInRange(absl::string_view field, double value, double lo, double hi) {
   if (!std::isfinite(value) || value < lo || value > hi) {
-    return Invalid(field, value,
-                   absl::StrCat("must be in [", lo, ", ", hi, "]"));
+    return Invalid(field, value, absl::StrCat("must be in [", lo, ", ", hi, "]"));
   }
   return absl::OkStatus();
 }

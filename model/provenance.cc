@@ -6,9 +6,7 @@
 namespace capplan::model {
 namespace {
 
-bool Near(double a, double b) {
-  return std::abs(a - b) <= kSameWorkloadTolerance * std::max(a, b);
-}
+bool Near(double a, double b) { return std::abs(a - b) <= kSameWorkloadTolerance * std::max(a, b); }
 
 bool RowHas(const MeasuredPoint& p, CurveMetric metric) {
   switch (metric) {

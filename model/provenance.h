@@ -67,8 +67,7 @@ struct MetricAssessment {
 // measured range (RelativeErrorBandAt), the widest over the points.
 MetricAssessment AssessMetric(Tier base, std::optional<double> fit_band,
                               std::optional<MeasuredRange> measured,
-                              absl::Span<const double> point_in_service,
-                              bool every_point_measured);
+                              absl::Span<const double> point_in_service, bool every_point_measured);
 
 // The population a curve point stands for: its concurrency in a closed
 // loop, its mean batch (at least 1) in an open one.

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <complex>
 #include <functional>
-#include <string>
-#include <utility>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "model/perf_checks.h"
@@ -68,12 +68,10 @@ const char* BindingLimitName(BindingLimit limit) {
 
 double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
   return limits.kv_tokens_per_request.value_or(
-      w.input_tokens +
-      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+      w.input_tokens + w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
 }
 
-absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
-                                   const Workload& w) {
+absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) {
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   std::optional<Slots> best;
   auto consider = [&best](double value, SlotBound bound) {
@@ -82,29 +80,27 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
   };
   if (limits.max_running_requests.has_value()) {
     if (*limits.max_running_requests < 1) {
-      return Invalid("SlotLimits.max_running_requests",
-                     *limits.max_running_requests, "must be >= 1");
+      return Invalid("SlotLimits.max_running_requests", *limits.max_running_requests,
+                     "must be >= 1");
     }
     consider(*limits.max_running_requests, SlotBound::kRunningRequestLimit);
   }
   if (limits.operator_concurrency_gate.has_value()) {
     if (*limits.operator_concurrency_gate < 1) {
-      return Invalid("SlotLimits.operator_concurrency_gate",
-                     *limits.operator_concurrency_gate, "must be >= 1");
+      return Invalid("SlotLimits.operator_concurrency_gate", *limits.operator_concurrency_gate,
+                     "must be >= 1");
     }
     consider(*limits.operator_concurrency_gate, SlotBound::kOperatorGate);
   }
   if (limits.kv_pool_tokens.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
     const double per_request = KvTokensPerRequest(limits, w);
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
     const double fit = std::floor(*limits.kv_pool_tokens / per_request);
     if (fit < 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "SlotLimits.kv_pool_tokens = ", *limits.kv_pool_tokens,
-          "; cannot hold one request of ", per_request, " tokens"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("SlotLimits.kv_pool_tokens = ", *limits.kv_pool_tokens,
+                       "; cannot hold one request of ", per_request, " tokens"));
     }
     consider(fit, SlotBound::kKvPool);
   } else if (limits.kv_tokens_per_request.has_value()) {
@@ -113,8 +109,7 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
   }
   if (limits.state_slots.has_value()) {
     if (*limits.state_slots < 1) {
-      return Invalid("SlotLimits.state_slots", *limits.state_slots,
-                     "must be >= 1");
+      return Invalid("SlotLimits.state_slots", *limits.state_slots, "must be >= 1");
     }
     consider(*limits.state_slots, SlotBound::kStateSlots);
   }
@@ -126,19 +121,18 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits,
   }
   if (best->slots > kMaxSlots) {
     return Invalid("Slots.slots", best->slots,
-                   absl::StrCat("must be <= ", kMaxSlots,
-                                " (set max_running_requests)"));
+                   absl::StrCat("must be <= ", kMaxSlots, " (set max_running_requests)"));
   }
   return *best;
 }
 
-absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
-    const PerformanceModel& m, const Workload& w, const Slots& slots) {
+absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const PerformanceModel& m,
+                                                                const Workload& w,
+                                                                const Slots& slots) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   if (slots.slots < 1 || slots.slots > kMaxSlots) {
-    return Invalid("Slots.slots", slots.slots,
-                   absl::StrCat("must be in [1, ", kMaxSlots, "]"));
+    return Invalid("Slots.slots", slots.slots, absl::StrCat("must be in [1, ", kMaxSlots, "]"));
   }
   LoadDependentServer s;
   s.slots_ = slots;
@@ -146,32 +140,29 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
   s.phases_by_n_.reserve(slots.slots);
   s.rate_by_n_.reserve(slots.slots);
   for (int n = 1; n <= slots.slots; ++n) {
-    const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
-        m.inputs, m.scheduler, m.speculative, w, n);
+    const RequestPhaseFeatures f =
+        ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, w, n);
     const RequestPhaseTimes t = ToPhaseTimes(f, m.coefficients, w.output_tokens);
-    if (!std::isfinite(t.life_seconds) || !(t.life_seconds > 0) ||
-        !(t.prefill_seconds > 0) || !(t.mean_step_seconds > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "StepTimeCoefficients: request life = ", t.life_seconds,
-          " s with ", n,
-          " in service; coefficients must give positive step times for "
-          "this workload (alpha or a beta of a non-zero feature > 0)"));
+    if (!std::isfinite(t.life_seconds) || !(t.life_seconds > 0) || !(t.prefill_seconds > 0) ||
+        !(t.mean_step_seconds > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("StepTimeCoefficients: request life = ", t.life_seconds, " s with ", n,
+                       " in service; coefficients must give positive step times for "
+                       "this workload (alpha or a beta of a non-zero feature > 0)"));
     }
     s.phases_by_n_.push_back(t);
     s.rate_by_n_.push_back(n / t.life_seconds);
   }
   const RequestPhaseTimes& full = s.phases_by_n_.back();
   const double decode_seconds = full.life_seconds - full.prefill_seconds;
-  const double var =
-      std::pow(decode_seconds * w.output_tokens_cv, 2) +
-      std::pow(full.prefill_seconds * w.input_tokens_cv, 2);
+  const double var = std::pow(decode_seconds * w.output_tokens_cv, 2) +
+                     std::pow(full.prefill_seconds * w.input_tokens_cv, 2);
   s.service_cv_ = std::sqrt(var) / full.life_seconds;
   const double cv2 = s.service_cv_ * s.service_cv_;
   // Length nodes.
   const std::vector<double> in_nodes =
       LogNormalNodes(w.input_tokens, w.input_tokens_cv, kLengthNodes);
-  s.output_nodes_ =
-      LogNormalNodes(w.output_tokens, w.output_tokens_cv, kLengthNodes);
+  s.output_nodes_ = LogNormalNodes(w.output_tokens, w.output_tokens_cv, kLengthNodes);
   if (s.output_nodes_.size() < in_nodes.size()) {
     s.output_nodes_.assign(in_nodes.size(), w.output_tokens);
   }
@@ -187,48 +178,43 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(
     for (double input : base_in) {
       Workload wj = w;
       wj.input_tokens = std::max(1.0, input);
-      const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
-          m.inputs, m.scheduler, m.speculative, wj, n);
+      const RequestPhaseFeatures f =
+          ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, wj, n);
       const double prefill = StepSeconds(m.coefficients, f.prefill);
       ratio.push_back(prefill / mean_prefill);
       share.push_back(
           prefill > 0
-              ? std::clamp(StepSeconds(m.coefficients, f.prefill_marginal) /
-                               prefill,
-                           0.0, 1.0)
+              ? std::clamp(StepSeconds(m.coefficients, f.prefill_marginal) / prefill, 0.0, 1.0)
               : 0.0);
       if (!std::isfinite(ratio.back())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Workload.input_tokens = ", input,
-            "; gives a non-finite prefill time with these coefficients"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Workload.input_tokens = ", input,
+                         "; gives a non-finite prefill time with these coefficients"));
       }
     }
   }
-  s.phases_ = cv2 <= 1.0 / kMaxPhasesPerCompletion
-                  ? kMaxPhasesPerCompletion
-                  : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1,
-                               kMaxPhasesPerCompletion);
+  s.phases_ =
+      cv2 <= 1.0 / kMaxPhasesPerCompletion
+          ? kMaxPhasesPerCompletion
+          : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1, kMaxPhasesPerCompletion);
   return s;
 }
 
 double LoadDependentServer::NodePrefillSeconds(int n, int j) const {
   const int k = std::clamp(n, 1, slots_.slots);
-  const double f =
-      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double f = slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
   const double ratio = (1 - f) * input_ratio_1_[j] + f * input_ratio_s_[j];
   return ratio * Phase(k).prefill_seconds;
 }
 
 double LoadDependentServer::NodePrefillOccupancySeconds(int n, int j) const {
   const int k = std::clamp(n, 1, slots_.slots);
-  const double f =
-      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double f = slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
   const double share = (1 - f) * budget_share_1_[j] + f * budget_share_s_[j];
   return share * NodePrefillSeconds(n, j);
 }
 
-PrefillQueue PrefillStageQueue(double arrival_rate_rps,
-                               const std::vector<double>& service_seconds,
+PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double>& service_seconds,
                                double arrival_cv2) {
   PrefillQueue q;
   if (service_seconds.empty() || !(arrival_rate_rps > 0)) return q;
@@ -244,8 +230,7 @@ PrefillQueue PrefillStageQueue(double arrival_rate_rps,
   const double rho = std::min(arrival_rate_rps * m1, kMaxPrefillUtilization);
   const double cs2 = std::max(0.0, m2 / (m1 * m1) - 1.0);
   const double kingman = (std::clamp(arrival_cv2, 0.0, 1.0) + cs2) / (1.0 + cs2);
-  const double mean_wait =
-      std::max(1e-300, arrival_rate_rps * m2 / (2 * (1 - rho)) * kingman);
+  const double mean_wait = std::max(1e-300, arrival_rate_rps * m2 / (2 * (1 - rho)) * kingman);
   q.wait_probability = rho;
   q.wait_rate = rho / mean_wait;
   return q;
@@ -253,8 +238,7 @@ PrefillQueue PrefillStageQueue(double arrival_rate_rps,
 
 double LoadDependentServer::NodeLifeSeconds(int n, int j) const {
   const RequestPhaseTimes& p = Phase(n);
-  return p.life_seconds +
-         (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
+  return p.life_seconds + (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
 }
 
 std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
@@ -302,8 +286,7 @@ double LoadPoint::load() const {
 
 namespace {
 
-double PoissonExpectation(double x, int kappa,
-                          const std::function<double(long)>& g) {
+double PoissonExpectation(double x, int kappa, const std::function<double(long)>& g) {
   // E[g(floor(N / κ))], N ~ Poisson(x); g is a CDF in its argument (<= 1).
   if (x <= 0) return g(0);
   const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
@@ -311,8 +294,7 @@ double PoissonExpectation(double x, int kappa,
   const long hi = static_cast<long>(std::ceil(x + span));
   const long mode = static_cast<long>(std::floor(x));
   const double log_x = std::log(x);
-  const double pmf_mode =
-      std::exp(-x + mode * log_x - std::lgamma(static_cast<double>(mode) + 1));
+  const double pmf_mode = std::exp(-x + mode * log_x - std::lgamma(static_cast<double>(mode) + 1));
   double sum = 0;
   double pmf = pmf_mode;
   for (long i = mode; i <= hi; ++i) {
@@ -365,15 +347,13 @@ double WaitCdf(const WaitLaw& law, double t) {
       std::complex<double> e = 0;
       for (int j = 0; j < kappa; ++j) {
         const std::complex<double> w = std::polar(1.0, 2.0 * M_PI * j / kappa);
-        e += std::exp(x * (sr * w - 1.0)) * (1.0 - 1.0 / r) /
-             (1.0 - std::conj(w) / sr);
+        e += std::exp(x * (sr * w - 1.0)) * (1.0 - 1.0 / r) / (1.0 - std::conj(w) / sr);
       }
       return std::clamp(1.0 - e.real() / kappa, 0.0, 1.0);
     }
     const double log_r = std::log(r);
-    return PoissonExpectation(x, kappa, [log_r](long k) {
-      return k <= 0 ? 0.0 : -std::expm1(k * log_r);
-    });
+    return PoissonExpectation(x, kappa,
+                              [log_r](long k) { return k <= 0 ? 0.0 : -std::expm1(k * log_r); });
   }
   double cdf = 0;
   for (const WaitLaw::Erlang& e : law.erlangs) {
@@ -386,8 +366,7 @@ namespace {
 
 double WaitMean(const WaitLaw& law) {
   if (law.geometric_ratio.has_value()) {
-    return law.phases_per_completion /
-           (law.phase_rate * (1.0 - *law.geometric_ratio));
+    return law.phases_per_completion / (law.phase_rate * (1.0 - *law.geometric_ratio));
   }
   double mean = 0;
   for (const WaitLaw::Erlang& e : law.erlangs) {
@@ -423,8 +402,7 @@ double LatencyCdf(const LatencyLaw& law, double t) {
     const double x = t - a.offset_seconds;
     double c = (1 - pq) * UniformCdf(x, a.uniform_width_seconds);
     if (pq > 0) {
-      c += pq * UniformPlusExpCdf(x, a.uniform_width_seconds,
-                                  law.prefill_wait_rate);
+      c += pq * UniformPlusExpCdf(x, a.uniform_width_seconds, law.prefill_wait_rate);
     }
     cdf += a.weight * c;
   }
@@ -436,13 +414,10 @@ double LatencyCdf(const LatencyLaw& law, double t) {
 
 double LatencyMean(const LatencyLaw& law) {
   double mean = 0;
-  const double queue_mean = law.prefill_wait_rate > 0
-                                ? law.prefill_wait_probability /
-                                      law.prefill_wait_rate
-                                : 0.0;
+  const double queue_mean =
+      law.prefill_wait_rate > 0 ? law.prefill_wait_probability / law.prefill_wait_rate : 0.0;
   for (const LatencyLaw::Atom& a : law.atoms) {
-    mean += a.weight *
-            (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
+    mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
   }
   for (const LatencyLaw::WaitBranch& b : law.waits) {
     mean += b.weight * (b.offset_seconds + WaitMean(law.wait));
@@ -457,9 +432,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo);
 
 }  // namespace
 
-double LatencyQuantile(const LatencyLaw& law, double q) {
-  return QuantileFrom(law, q, 0.0);
-}
+double LatencyQuantile(const LatencyLaw& law, double q) { return QuantileFrom(law, q, 0.0); }
 
 namespace {
 
@@ -470,8 +443,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
     total += b.weight;
     hi = std::max(hi, b.offset_seconds + 4 * WaitMean(law.wait));
   }
-  const double queue_tail =
-      law.prefill_wait_rate > 0 ? 40.0 / law.prefill_wait_rate : 0.0;
+  const double queue_tail = law.prefill_wait_rate > 0 ? 40.0 / law.prefill_wait_rate : 0.0;
   for (const LatencyLaw::Atom& a : law.atoms) {
     total += a.weight;
     hi = std::max(hi, a.offset_seconds + a.uniform_width_seconds + queue_tail);
@@ -479,8 +451,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
   hi = std::max({hi, lo_bound, 1e-12});
-  for (int i = 0; i < kQuantileMaxIterations && LatencyCdf(law, hi) < target;
-       ++i) {
+  for (int i = 0; i < kQuantileMaxIterations && LatencyCdf(law, hi) < target; ++i) {
     hi *= 2;
   }
   double lo = lo_bound;
@@ -511,8 +482,7 @@ LatencyPercentiles Summarise(const LatencyLaw& law) {
   return p;
 }
 
-absl::Status CheckIncreasing(absl::Span<const double> loads,
-                             absl::string_view field) {
+absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view field) {
   if (loads.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, " is empty; give at least one load point"));
@@ -526,8 +496,7 @@ absl::Status CheckIncreasing(absl::Span<const double> loads,
     CAPPLAN_RETURN_IF_ERROR(CheckPositive(name, loads[i]));
     if (i > 0 && !(loads[i] > loads[i - 1])) {
       return Invalid(name, loads[i],
-                     absl::StrCat("must be > ", field, "[", i - 1,
-                                  "] = ", loads[i - 1],
+                     absl::StrCat("must be > ", field, "[", i - 1, "] = ", loads[i - 1],
                                   " (strictly increasing)"));
     }
   }
@@ -538,15 +507,13 @@ absl::Status CheckIncreasing(absl::Span<const double> loads,
 // service): one per length node, each split by the iteration the arrival
 // lands in — a prefill-carrying one (time share f = min(1, rate × prefill
 // seconds)) or a decode one — whose residual is Uniform(0, its length).
-void AddAtoms(const LoadDependentServer& server, int n, double weight,
-              double rate_rps, bool residual, LatencyLaw* ttft,
-              LatencyLaw* e2e) {
+void AddAtoms(const LoadDependentServer& server, int n, double weight, double rate_rps,
+              bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
   if (weight < kNegligibleWeight) return;
   const int nodes = server.LengthNodes();
   const bool busy = residual && n > 1;
   const RequestPhaseTimes& p = server.Phase(std::max(1, n - 1));
-  const double f =
-      busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
+  const double f = busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
   for (int j = 0; j < nodes; ++j) {
     const double w = weight / nodes;
     const double pre = server.NodePrefillSeconds(n, j);
@@ -564,9 +531,8 @@ void AddAtoms(const LoadDependentServer& server, int n, double weight,
 // Atoms for arrivals finding k = 0..size−1 others in service with weights
 // w[k]. Above kMaxAtomStates populations, consecutive ones are pooled (phase
 // times vary smoothly with n), which bounds the work per CDF evaluation.
-void AddBinnedAtoms(const LoadDependentServer& server,
-                    const std::vector<double>& w, double rate_rps,
-                    bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddBinnedAtoms(const LoadDependentServer& server, const std::vector<double>& w,
+                    double rate_rps, bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
   const int size = static_cast<int>(w.size());
   const int bin = std::max(1, (size + kMaxAtomStates - 1) / kMaxAtomStates);
   for (int start = 0; start < size; start += bin) {
@@ -577,15 +543,14 @@ void AddBinnedAtoms(const LoadDependentServer& server,
       moment += k * w[k];
     }
     if (weight < kNegligibleWeight) continue;
-    const int others = bin == 1 ? start
-                                : static_cast<int>(std::lround(moment / weight));
+    const int others = bin == 1 ? start : static_cast<int>(std::lround(moment / weight));
     AddAtoms(server, others + 1, weight, rate_rps, residual, ttft, e2e);
   }
 }
 
 // Branches for arrivals that wait, then enter population S.
-void AddWaitBranches(const LoadDependentServer& server, double weight,
-                     LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddWaitBranches(const LoadDependentServer& server, double weight, LatencyLaw* ttft,
+                     LatencyLaw* e2e) {
   const int nodes = server.LengthNodes();
   const int s = server.slots();
   for (int j = 0; j < nodes; ++j) {
@@ -599,8 +564,7 @@ void AddWaitBranches(const LoadDependentServer& server, double weight,
 namespace {
 
 // Prefill-path occupancy of each length node with `population` in service.
-std::vector<double> PrefillOccupancies(const LoadDependentServer& server,
-                                       int population) {
+std::vector<double> PrefillOccupancies(const LoadDependentServer& server, int population) {
   std::vector<double> out;
   out.reserve(server.LengthNodes());
   for (int j = 0; j < server.LengthNodes(); ++j) {
@@ -611,10 +575,10 @@ std::vector<double> PrefillOccupancies(const LoadDependentServer& server,
 
 }  // namespace
 
-double PrefillStageMeanWait(const LoadDependentServer& server,
-                            double arrival_rate_rps, int population) {
-  const PrefillQueue q = PrefillStageQueue(
-      arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
+double PrefillStageMeanWait(const LoadDependentServer& server, double arrival_rate_rps,
+                            int population) {
+  const PrefillQueue q =
+      PrefillStageQueue(arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
   return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
 }
 
@@ -624,13 +588,11 @@ std::vector<double> CoArrivalPositions(int others, double q) {
   // K ~ Binomial(others, q): only k within the span around the mean carry
   // mass above 1e-30.
   const double mean = others * q;
-  const int kmax = static_cast<int>(
-      std::min<double>(others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) +
-                                         kPoissonSpanSlack)));
+  const int kmax = static_cast<int>(std::min<double>(
+      others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) + kPoissonSpanSlack)));
   std::vector<double> pk(kmax + 1, 0.0);
   for (int k = 0; k <= kmax; ++k) {
-    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) -
-                   std::lgamma(others - k + 1.0);
+    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) - std::lgamma(others - k + 1.0);
     // Guarded so that q = 1 gives 0·log(0) = 0, not NaN.
     if (k > 0) log_p += k * std::log(q);
     if (others - k > 0) log_p += (others - k) * std::log1p(-q);
@@ -654,13 +616,10 @@ namespace {
 // closed loops with think time (over the short time scale of a prefill the
 // superposition of many users' cycles looks Poisson), far more regular
 // without think time (kClosedLoopPrefillArrivalCv2).
-void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps,
-                       double mean_in_service, double arrival_cv2,
-                       LatencyLaw* ttft, LatencyLaw* e2e) {
-  const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1,
-                           server.slots());
-  const PrefillQueue q =
-      PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
+void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, double mean_in_service,
+                       double arrival_cv2, LatencyLaw* ttft, LatencyLaw* e2e) {
+  const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1, server.slots());
+  const PrefillQueue q = PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
   if (!(q.wait_rate > 0)) return;
   // Arrivals that waited for a slot are admitted one per completion, spaced
   // out, so the prefill-stage queueing applies to the atoms only.
@@ -692,8 +651,7 @@ namespace {
 // (one load-dependent station + a delay station of mean Z), from its product
 // form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
 // where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
-std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
-                                    double z, int n) {
+std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, double z, int n) {
   std::vector<double> p(n + 1, 0.0);
   if (z <= 0) {
     p[n] = 1.0;
@@ -723,17 +681,15 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix,
 // already carries the exponential-like spread of the product form, so the m
 // completions are taken as a renewal count of the saturated slots:
 // cv² = cv_R² / m (renewal CLT).
-WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
-                               double weight, bool think_time) {
+WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double weight,
+                               bool think_time) {
   const double frac = std::min(1.0, m / (s + 1.0));
   const double cv2 =
-      think_time ? cv_r * cv_r / m
-                 : (kSaturatedPhaseSpreadShare *
-                        std::max(0.0, 1.0 - m / (s + 1.0)) +
-                    cv_r * cv_r * frac) /
-                       m;
-  const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
-                                     1, kMaxErlangPhases)
+      think_time
+          ? cv_r * cv_r / m
+          : (kSaturatedPhaseSpreadShare * std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) /
+                m;
+  const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1, kMaxErlangPhases)
                         : kMaxErlangPhases;
   return WaitLaw::Erlang{weight, k, k * mu_s / m};
 }
@@ -741,15 +697,14 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
-void AddCoArrivals(const LoadDependentServer& server, int n, int others,
-                   LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddCoArrivals(const LoadDependentServer& server, int n, int others, LatencyLaw* ttft,
+                   LatencyLaw* e2e) {
   if (others < 1) return;
   const RequestPhaseTimes& p = server.Phase(n);
   const double q = std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
   const std::vector<double> occupancies = PrefillOccupancies(server, n);
   const double occupancy =
-      std::accumulate(occupancies.begin(), occupancies.end(), 0.0) /
-      occupancies.size();
+      std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();
   if (!(q > 0) || !(occupancy > 0)) return;
   const std::vector<double> pu = CoArrivalPositions(others, q);
   for (LatencyLaw* law : {ttft, e2e}) {
@@ -759,8 +714,7 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others,
       for (size_t u = 0; u < pu.size(); ++u) {
         const double w = a.weight * pu[u];
         if (w < kNegligibleWeight) continue;
-        split.push_back({w, a.offset_seconds + u * occupancy,
-                         a.uniform_width_seconds});
+        split.push_back({w, a.offset_seconds + u * occupancy, a.uniform_width_seconds});
       }
     }
     law->atoms = std::move(split);
@@ -772,15 +726,12 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others,
 namespace {
 
 absl::Status ValidateClosedLoop(absl::Span<const int> concurrencies, double think_time_seconds) {
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
   std::vector<double> loads(concurrencies.begin(), concurrencies.end());
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(loads, "ClosedLoop.concurrency"));
   if (concurrencies.back() > kMaxClosedLoopConcurrency) {
-    return Invalid(
-        absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
-        concurrencies.back(),
-        absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
+    return Invalid(absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
+                   concurrencies.back(), absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
   }
   return absl::OkStatus();
 }
@@ -807,9 +758,8 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
   LatencyLaw ttft;
   LatencyLaw e2e;
   double wait_w = 0;
-  AddBinnedAtoms(server,
-                 std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)),
-                 x, z > 0, &ttft, &e2e);
+  AddBinnedAtoms(server, std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)), x,
+                 z > 0, &ttft, &e2e);
   for (int j = s; j < n; ++j) {
     const double w = arrival[j];
     if (w < kNegligibleWeight) continue;
@@ -826,8 +776,8 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
     AddCoArrivals(server, std::min(n, s), std::min(n - 1, s), &ttft, &e2e);
   }
   // Others' arrivals only: a user never queues behind itself.
-  ApplyPrefillQueue(server, x * (n - 1) / n, in_service,
-                    z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2, &ttft, &e2e);
+  ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
+                    &ttft, &e2e);
   pt.ttft = Summarise(ttft);
   pt.e2e = Summarise(e2e);
 }
@@ -923,8 +873,8 @@ OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, 
 // waits for, each an Erlang-κ gap at μ_λ(S) (Cosmetatos' M/G/S correction
 // below); the prefill stage's queueing for Poisson arrivals.
 void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStationary& law,
-                          double lambda, double rho, double saturated_rate_rps,
-                          double in_service, LoadPoint& pt) {
+                          double lambda, double rho, double saturated_rate_rps, double in_service,
+                          LoadPoint& pt) {
   const int s = server.slots();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
@@ -936,8 +886,7 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
   // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
   // M/M/S one times 1 + (1 − ρ)(S − 1)(√(4 + 5S) − 2)/(16ρS).
   const double md_factor =
-      0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) /
-                     (16 * rho * s));
+      0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) / (16 * rho * s));
   const double wait_scale = cv2 + (1 - cv2) * md_factor;
   if (law.p_wait > kTailMassTolerance) {
     for (LatencyLaw* l : {&ttft, &e2e}) {
@@ -990,12 +939,11 @@ LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
-    const LoadDependentServer& server, absl::Span<const int> concurrencies,
-    double think_time_seconds) {
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer& server,
+                                                       absl::Span<const int> concurrencies,
+                                                       double think_time_seconds) {
   CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
-  const std::vector<double> log_mu_prefix =
-      LogCompletionRatePrefix(server, concurrencies.back());
+  const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
   for (int n : concurrencies) {
@@ -1004,8 +952,8 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
   return out;
 }
 
-absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
-    const LoadDependentServer& server, absl::Span<const double> rates_rps) {
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& server,
+                                                     absl::Span<const double> rates_rps) {
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
@@ -1015,14 +963,13 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
 
 // ----------------------------------------------------------------- analysis
 
-absl::StatusOr<std::optional<Knee>> FindKnee(
-    const std::vector<LoadPoint>& points, const KneeOptions& options) {
+absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& points,
+                                             const KneeOptions& options) {
   if (points.empty()) {
     return absl::InvalidArgumentError("FindKnee.points is empty");
   }
   if (!std::isfinite(options.flat_ratio) || !(options.flat_ratio > 1)) {
-    return Invalid("KneeOptions.flat_ratio", options.flat_ratio,
-                   "must be finite and > 1");
+    return Invalid("KneeOptions.flat_ratio", options.flat_ratio, "must be finite and > 1");
   }
   if (!points[0].ttft.has_value()) {
     return absl::InvalidArgumentError(
@@ -1030,8 +977,7 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
         "region to measure from");
   }
   auto ttft = [&options](const LoadPoint& p) {
-    return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds
-                                                  : p.ttft->p95_seconds;
+    return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds : p.ttft->p95_seconds;
   };
   const double limit = options.flat_ratio * ttft(points[0]);
   for (size_t i = 1; i < points.size(); ++i) {
@@ -1047,8 +993,7 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
     } else {
       const double ya = ttft(a);
       const double yb = ttft(b);
-      const double f = yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0)
-                               : 1.0;
+      const double f = yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0) : 1.0;
       k.load = a.load() + f * (b.load() - a.load());
     }
     return std::optional<Knee>(k);
@@ -1058,34 +1003,29 @@ absl::StatusOr<std::optional<Knee>> FindKnee(
 
 absl::Status ValidateSlo(const Slo& slo) {
   if (slo.ttft_p95_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
   }
   if (slo.tpot_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
   }
   if (slo.e2e_p95_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
-    const std::vector<LoadPoint>& points, const Slo& slo,
-    const SafetyOptions& options) {
+absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint>& points,
+                                                          const Slo& slo,
+                                                          const SafetyOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(slo));
-  CAPPLAN_RETURN_IF_ERROR(perf_internal::CheckInRange(
-      "SafetyOptions.max_slot_wait_probability",
-      options.max_slot_wait_probability, 0.0, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(perf_internal::CheckInRange("SafetyOptions.max_slot_wait_probability",
+                                                      options.max_slot_wait_probability, 0.0, 1.0));
   if (points.empty()) {
     return absl::InvalidArgumentError("FindSafeOperatingPoint.points is empty");
   }
   auto failure = [&](const LoadPoint& p) -> std::optional<BindingLimit> {
     if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
-    if (slo.ttft_p95_seconds.has_value() &&
-        p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
+    if (slo.ttft_p95_seconds.has_value() && p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
       return BindingLimit::kTtftP95;
     }
     if (slo.tpot_seconds.has_value() && p.tpot_seconds.has_value() &&
@@ -1141,8 +1081,7 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
     if (!knee.ok()) return knee.status();
     out.knee = *knee;
   }
-  absl::StatusOr<SafeOperatingPoint> safe =
-      FindSafeOperatingPoint(out.points, r.slo, r.safety);
+  absl::StatusOr<SafeOperatingPoint> safe = FindSafeOperatingPoint(out.points, r.slo, r.safety);
   if (!safe.ok()) return safe.status();
   out.safe = *safe;
   return out;

@@ -101,8 +101,7 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w);
 // μ(n) and the phase times for n = 1..S.
 class LoadDependentServer {
  public:
-  static absl::StatusOr<LoadDependentServer> Create(const PerformanceModel& m,
-                                                    const Workload& w,
+  static absl::StatusOr<LoadDependentServer> Create(const PerformanceModel& m, const Workload& w,
                                                     const Slots& slots);
 
   int slots() const { return slots_.slots; }
@@ -184,14 +183,14 @@ struct LoadPoint {
 
 // Closed loop at each concurrency (strictly increasing, 1..16384, at most
 // 4096 points) with mean think time Z >= 0 seconds.
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
-    const LoadDependentServer& server, absl::Span<const int> concurrencies,
-    double think_time_seconds);
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer& server,
+                                                       absl::Span<const int> concurrencies,
+                                                       double think_time_seconds);
 
 // Open loop at each arrival rate (strictly increasing, > 0, at most 4096).
 // Points with λ >= μ_λ(S) come back stable = false, without latency figures.
-absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
-    const LoadDependentServer& server, absl::Span<const double> rates_rps);
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& server,
+                                                     absl::Span<const double> rates_rps);
 
 // ---------------------------------------------------------------- analysis
 
@@ -215,8 +214,8 @@ struct Knee {
 
 // nullopt: TTFT stays flat over the whole curve. INVALID_ARGUMENT for an
 // empty curve, flat_ratio <= 1, or a first point without TTFT.
-absl::StatusOr<std::optional<Knee>> FindKnee(
-    const std::vector<LoadPoint>& points, const KneeOptions& options = {});
+absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& points,
+                                             const KneeOptions& options = {});
 
 struct Slo {
   std::optional<double> ttft_p95_seconds;
@@ -249,9 +248,9 @@ struct SafeOperatingPoint {
   BindingLimit binding = BindingLimit::kLoadRange;
 };
 
-absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(
-    const std::vector<LoadPoint>& points, const Slo& slo,
-    const SafetyOptions& options = {});
+absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint>& points,
+                                                          const Slo& slo,
+                                                          const SafetyOptions& options = {});
 
 // ------------------------------------------------------------- one call
 
@@ -293,15 +292,14 @@ struct PrefillQueue {
   double wait_probability = 0;
   double wait_rate = 0;
 };
-PrefillQueue PrefillStageQueue(double arrival_rate_rps,
-                               const std::vector<double>& service_seconds,
+PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double>& service_seconds,
                                double arrival_cv2);
 inline constexpr double kMaxPrefillUtilization = 0.995;
 // Mean prefill-stage wait (Poisson arrivals at λ) with `population` in
 // service. The open-loop chain counts it in the slot holding time:
 // μ_λ(n) = n / (n/μ(n) + W_p(λ)), and stability is λ < μ_λ(S).
-double PrefillStageMeanWait(const LoadDependentServer& server,
-                            double arrival_rate_rps, int population);
+double PrefillStageMeanWait(const LoadDependentServer& server, double arrival_rate_rps,
+                            int population);
 // Closed loops without think time stagger themselves (each completion
 // triggers the next arrival), so their prefill arrivals are far more regular
 // than Poisson; squared cv used for them, chosen against the simulator.

@@ -19,8 +19,7 @@ constexpr double kNnlsZeroTolerance = 1e-14;
 
 int NumericalRank(const Eigen::MatrixXd& a) {
   if (a.rows() == 0 || a.cols() == 0) return 0;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a.rows(),
-                                                              a.cols());
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a.rows(), a.cols());
   cod.setThreshold(kRankRelativeTolerance);
   cod.compute(a);
   return static_cast<int>(cod.rank());
@@ -66,8 +65,7 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
       }
       Eigen::MatrixXd ap(a.rows(), static_cast<Eigen::Index>(idx.size()));
       for (size_t k = 0; k < idx.size(); ++k) ap.col(k) = a.col(idx[k]);
-      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(ap.rows(),
-                                                                  ap.cols());
+      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(ap.rows(), ap.cols());
       cod.setThreshold(kRankRelativeTolerance);
       cod.compute(ap);
       const Eigen::VectorXd sp = cod.solve(b);
@@ -117,24 +115,21 @@ absl::Status ValidateFitInput(const Eigen::MatrixXd& a, const Eigen::VectorXd& b
   const int rows = static_cast<int>(a.rows());
   const int cols = static_cast<int>(a.cols());
   if (cols < 1 || cols > kMaxFitColumns) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RobustFit.columns = ", cols, "; must be in [1, ", kMaxFitColumns, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RobustFit.columns = ", cols, "; must be in [1, ", kMaxFitColumns, "]"));
   }
   if (rows < 1 || rows > kMaxFitRows) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RobustFit.rows = ", rows, "; must be in [1, ", kMaxFitRows, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RobustFit.rows = ", rows, "; must be in [1, ", kMaxFitRows, "]"));
   }
   if (b.size() != rows) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RobustFit.b.size = ", b.size(),
-                     "; must equal the number of rows = ", rows));
+        absl::StrCat("RobustFit.b.size = ", b.size(), "; must equal the number of rows = ", rows));
   }
-  if (options.unweighted_trailing_rows < 0 ||
-      options.unweighted_trailing_rows >= rows) {
+  if (options.unweighted_trailing_rows < 0 || options.unweighted_trailing_rows >= rows) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "RobustFitOptions.unweighted_trailing_rows = ",
-        options.unweighted_trailing_rows, "; must be in [0, rows = ", rows,
-        ")"));
+        "RobustFitOptions.unweighted_trailing_rows = ", options.unweighted_trailing_rows,
+        "; must be in [0, rows = ", rows, ")"));
   }
   for (int i = 0; i < rows; ++i) {
     if (!std::isfinite(b(i))) {
@@ -143,8 +138,8 @@ absl::Status ValidateFitInput(const Eigen::MatrixXd& a, const Eigen::VectorXd& b
     }
     for (int j = 0; j < cols; ++j) {
       if (!std::isfinite(a(i, j))) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "RobustFit.a[", i, "][", j, "] = ", a(i, j), "; must be finite"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("RobustFit.a[", i, "][", j, "] = ", a(i, j), "; must be finite"));
       }
     }
   }
@@ -167,8 +162,7 @@ Eigen::VectorXd ColumnScales(const Eigen::MatrixXd& a) {
 Eigen::VectorXd HuberWeights(const Eigen::VectorXd& r, int data_rows, double b_rms) {
   std::vector<double> abs_r(data_rows);
   for (int i = 0; i < data_rows; ++i) abs_r[i] = std::abs(r(i));
-  const double sigma = std::max(kMadToSigma * Median(abs_r),
-                                kMinResidualScaleRelative * b_rms);
+  const double sigma = std::max(kMadToSigma * Median(abs_r), kMinResidualScaleRelative * b_rms);
   const double cutoff = kHuberTuning * sigma;
   Eigen::VectorXd w = Eigen::VectorXd::Ones(r.size());
   for (int i = 0; i < data_rows; ++i) {
@@ -189,8 +183,7 @@ struct IrlsSolution {
 IrlsSolution SolveIrls(const Eigen::MatrixXd& as, const Eigen::VectorXd& b, int data_rows,
                        bool huber) {
   const int rows = static_cast<int>(as.rows());
-  const double b_rms =
-      std::sqrt(b.head(data_rows).squaredNorm() / std::max(1, data_rows));
+  const double b_rms = std::sqrt(b.head(data_rows).squaredNorm() / std::max(1, data_rows));
   IrlsSolution s;
   s.weights = Eigen::VectorXd::Ones(rows);
   s.x_scaled = Eigen::VectorXd::Zero(as.cols());
@@ -229,16 +222,15 @@ void SetRelativeErrors(const Eigen::VectorXd& b, int data_rows, std::optional<do
   const int dof_rank = std::min(result.data_rank, data_rows);
   if (data_rows > dof_rank) {
     result.relative_error_band =
-        rms * std::sqrt(static_cast<double>(data_rows) /
-                        (data_rows - dof_rank));
+        rms * std::sqrt(static_cast<double>(data_rows) / (data_rows - dof_rank));
   }
 }
 
 }  // namespace
 
-absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
-    const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
-    const RobustFitOptions& options) {
+absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(const Eigen::MatrixXd& a,
+                                                              const Eigen::VectorXd& b,
+                                                              const RobustFitOptions& options) {
   if (absl::Status s = ValidateFitInput(a, b, options); !s.ok()) return s;
   const int cols = static_cast<int>(a.cols());
   const int data_rows = static_cast<int>(a.rows()) - options.unweighted_trailing_rows;
@@ -249,10 +241,10 @@ absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
   result.data_rank = NumericalRank(as.topRows(data_rows));
   result.rank = NumericalRank(as);
   if (options.require_full_rank && result.rank < cols) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "RobustFit: rank = ", result.rank, " < columns = ", cols,
-        "; the observations do not determine every coefficient (add "
-        "observations at other loads or a prior)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("RobustFit: rank = ", result.rank, " < columns = ", cols,
+                     "; the observations do not determine every coefficient (add "
+                     "observations at other loads or a prior)"));
   }
   const IrlsSolution irls = SolveIrls(as, b, data_rows, options.huber);
   result.iterations = irls.iterations;

@@ -71,9 +71,9 @@ Eigen::VectorXd SolveNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b);
 
 // Checks shape (rows >= 1, columns >= 1, b.size() == rows, limits),
 // finiteness and rank, then fits. INVALID_ARGUMENT names the offending entry.
-absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(
-    const Eigen::MatrixXd& a, const Eigen::VectorXd& b,
-    const RobustFitOptions& options = {});
+absl::StatusOr<RobustFitResult> RobustNonNegativeLeastSquares(const Eigen::MatrixXd& a,
+                                                              const Eigen::VectorXd& b,
+                                                              const RobustFitOptions& options = {});
 
 }  // namespace capplan::model
 

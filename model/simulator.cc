@@ -25,9 +25,7 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : gen_(seed) {}
   // (0, 1).
-  double Uniform() {
-    return (static_cast<double>(gen_() >> 11) + 0.5) * 0x1.0p-53;
-  }
+  double Uniform() { return (static_cast<double>(gen_() >> 11) + 0.5) * 0x1.0p-53; }
   double Exponential(double mean) { return -mean * std::log(Uniform()); }
   double Normal() {
     const double u1 = Uniform();
@@ -73,8 +71,7 @@ struct LaterArrival {
 
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
-  const size_t k = static_cast<size_t>(
-      std::clamp<double>(std::ceil(q * v.size()), 1, v.size()));
+  const size_t k = static_cast<size_t>(std::clamp<double>(std::ceil(q * v.size()), 1, v.size()));
   std::nth_element(v.begin(), v.begin() + (k - 1), v.end());
   return v[k - 1];
 }
@@ -103,21 +100,18 @@ absl::Status ValidateLoad(const SimulationConfig& c) {
   if (c.concurrency.has_value() &&
       (*c.concurrency < 1 || *c.concurrency > kMaxClosedLoopConcurrency)) {
     return Invalid("SimulationConfig.concurrency", *c.concurrency,
-                   absl::StrCat("must be in [1, ", kMaxClosedLoopConcurrency,
-                                "]"));
+                   absl::StrCat("must be in [1, ", kMaxClosedLoopConcurrency, "]"));
   }
   if (c.arrival_rate_rps.has_value()) {
     CAPPLAN_RETURN_IF_ERROR(
         CheckPositive("SimulationConfig.arrival_rate_rps", *c.arrival_rate_rps));
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "SimulationConfig.think_time_seconds", c.think_time_seconds));
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckNonNegative("SimulationConfig.think_time_seconds", c.think_time_seconds));
   if (c.measured_requests < 1 || c.warmup_requests < 0 ||
-      c.measured_requests + static_cast<long>(c.warmup_requests) >
-          kMaxSimulatedRequests) {
+      c.measured_requests + static_cast<long>(c.warmup_requests) > kMaxSimulatedRequests) {
     return Invalid("SimulationConfig.measured_requests", c.measured_requests,
-                   absl::StrCat("must be >= 1 with measured + warmup <= ",
-                                kMaxSimulatedRequests));
+                   absl::StrCat("must be >= 1 with measured + warmup <= ", kMaxSimulatedRequests));
   }
   return absl::OkStatus();
 }
@@ -135,8 +129,7 @@ struct AdmissionLimits {
 AdmissionLimits ResolveAdmissionLimits(const SimulationConfig& c) {
   AdmissionLimits out;
   for (const std::optional<int>& limit :
-       {c.limits.max_running_requests, c.limits.operator_concurrency_gate,
-        c.limits.state_slots}) {
+       {c.limits.max_running_requests, c.limits.operator_concurrency_gate, c.limits.state_slots}) {
     if (!limit.has_value()) continue;
     out.running_requests =
         out.running_requests.has_value() ? std::min(*out.running_requests, *limit) : *limit;
@@ -249,9 +242,8 @@ Request EngineSimulation::NewRequest(double arrival_seconds, std::optional<int> 
   if (limits_.reserve_fixed) {
     r.kv_reserved_tokens = limits_.fixed_reservation_tokens;
   } else {
-    r.kv_reserved_tokens = limits_.kv_pool_tokens.has_value()
-                               ? std::min(*limits_.kv_pool_tokens, in + out)
-                               : in + out;
+    r.kv_reserved_tokens =
+        limits_.kv_pool_tokens.has_value() ? std::min(*limits_.kv_pool_tokens, in + out) : in + out;
   }
   return r;
 }
@@ -266,8 +258,7 @@ void EngineSimulation::EnqueueDueArrivals() {
     if (issued_ == first_measured_id_) m_.window_start_seconds = a.time_seconds;
     waiting_.push_back(NewRequest(a.time_seconds, a.user));
     if (!c_.concurrency) {
-      future_.push({a.time_seconds + rng_.Exponential(1.0 / *c_.arrival_rate_rps),
-                    std::nullopt});
+      future_.push({a.time_seconds + rng_.Exponential(1.0 / *c_.arrival_rate_rps), std::nullopt});
     }
   }
 }
@@ -337,9 +328,9 @@ absl::StatusOr<double> EngineSimulation::IterationSeconds(const StepShape& shape
   const double step_seconds =
       StepSeconds(m.coefficients, ComputeEngineStepFeatures(m.inputs, m.speculative, shape));
   if (!(step_seconds > 0) || !std::isfinite(step_seconds)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "StepTimeCoefficients: step time = ", step_seconds,
-        " s; coefficients must give positive step times"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("StepTimeCoefficients: step time = ", step_seconds,
+                     " s; coefficients must give positive step times"));
   }
   return step_seconds;
 }
@@ -441,8 +432,7 @@ SimulationResult EngineSimulation::Summary(bool saturated) const {
   res.e2e = Summarise(m_.e2e_seconds);
   double sum_tpot_seconds = 0;
   for (double x : m_.tpot_seconds) sum_tpot_seconds += x;
-  res.tpot_mean_seconds =
-      m_.tpot_seconds.empty() ? 0 : sum_tpot_seconds / m_.tpot_seconds.size();
+  res.tpot_mean_seconds = m_.tpot_seconds.empty() ? 0 : sum_tpot_seconds / m_.tpot_seconds.size();
   res.completed_requests = static_cast<int>(m_.measured_done);
   res.slot_wait_fraction =
       m_.measured_done > 0 ? static_cast<double>(m_.waited_count) / m_.measured_done : 0;

@@ -66,14 +66,14 @@ struct SimulationConfig {
 struct SimulationResult {
   LatencyPercentiles ttft;
   LatencyPercentiles e2e;
-  double tpot_mean_seconds = 0;   // mean over requests of (e2e − ttft)/(o − 1)
+  double tpot_mean_seconds = 0;  // mean over requests of (e2e − ttft)/(o − 1)
   double requests_per_second = 0;
   double output_tokens_per_second = 0;
-  double mean_batch_size = 0;     // time-average requests admitted
-  double mean_queue_length = 0;   // time-average requests waiting
+  double mean_batch_size = 0;    // time-average requests admitted
+  double mean_queue_length = 0;  // time-average requests waiting
   // Share of measured requests that found no free slot / KV on arrival.
   double slot_wait_fraction = 0;
-  int completed_requests = 0;     // measured requests completed
+  int completed_requests = 0;  // measured requests completed
   int iterations = 0;
   double simulated_seconds = 0;
   // Open loop: the waiting queue hit kSimulatorMaxWaiting.

@@ -43,13 +43,11 @@ StepTimeCoefficients StepTimeCoefficients::Roofline() {
 }
 
 StepTimeCoefficients StepTimeCoefficients::FromVector(const StepFeatures& v) {
-  return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature),
-                              v(kKvFeature), v(kFlopsFeature),
+  return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature), v(kKvFeature), v(kFlopsFeature),
                               v(kCommFeature)};
 }
 
-double ExpertsTouched(int routed_experts, int experts_per_token,
-                      double tokens) {
+double ExpertsTouched(int routed_experts, int experts_per_token, double tokens) {
   if (routed_experts <= 0 || experts_per_token <= 0 || tokens <= 0) return 0;
   const double e = routed_experts;
   const double miss = 1.0 - static_cast<double>(experts_per_token) / e;
@@ -62,8 +60,7 @@ double WeightBytesRead(const StepTimeInputs& in, double tokens) {
   double bytes = in.dense_weight_bytes_per_gpu;
   if (in.routed_experts > 0) {
     bytes += in.routed_expert_weight_bytes_per_gpu *
-             ExpertsTouched(in.routed_experts, in.experts_per_token, tokens) /
-             in.routed_experts;
+             ExpertsTouched(in.routed_experts, in.experts_per_token, tokens) / in.routed_experts;
   }
   return bytes;
 }
@@ -76,26 +73,21 @@ double ExpectedTokensPerStep(int draft_tokens, double acceptance_rate) {
 }
 
 absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "StepTimeInputs.dense_weight_bytes_per_gpu", in.dense_weight_bytes_per_gpu));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepTimeInputs.routed_expert_weight_bytes_per_gpu",
-                       in.routed_expert_weight_bytes_per_gpu));
-  if (in.dense_weight_bytes_per_gpu + in.routed_expert_weight_bytes_per_gpu <=
-      0) {
-    return Invalid("StepTimeInputs.dense_weight_bytes_per_gpu",
-                   in.dense_weight_bytes_per_gpu,
+      CheckNonNegative("StepTimeInputs.dense_weight_bytes_per_gpu", in.dense_weight_bytes_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepTimeInputs.routed_expert_weight_bytes_per_gpu",
+                                           in.routed_expert_weight_bytes_per_gpu));
+  if (in.dense_weight_bytes_per_gpu + in.routed_expert_weight_bytes_per_gpu <= 0) {
+    return Invalid("StepTimeInputs.dense_weight_bytes_per_gpu", in.dense_weight_bytes_per_gpu,
                    "dense plus routed-expert weight bytes must be > 0");
   }
   if (in.routed_experts < 0) {
-    return Invalid("StepTimeInputs.routed_experts", in.routed_experts,
-                   "must be >= 0");
+    return Invalid("StepTimeInputs.routed_experts", in.routed_experts, "must be >= 0");
   }
   if (in.routed_experts > 0) {
     if (in.experts_per_token < 1 || in.experts_per_token > in.routed_experts) {
       return Invalid("StepTimeInputs.experts_per_token", in.experts_per_token,
-                     absl::StrCat("must be in [1, routed_experts = ",
-                                  in.routed_experts, "]"));
+                     absl::StrCat("must be in [1, routed_experts = ", in.routed_experts, "]"));
     }
   } else {
     if (in.experts_per_token != 0) {
@@ -108,25 +100,21 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
                      "must be 0 when routed_experts = 0 (dense model)");
     }
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "StepTimeInputs.kv_bytes_per_token_per_gpu", in.kv_bytes_per_token_per_gpu));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepTimeInputs.state_bytes_per_sequence_per_gpu",
-                       in.state_bytes_per_sequence_per_gpu));
+      CheckNonNegative("StepTimeInputs.kv_bytes_per_token_per_gpu", in.kv_bytes_per_token_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepTimeInputs.state_bytes_per_sequence_per_gpu",
+                                           in.state_bytes_per_sequence_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("StepTimeInputs.active_parameters_per_token_per_gpu",
+                                        in.active_parameters_per_token_per_gpu));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckPositive("StepTimeInputs.active_parameters_per_token_per_gpu",
-                    in.active_parameters_per_token_per_gpu));
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "StepTimeInputs.attention_flops_per_token_per_context_token_per_gpu",
-      in.attention_flops_per_token_per_context_token_per_gpu));
+      CheckNonNegative("StepTimeInputs.attention_flops_per_token_per_context_token_per_gpu",
+                       in.attention_flops_per_token_per_context_token_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepTimeInputs.allreduce_bytes_per_token_per_gpu",
+                                           in.allreduce_bytes_per_token_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("StepTimeInputs.memory_bandwidth_bytes_per_second",
+                                        in.memory_bandwidth_bytes_per_second));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepTimeInputs.allreduce_bytes_per_token_per_gpu",
-                       in.allreduce_bytes_per_token_per_gpu));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckPositive("StepTimeInputs.memory_bandwidth_bytes_per_second",
-                    in.memory_bandwidth_bytes_per_second));
-  CAPPLAN_RETURN_IF_ERROR(CheckPositive(
-      "StepTimeInputs.peak_flops_per_second", in.peak_flops_per_second));
+      CheckPositive("StepTimeInputs.peak_flops_per_second", in.peak_flops_per_second));
   if (in.allreduce_bytes_per_token_per_gpu > 0) {
     if (!in.link_bandwidth_bytes_per_second.has_value()) {
       return absl::InvalidArgumentError(
@@ -135,9 +123,8 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
     }
   }
   if (in.link_bandwidth_bytes_per_second.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(
-        CheckPositive("StepTimeInputs.link_bandwidth_bytes_per_second",
-                      *in.link_bandwidth_bytes_per_second));
+    CAPPLAN_RETURN_IF_ERROR(CheckPositive("StepTimeInputs.link_bandwidth_bytes_per_second",
+                                          *in.link_bandwidth_bytes_per_second));
   }
   return absl::OkStatus();
 }
@@ -145,45 +132,39 @@ absl::Status ValidateStepTimeInputs(const StepTimeInputs& in) {
 absl::Status ValidateCoefficients(const StepTimeCoefficients& c) {
   const StepFeatures v = c.AsVector();
   for (int i = 0; i < kNumStepFeatures; ++i) {
-    CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-        absl::StrCat("StepTimeCoefficients.", StepFeatureName(i)), v(i)));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckNonNegative(absl::StrCat("StepTimeCoefficients.", StepFeatureName(i)), v(i)));
   }
   if (!(v.sum() > 0)) {
-    return Invalid("StepTimeCoefficients.alpha", v(0),
-                   "at least one coefficient must be > 0");
+    return Invalid("StepTimeCoefficients.alpha", v(0), "at least one coefficient must be > 0");
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateSpeculative(const SpeculativeDecoding& s) {
   if (s.draft_tokens < 1 || s.draft_tokens > 64) {
-    return Invalid("SpeculativeDecoding.draft_tokens", s.draft_tokens,
-                   "must be in [1, 64]");
+    return Invalid("SpeculativeDecoding.draft_tokens", s.draft_tokens, "must be in [1, 64]");
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckInRange(
-      "SpeculativeDecoding.acceptance_rate", s.acceptance_rate, 0.0, 1.0));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("SpeculativeDecoding.draft_weight_bytes_per_gpu",
-                       s.draft_weight_bytes_per_gpu));
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "SpeculativeDecoding.draft_active_parameters_per_token_per_gpu",
-      s.draft_active_parameters_per_token_per_gpu));
+      CheckInRange("SpeculativeDecoding.acceptance_rate", s.acceptance_rate, 0.0, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("SpeculativeDecoding.draft_weight_bytes_per_gpu",
+                                           s.draft_weight_bytes_per_gpu));
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckNonNegative("SpeculativeDecoding.draft_active_parameters_per_token_per_gpu",
+                       s.draft_active_parameters_per_token_per_gpu));
   return absl::OkStatus();
 }
 
 absl::Status ValidateStepShape(const StepShape& s) {
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepShape.decode_sequences", s.decode_sequences));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepShape.decode_sequences", s.decode_sequences));
-  CAPPLAN_RETURN_IF_ERROR(CheckPositive(
-      "StepShape.decode_tokens_per_sequence", s.decode_tokens_per_sequence));
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "StepShape.decode_context_tokens", s.decode_context_tokens));
+      CheckPositive("StepShape.decode_tokens_per_sequence", s.decode_tokens_per_sequence));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepShape.prefill_tokens", s.prefill_tokens));
+      CheckNonNegative("StepShape.decode_context_tokens", s.decode_context_tokens));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepShape.prefill_tokens", s.prefill_tokens));
+  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("StepShape.prefill_sequences", s.prefill_sequences));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckNonNegative("StepShape.prefill_sequences", s.prefill_sequences));
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative(
-      "StepShape.prefill_context_tokens", s.prefill_context_tokens));
+      CheckNonNegative("StepShape.prefill_context_tokens", s.prefill_context_tokens));
   if (s.decode_sequences + s.prefill_tokens <= 0) {
     return Invalid("StepShape.decode_sequences", s.decode_sequences,
                    "a step needs decode sequences or prefill tokens");
@@ -191,32 +172,27 @@ absl::Status ValidateStepShape(const StepShape& s) {
   return absl::OkStatus();
 }
 
-StepFeatures ComputeStepFeatures(const StepTimeInputs& in,
-                                 const StepShape& s) {
+StepFeatures ComputeStepFeatures(const StepTimeInputs& in, const StepShape& s) {
   const double decode_tokens = s.decode_sequences * s.decode_tokens_per_sequence;
   const double tokens = decode_tokens + s.prefill_tokens;
   StepFeatures f = StepFeatures::Zero();
   if (tokens <= 0) return f;
   f(kAlphaFeature) = 1.0;
-  f(kWeightsFeature) =
-      WeightBytesRead(in, tokens) / in.memory_bandwidth_bytes_per_second;
-  const double kv_tokens_read = s.decode_sequences * s.decode_context_tokens +
-                                s.prefill_sequences * s.prefill_context_tokens;
+  f(kWeightsFeature) = WeightBytesRead(in, tokens) / in.memory_bandwidth_bytes_per_second;
+  const double kv_tokens_read =
+      s.decode_sequences * s.decode_context_tokens + s.prefill_sequences * s.prefill_context_tokens;
   const double kv_bytes =
       in.kv_bytes_per_token_per_gpu * kv_tokens_read +
-      in.state_bytes_per_sequence_per_gpu *
-          (s.decode_sequences + s.prefill_sequences);
+      in.state_bytes_per_sequence_per_gpu * (s.decode_sequences + s.prefill_sequences);
   f(kKvFeature) = kv_bytes / in.memory_bandwidth_bytes_per_second;
   const double flops =
       2.0 * in.active_parameters_per_token_per_gpu * tokens +
       in.attention_flops_per_token_per_context_token_per_gpu *
-          (decode_tokens * s.decode_context_tokens +
-           s.prefill_tokens * s.prefill_context_tokens);
+          (decode_tokens * s.decode_context_tokens + s.prefill_tokens * s.prefill_context_tokens);
   f(kFlopsFeature) = flops / in.peak_flops_per_second;
-  if (in.allreduce_bytes_per_token_per_gpu > 0 &&
-      in.link_bandwidth_bytes_per_second.has_value()) {
-    f(kCommFeature) = in.allreduce_bytes_per_token_per_gpu * tokens /
-                      *in.link_bandwidth_bytes_per_second;
+  if (in.allreduce_bytes_per_token_per_gpu > 0 && in.link_bandwidth_bytes_per_second.has_value()) {
+    f(kCommFeature) =
+        in.allreduce_bytes_per_token_per_gpu * tokens / *in.link_bandwidth_bytes_per_second;
   }
   return f;
 }
@@ -225,23 +201,20 @@ namespace {
 
 // One draft pass over b sequences: a small dense model, no α of its own
 // (it runs inside the same engine iteration).
-StepFeatures DraftPassFeatures(const StepTimeInputs& in,
-                               const SpeculativeDecoding& spec, double b) {
+StepFeatures DraftPassFeatures(const StepTimeInputs& in, const SpeculativeDecoding& spec,
+                               double b) {
   StepFeatures f = StepFeatures::Zero();
   if (b <= 0) return f;
-  f(kWeightsFeature) =
-      spec.draft_weight_bytes_per_gpu / in.memory_bandwidth_bytes_per_second;
-  f(kFlopsFeature) = 2.0 * spec.draft_active_parameters_per_token_per_gpu * b /
-                     in.peak_flops_per_second;
+  f(kWeightsFeature) = spec.draft_weight_bytes_per_gpu / in.memory_bandwidth_bytes_per_second;
+  f(kFlopsFeature) =
+      2.0 * spec.draft_active_parameters_per_token_per_gpu * b / in.peak_flops_per_second;
   return f;
 }
 
 // A step with b decoders (speculative or not) and a prefill chunk of p tokens
 // from `seqs` sequences.
-StepFeatures MixedStep(const StepTimeInputs& in,
-                       const std::optional<SpeculativeDecoding>& spec,
-                       double b, double decode_ctx, double p, double seqs,
-                       double prefill_ctx) {
+StepFeatures MixedStep(const StepTimeInputs& in, const std::optional<SpeculativeDecoding>& spec,
+                       double b, double decode_ctx, double p, double seqs, double prefill_ctx) {
   StepShape shape;
   shape.decode_sequences = b;
   shape.decode_context_tokens = decode_ctx;
@@ -253,9 +226,9 @@ StepFeatures MixedStep(const StepTimeInputs& in,
 
 }  // namespace
 
-StepFeatures ComputeEngineStepFeatures(
-    const StepTimeInputs& in, const std::optional<SpeculativeDecoding>& spec,
-    const StepShape& shape) {
+StepFeatures ComputeEngineStepFeatures(const StepTimeInputs& in,
+                                       const std::optional<SpeculativeDecoding>& spec,
+                                       const StepShape& shape) {
   StepShape s = shape;
   s.decode_tokens_per_sequence = spec.has_value() ? spec->draft_tokens + 1 : 1;
   StepFeatures f = ComputeStepFeatures(in, s);
@@ -269,8 +242,7 @@ double StepSeconds(const StepTimeCoefficients& c, const StepFeatures& f) {
   return c.AsVector().dot(f);
 }
 
-absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs,
-                                       const StepTimeCoefficients& c,
+absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs, const StepTimeCoefficients& c,
                                        const StepShape& shape) {
   CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(inputs));
   CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(c));
@@ -285,12 +257,10 @@ absl::Status ValidateWorkload(const Workload& w) {
   if (!std::isfinite(w.output_tokens) || w.output_tokens < 1) {
     return Invalid("Workload.output_tokens", w.output_tokens, "must be >= 1");
   }
-  CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.prefix_cache_hit_rate",
-                                            w.prefix_cache_hit_rate, 0.0, 1.0));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckInRange("Workload.input_tokens_cv", w.input_tokens_cv, 0.0, 4.0));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckInRange("Workload.output_tokens_cv", w.output_tokens_cv, 0.0, 4.0));
+      CheckInRange("Workload.prefix_cache_hit_rate", w.prefix_cache_hit_rate, 0.0, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.input_tokens_cv", w.input_tokens_cv, 0.0, 4.0));
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.output_tokens_cv", w.output_tokens_cv, 0.0, 4.0));
   return absl::OkStatus();
 }
 
@@ -298,8 +268,8 @@ absl::Status ValidatePerformanceModel(const PerformanceModel& m) {
   CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(m.inputs));
   CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(m.coefficients));
   if (m.scheduler.max_batched_tokens < 1) {
-    return Invalid("SchedulerConfig.max_batched_tokens",
-                   m.scheduler.max_batched_tokens, "must be >= 1");
+    return Invalid("SchedulerConfig.max_batched_tokens", m.scheduler.max_batched_tokens,
+                   "must be >= 1");
   }
   if (m.speculative.has_value()) {
     CAPPLAN_RETURN_IF_ERROR(ValidateSpeculative(*m.speculative));
@@ -313,38 +283,32 @@ absl::Status ValidatePerformanceModel(const PerformanceModel& m) {
 // sequences decode, and a share q = min(1, n·s_p / (d + s_p)) of iterations
 // carries a prefill chunk. A request's own prefill shares its iterations with
 // the other decoders; its decode iterations (1 + the others decoding) carry
-// the others' prefill chunks (the stalls). Only W(n) is non-linear, so the step mix is kept as two kinds
-// of iteration rather than one average.
-RequestPhaseFeatures ComputeRequestPhaseFeatures(
-    const StepTimeInputs& in, const SchedulerConfig& scheduler,
-    const std::optional<SpeculativeDecoding>& spec, const Workload& w,
-    double in_service) {
+// the others' prefill chunks (the stalls). Only W(n) is non-linear, so the step mix is kept as two
+// kinds of iteration rather than one average.
+RequestPhaseFeatures ComputeRequestPhaseFeatures(const StepTimeInputs& in,
+                                                 const SchedulerConfig& scheduler,
+                                                 const std::optional<SpeculativeDecoding>& spec,
+                                                 const Workload& w, double in_service) {
   RequestPhaseFeatures r;
   const double n = std::max(1.0, in_service);
   const double tau =
-      spec.has_value()
-          ? ExpectedTokensPerStep(spec->draft_tokens, spec->acceptance_rate)
-          : 1.0;
+      spec.has_value() ? ExpectedTokensPerStep(spec->draft_tokens, spec->acceptance_rate) : 1.0;
   const double tokens_per_decoder = spec.has_value() ? spec->draft_tokens + 1 : 1;
-  const double input_eff =
-      std::max(1.0, w.input_tokens * (1.0 - w.prefix_cache_hit_rate));
+  const double input_eff = std::max(1.0, w.input_tokens * (1.0 - w.prefix_cache_hit_rate));
   const double d = std::max(0.0, w.output_tokens - 1.0) / tau;
-  const double chunk_budget = std::max(
-      1.0, scheduler.max_batched_tokens - (n - 1.0) * tokens_per_decoder);
+  const double chunk_budget =
+      std::max(1.0, scheduler.max_batched_tokens - (n - 1.0) * tokens_per_decoder);
   const double s_p = std::ceil(input_eff / chunk_budget);
   const double life_steps = d + s_p;
   const double b_all = n * d / life_steps;
   const double b_others = (n - 1.0) * d / life_steps;
   const double chunk = input_eff / s_p;
   const double decode_ctx = w.input_tokens + 0.5 * w.output_tokens;
-  const double prefill_ctx =
-      w.input_tokens * w.prefix_cache_hit_rate + 0.5 * input_eff;
+  const double prefill_ctx = w.input_tokens * w.prefix_cache_hit_rate + 0.5 * input_eff;
 
   // Own prefill: s_p iterations with the others' decoders.
-  r.prefill = s_p * MixedStep(in, spec, b_others, decode_ctx, chunk, 1.0,
-                              prefill_ctx);
-  r.prefill_marginal =
-      r.prefill - s_p * MixedStep(in, spec, b_others, decode_ctx, 0, 0, 0);
+  r.prefill = s_p * MixedStep(in, spec, b_others, decode_ctx, chunk, 1.0, prefill_ctx);
+  r.prefill_marginal = r.prefill - s_p * MixedStep(in, spec, b_others, decode_ctx, 0, 0, 0);
   // Own decode: iterations of b̄ decoders, a share q_o of them carrying the
   // other requests' prefill tokens.
   const double others_prefill_tokens_per_step = (n - 1.0) * input_eff / life_steps;
@@ -354,33 +318,28 @@ RequestPhaseFeatures ComputeRequestPhaseFeatures(
   StepFeatures decode = MixedStep(in, spec, b_own, decode_ctx, 0, 0, 0);
   if (q_o > 0) {
     const double p = others_prefill_tokens_per_step / q_o;
-    decode = q_o * MixedStep(in, spec, b_own, decode_ctx, p, p / chunk,
-                             prefill_ctx) +
+    decode = q_o * MixedStep(in, spec, b_own, decode_ctx, p, p / chunk, prefill_ctx) +
              (1.0 - q_o) * decode;
   }
   r.per_decode_step = decode;
   // Server-wide mean iteration.
   const double q = std::min(1.0, n * s_p / life_steps);
   const double p_all = n * input_eff / life_steps / q;
-  r.mean_step =
-      q * MixedStep(in, spec, b_all, decode_ctx, p_all, p_all / chunk,
-                    prefill_ctx) +
-      (1.0 - q) * MixedStep(in, spec, b_all, decode_ctx, 0, 0, 0);
+  r.mean_step = q * MixedStep(in, spec, b_all, decode_ctx, p_all, p_all / chunk, prefill_ctx) +
+                (1.0 - q) * MixedStep(in, spec, b_all, decode_ctx, 0, 0, 0);
   r.tokens_per_decode_step = tau;
   r.prefill_steps = s_p;
   r.mean_decode_batch = b_all;
   return r;
 }
 
-RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f,
-                               const StepTimeCoefficients& c,
+RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f, const StepTimeCoefficients& c,
                                double output_tokens) {
   RequestPhaseTimes t;
   t.prefill_seconds = StepSeconds(c, f.prefill);
   const double decode_step = StepSeconds(c, f.per_decode_step);
   t.tpot_seconds = decode_step / f.tokens_per_decode_step;
-  t.life_seconds =
-      t.prefill_seconds + std::max(0.0, output_tokens - 1.0) * t.tpot_seconds;
+  t.life_seconds = t.prefill_seconds + std::max(0.0, output_tokens - 1.0) * t.tpot_seconds;
   t.mean_step_seconds = StepSeconds(c, f.mean_step);
   t.mean_decode_batch = f.mean_decode_batch;
   t.prefill_step_seconds = t.prefill_seconds / std::max(1.0, f.prefill_steps);

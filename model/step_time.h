@@ -56,7 +56,7 @@ struct StepTimeInputs {
 
 // The composition of one iteration.
 struct StepShape {
-  double decode_sequences = 0;        // b
+  double decode_sequences = 0;  // b
   // Tokens each decoder pushes through the step: 1, or k + 1 when a
   // speculative verification pass checks k draft tokens.
   double decode_tokens_per_sequence = 1;
@@ -97,8 +97,8 @@ struct StepTimeCoefficients {
 // Speculative decoding (MTP or a draft model) with k draft tokens per step
 // and per-token acceptance rate a.
 struct SpeculativeDecoding {
-  int draft_tokens = 0;           // k >= 1
-  double acceptance_rate = 0;     // a in [0, 1]
+  int draft_tokens = 0;        // k >= 1
+  double acceptance_rate = 0;  // a in [0, 1]
   // What one draft pass reads and computes per GPU (an MTP layer + LM head).
   double draft_weight_bytes_per_gpu = 0;
   double draft_active_parameters_per_token_per_gpu = 0;
@@ -123,22 +123,20 @@ absl::Status ValidateSpeculative(const SpeculativeDecoding& s);
 absl::Status ValidateStepShape(const StepShape& shape);
 
 // Roofline features of one step (inputs assumed valid).
-StepFeatures ComputeStepFeatures(const StepTimeInputs& inputs,
-                                 const StepShape& shape);
+StepFeatures ComputeStepFeatures(const StepTimeInputs& inputs, const StepShape& shape);
 
 // Features of one engine iteration: with speculative decoding every decoder
 // pushes k + 1 tokens through the verification pass (decode_tokens_per_sequence
 // is overwritten) and k draft passes over the decoders are added.
-StepFeatures ComputeEngineStepFeatures(
-    const StepTimeInputs& inputs,
-    const std::optional<SpeculativeDecoding>& spec, const StepShape& shape);
+StepFeatures ComputeEngineStepFeatures(const StepTimeInputs& inputs,
+                                       const std::optional<SpeculativeDecoding>& spec,
+                                       const StepShape& shape);
 
 // T = coefficients · features, seconds.
 double StepSeconds(const StepTimeCoefficients& c, const StepFeatures& f);
 
 // Validated one-shot evaluation of T(b, p).
-absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs,
-                                       const StepTimeCoefficients& c,
+absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs, const StepTimeCoefficients& c,
                                        const StepShape& shape);
 
 // ---------------------------------------------------------------------------
@@ -176,33 +174,32 @@ absl::Status ValidatePerformanceModel(const PerformanceModel& m);
 // Features of one request's phases with n requests in service (mean-step
 // approximation, see step_time.cc):
 struct RequestPhaseFeatures {
-  StepFeatures prefill;         // all of its prefill steps (TTFT in service)
+  StepFeatures prefill;  // all of its prefill steps (TTFT in service)
   // What its prefill adds to those steps beyond the others' decoding: the
   // time it holds the prefill path (service time of the prefill stage).
   StepFeatures prefill_marginal;
-  StepFeatures per_decode_step; // one decode step incl. others' prefills
-  StepFeatures mean_step;       // average iteration of the server
+  StepFeatures per_decode_step;  // one decode step incl. others' prefills
+  StepFeatures mean_step;        // average iteration of the server
   double tokens_per_decode_step = 1;
-  double prefill_steps = 0;     // ceil(input / chunk)
-  double mean_decode_batch = 0; // b̄
+  double prefill_steps = 0;      // ceil(input / chunk)
+  double mean_decode_batch = 0;  // b̄
 };
-RequestPhaseFeatures ComputeRequestPhaseFeatures(
-    const StepTimeInputs& inputs, const SchedulerConfig& scheduler,
-    const std::optional<SpeculativeDecoding>& spec, const Workload& w,
-    double in_service);
+RequestPhaseFeatures ComputeRequestPhaseFeatures(const StepTimeInputs& inputs,
+                                                 const SchedulerConfig& scheduler,
+                                                 const std::optional<SpeculativeDecoding>& spec,
+                                                 const Workload& w, double in_service);
 
 // The same in seconds.
 struct RequestPhaseTimes {
-  double prefill_seconds = 0;   // TTFT without queueing or step residual
-  double tpot_seconds = 0;      // per output token after the first
-  double life_seconds = 0;      // prefill + (o − 1) · tpot
+  double prefill_seconds = 0;  // TTFT without queueing or step residual
+  double tpot_seconds = 0;     // per output token after the first
+  double life_seconds = 0;     // prefill + (o − 1) · tpot
   double mean_step_seconds = 0;
   double mean_decode_batch = 0;
   double prefill_step_seconds = 0;  // one iteration carrying its prefill
   double decode_step_seconds = 0;   // one decode iteration (with stalls)
 };
-RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f,
-                               const StepTimeCoefficients& c,
+RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f, const StepTimeCoefficients& c,
                                double output_tokens);
 
 }  // namespace capplan::model

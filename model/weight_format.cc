@@ -27,9 +27,8 @@ int64_t DefaultGroupSize(WeightFormat format) {
   }
 }
 
-double BitsPerParameter(WeightFormat format, int64_t group_size,
-                        int64_t out_features, int64_t in_features,
-                        NumberType native_dtype) {
+double BitsPerParameter(WeightFormat format, int64_t group_size, int64_t out_features,
+                        int64_t in_features, NumberType native_dtype) {
   const int64_t g = group_size > 0 ? group_size : DefaultGroupSize(format);
   const double n = static_cast<double>(std::max<int64_t>(1, out_features)) *
                    static_cast<double>(std::max<int64_t>(1, in_features));
@@ -68,16 +67,16 @@ double BitsPerParameter(WeightFormat format, int64_t group_size,
 
 absl::Status ValidateQuantization(const Quantization& q) {
   if (q.group_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Quantization.group_size = ", q.group_size, "; must not be negative"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Quantization.group_size = ", q.group_size, "; must not be negative"));
   }
   if (q.format == WeightFormat::kNvfp4 && q.group_size != 0 && q.group_size != 16) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Quantization.group_size = ", q.group_size, "; NVFP4 groups are 16 values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Quantization.group_size = ", q.group_size, "; NVFP4 groups are 16 values"));
   }
   if (q.format == WeightFormat::kMxfp4 && q.group_size != 0 && q.group_size != 32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Quantization.group_size = ", q.group_size, "; MXFP4 groups are 32 values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Quantization.group_size = ", q.group_size, "; MXFP4 groups are 32 values"));
   }
   return absl::OkStatus();
 }
@@ -89,19 +88,16 @@ bool IsQuantized(const Quantization& q, const TensorGroup& tensor) {
          q.unquantized.end();
 }
 
-double WeightBytes(const Quantization& q, NumberType native_dtype,
-                   const TensorGroup& tensor, int64_t out_features,
-                   int64_t in_features, double copies) {
-  const double elements = static_cast<double>(out_features) *
-                          static_cast<double>(in_features) * copies;
+double WeightBytes(const Quantization& q, NumberType native_dtype, const TensorGroup& tensor,
+                   int64_t out_features, int64_t in_features, double copies) {
+  const double elements =
+      static_cast<double>(out_features) * static_cast<double>(in_features) * copies;
   if (elements <= 0.0) return 0.0;
   if (!IsQuantized(q, tensor)) {
     return elements * BytesPerElement(native_dtype);
   }
   return elements *
-         BitsPerParameter(q.format, q.group_size, out_features, in_features,
-                          native_dtype) /
-         8.0;
+         BitsPerParameter(q.format, q.group_size, out_features, in_features, native_dtype) / 8.0;
 }
 
 }  // namespace capplan::model

@@ -15,19 +15,19 @@ namespace capplan::model {
 
 // Mirrors capplan.v1.WeightFormat.
 enum class WeightFormat {
-  kNative,          // the checkpoint's torch_dtype (bf16 / fp16 / fp32)
+  kNative,  // the checkpoint's torch_dtype (bf16 / fp16 / fp32)
   kFp32,
   kBf16,
   kFp16,
-  kFp8PerTensor,    // e4m3 values, one fp32 scale per tensor (+ fp32 input scale)
-  kFp8Block,        // e4m3 values, one fp32 scale per group_size × group_size block
-  kFp8PerChannel,   // e4m3 values, one fp32 scale per output channel
-  kInt8,            // int8 values, one fp32 scale per output channel
-  kInt4Awq,         // 4-bit values; per group of input: fp16 scale + 4-bit zero
-  kInt4Gptq,        // as AWQ, plus an int32 group index per input row (g_idx)
-  kInt4Symmetric,   // 4-bit values; per group: one 16-bit scale, no zero point
-  kNvfp4,           // e2m1 values; fp8 e4m3 scale per 16; fp32 global + input scale
-  kMxfp4,           // e2m1 values; e8m0 (8-bit) scale per 32
+  kFp8PerTensor,   // e4m3 values, one fp32 scale per tensor (+ fp32 input scale)
+  kFp8Block,       // e4m3 values, one fp32 scale per group_size × group_size block
+  kFp8PerChannel,  // e4m3 values, one fp32 scale per output channel
+  kInt8,           // int8 values, one fp32 scale per output channel
+  kInt4Awq,        // 4-bit values; per group of input: fp16 scale + 4-bit zero
+  kInt4Gptq,       // as AWQ, plus an int32 group index per input row (g_idx)
+  kInt4Symmetric,  // 4-bit values; per group: one 16-bit scale, no zero point
+  kNvfp4,          // e2m1 values; fp8 e4m3 scale per 16; fp32 global + input scale
+  kMxfp4,          // e2m1 values; e8m0 (8-bit) scale per 32
 };
 
 // Default group size of a format (0 when it has no groups): AWQ/GPTQ/int4 128,
@@ -41,9 +41,8 @@ int64_t DefaultGroupSize(WeightFormat format);
 //   int4 AWQ/GPTQ: 4 + (16 + 4) / g (+ 32 / out for GPTQ's g_idx)
 //   int4 symmetric: 4 + 16 / g     NVFP4: 4 + 8 / 16 (+ two fp32 per tensor)
 //   MXFP4: 4 + 8 / 32              FP8 block b: 8 + 32 / b²
-double BitsPerParameter(WeightFormat format, int64_t group_size,
-                        int64_t out_features, int64_t in_features,
-                        NumberType native_dtype);
+double BitsPerParameter(WeightFormat format, int64_t group_size, int64_t out_features,
+                        int64_t in_features, NumberType native_dtype);
 
 struct Quantization {
   WeightFormat format = WeightFormat::kNative;
@@ -64,9 +63,8 @@ bool IsQuantized(const Quantization& q, const TensorGroup& tensor);
 
 // Bytes of `copies` weights of shape [out_features, in_features] belonging to
 // `tensor` (the shapes may be per-rank shards of tensor's full shape).
-double WeightBytes(const Quantization& q, NumberType native_dtype,
-                   const TensorGroup& tensor, int64_t out_features,
-                   int64_t in_features, double copies);
+double WeightBytes(const Quantization& q, NumberType native_dtype, const TensorGroup& tensor,
+                   int64_t out_features, int64_t in_features, double copies);
 
 }  // namespace capplan::model
 

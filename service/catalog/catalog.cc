@@ -12,11 +12,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
 #include "service/catalog/catalog_validator.h"
 #include "service/catalog/file_util.h"
-#include "base/status_macros.h"
 #include "service/catalog/text_proto.h"
 
 namespace capplan::service {
@@ -41,30 +41,27 @@ absl::Status CheckHeader(const std::string& display, const std::string& text,
     constexpr absl::string_view kKey = "proto-message:";
     size_t at = stripped.find(kKey);
     if (at == absl::string_view::npos) continue;
-    absl::string_view named =
-        absl::StripAsciiWhitespace(stripped.substr(at + kKey.size()));
+    absl::string_view named = absl::StripAsciiWhitespace(stripped.substr(at + kKey.size()));
     if (absl::EndsWith(named, message_name) &&
         (named.size() == message_name.size() ||
          named[named.size() - message_name.size() - 1] == '.')) {
       return absl::OkStatus();
     }
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s:%d:%d: header names message '%s'; files in this folder hold '%s'",
-        display, line_number, static_cast<int>(at) + 1, named, message_name));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s:%d:%d: header names message '%s'; files in this folder hold '%s'",
+                        display, line_number, static_cast<int>(at) + 1, named, message_name));
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s:1:1: missing header '# proto-message: %s' (and '# proto-file: "
-      "capplan/v1/catalog.proto')",
-      display, message_name));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s:1:1: missing header '# proto-message: %s' (and '# proto-file: "
+                      "capplan/v1/catalog.proto')",
+                      display, message_name));
 }
 
 // Parses one file into `message`; validation findings are placed at the
 // field's location in the file.
-absl::Status ParseEntity(const fs::path& path, const std::string& display,
-                         Message* message) {
+absl::Status ParseEntity(const fs::path& path, const std::string& display, Message* message) {
   CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckHeader(display, text, message->GetDescriptor()->name()));
+  CAPPLAN_RETURN_IF_ERROR(CheckHeader(display, text, message->GetDescriptor()->name()));
   TextFormat::Parser parser;
   FirstParseError errors;
   parser.RecordErrorsTo(&errors);
@@ -80,8 +77,8 @@ absl::Status ParseEntity(const fs::path& path, const std::string& display,
     std::vector<std::string> lines;
     for (const Finding& finding : findings) {
       Location where = LocateField(*message, locations, finding.field_path);
-      lines.push_back(absl::StrFormat("%s:%d:%d: %s", display, where.line,
-                                      where.column, finding.message));
+      lines.push_back(
+          absl::StrFormat("%s:%d:%d: %s", display, where.line, where.column, finding.message));
     }
     return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
   }
@@ -89,16 +86,14 @@ absl::Status ParseEntity(const fs::path& path, const std::string& display,
 }
 
 template <typename T>
-absl::Status LoadFolder(const fs::path& root, const std::string& folder,
-                        std::vector<T>* out,
+absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::vector<T>* out,
                         absl::flat_hash_map<std::string, std::string>* origin,
                         std::vector<std::string>* errors) {
   fs::path dir = root / folder;
   std::error_code ec;
   if (!fs::exists(dir, ec)) return absl::OkStatus();
   if (!fs::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(dir.string(), ": not a directory"));
+    return absl::InvalidArgumentError(absl::StrCat(dir.string(), ": not a directory"));
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
@@ -109,15 +104,14 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder,
       files.push_back(entry.path());
     } else if (entry.path().filename() != "README.md") {
       // A misnamed file would otherwise be skipped without a word.
-      errors->push_back(absl::StrFormat(
-          "%s: not a catalogue file; entities are <id>.txtpb (README.md is "
-          "allowed)",
-          (fs::path(folder) / entry.path().filename()).string()));
+      errors->push_back(
+          absl::StrFormat("%s: not a catalogue file; entities are <id>.txtpb (README.md is "
+                          "allowed)",
+                          (fs::path(folder) / entry.path().filename()).string()));
     }
   }
   if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat(dir.string(), ": cannot list: ", ec.message()));
+    return absl::UnavailableError(absl::StrCat(dir.string(), ": cannot list: ", ec.message()));
   }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
@@ -130,10 +124,10 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder,
     }
     std::string stem = file.stem().string();
     if (entity.id() != stem) {
-      errors->push_back(absl::StrFormat(
-          "%s:1:1: id = \"%s\"; must equal the file name without .txtpb "
-          "(\"%s\")",
-          display, entity.id(), stem));
+      errors->push_back(
+          absl::StrFormat("%s:1:1: id = \"%s\"; must equal the file name without .txtpb "
+                          "(\"%s\")",
+                          display, entity.id(), stem));
       continue;
     }
     (*origin)[entity.id()] = display;
@@ -150,12 +144,10 @@ void SortById(std::vector<T>* entities) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
-    const std::string& dir) {
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(
-        absl::StrCat("catalogue directory '", dir, "' does not exist"));
+    return absl::NotFoundError(absl::StrCat("catalogue directory '", dir, "' does not exist"));
   }
   std::vector<v1::Hardware> hardware;
   std::vector<v1::Model> models;
@@ -165,28 +157,22 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
   absl::flat_hash_map<std::string, std::string> origin;
   std::vector<std::string> errors;
   fs::path root(dir);
-  CAPPLAN_RETURN_IF_ERROR(
-      LoadFolder(root, "hardware", &hardware, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "hardware", &hardware, &origin, &errors));
   CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", &models, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(
-      LoadFolder(root, "baselines", &baselines, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(
-      LoadFolder(root, "engines", &engines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", &baselines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", &engines, &origin, &errors));
   CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", &priors, &origin, &errors));
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
-  return FromEntities(std::move(hardware), std::move(models),
-                      std::move(baselines), std::move(engines),
-                      std::move(origin), std::move(priors));
+  return FromEntities(std::move(hardware), std::move(models), std::move(baselines),
+                      std::move(engines), std::move(origin), std::move(priors));
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::FromEntities(
     std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
-    std::vector<v1::Baseline> baselines,
-    std::vector<v1::EnginePreset> engine_presets,
-    absl::flat_hash_map<std::string, std::string> origin,
-    std::vector<v1::EfficiencyPrior> priors) {
+    std::vector<v1::Baseline> baselines, std::vector<v1::EnginePreset> engine_presets,
+    absl::flat_hash_map<std::string, std::string> origin, std::vector<v1::EfficiencyPrior> priors) {
   std::shared_ptr<Catalog> catalog(new Catalog());
   catalog->hardware_ = std::move(hardware);
   catalog->models_ = std::move(models);
@@ -245,8 +231,8 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
     origin[b.id()] = absl::StrCat("baselines/", b.id(), ".txtpb");
     Upsert(&all_baselines, std::move(b));
   }
-  return FromEntities(hardware_, std::move(all_models), std::move(all_baselines),
-                      engine_presets_, std::move(origin), priors_);
+  return FromEntities(hardware_, std::move(all_models), std::move(all_baselines), engine_presets_,
+                      std::move(origin), priors_);
 }
 
 absl::Status Catalog::Index() {
@@ -255,13 +241,11 @@ absl::Status Catalog::Index() {
     auto it = origin_.find(id);
     return it == origin_.end() ? id : it->second;
   };
-  auto add = [&](absl::flat_hash_map<std::string, size_t>* index,
-                 const std::string& key, size_t i, const std::string& id,
-                 const std::string& field) {
+  auto add = [&](absl::flat_hash_map<std::string, size_t>* index, const std::string& key, size_t i,
+                 const std::string& id, const std::string& field) {
     auto [it, inserted] = index->emplace(key, i);
     if (!inserted) {
-      errors.push_back(absl::StrFormat("%s: %s = \"%s\"; must be unique",
-                                       where(id), field, key));
+      errors.push_back(absl::StrFormat("%s: %s = \"%s\"; must be unique", where(id), field, key));
     }
   };
   for (size_t i = 0; i < hardware_.size(); ++i) {
@@ -271,37 +255,32 @@ absl::Status Catalog::Index() {
     add(&prior_index_, priors_[i].id(), i, priors_[i].id(), "id");
   }
   for (size_t i = 0; i < engine_presets_.size(); ++i) {
-    add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(),
-        "id");
+    add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(), "id");
   }
   for (size_t i = 0; i < models_.size(); ++i) {
     const v1::Model& model = models_[i];
     add(&model_index_, absl::AsciiStrToLower(model.id()), i, model.id(), "id");
     if (!model.hf_repo_id().empty()) {
-      add(&model_index_, absl::AsciiStrToLower(model.hf_repo_id()), i,
-          model.id(), "hf_repo_id");
+      add(&model_index_, absl::AsciiStrToLower(model.hf_repo_id()), i, model.id(), "hf_repo_id");
     }
     for (const std::string& alias : model.aliases()) {
-      add(&model_index_, absl::AsciiStrToLower(alias), i, model.id(),
-          "aliases");
+      add(&model_index_, absl::AsciiStrToLower(alias), i, model.id(), "aliases");
     }
   }
   for (size_t i = 0; i < baselines_.size(); ++i) {
     const v1::Baseline& baseline = baselines_[i];
     add(&baseline_index_, baseline.id(), i, baseline.id(), "id");
     const v1::DeploymentConfig& deployment = baseline.deployment();
-    if (!deployment.hardware_id().empty() &&
-        !hardware_index_.contains(deployment.hardware_id())) {
-      errors.push_back(absl::StrFormat(
-          "%s: deployment.hardware_id = \"%s\"; must name a hardware entry",
-          where(baseline.id()), deployment.hardware_id()));
+    if (!deployment.hardware_id().empty() && !hardware_index_.contains(deployment.hardware_id())) {
+      errors.push_back(
+          absl::StrFormat("%s: deployment.hardware_id = \"%s\"; must name a hardware entry",
+                          where(baseline.id()), deployment.hardware_id()));
     }
     if (!model_index_.contains(deployment.model_id()) ||
-        models_[model_index_[deployment.model_id()]].id() !=
-            deployment.model_id()) {
-      errors.push_back(absl::StrFormat(
-          "%s: deployment.model_id = \"%s\"; must name a model entry by id",
-          where(baseline.id()), deployment.model_id()));
+        models_[model_index_[deployment.model_id()]].id() != deployment.model_id()) {
+      errors.push_back(
+          absl::StrFormat("%s: deployment.model_id = \"%s\"; must name a model entry by id",
+                          where(baseline.id()), deployment.model_id()));
     }
   }
   if (!errors.empty()) {
@@ -312,8 +291,8 @@ absl::Status Catalog::Index() {
 
 namespace {
 template <typename T>
-const T* Lookup(const absl::flat_hash_map<std::string, size_t>& index,
-                const std::vector<T>& items, absl::string_view key) {
+const T* Lookup(const absl::flat_hash_map<std::string, size_t>& index, const std::vector<T>& items,
+                absl::string_view key) {
   auto it = index.find(key);
   return it == index.end() ? nullptr : &items[it->second];
 }

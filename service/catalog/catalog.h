@@ -21,15 +21,13 @@ class Catalog {
   // <dir>/engines/*.txtpb and <dir>/priors/*.txtpb, then validates ids, references and ranges.
   // Parse errors read "file:line:column: message"; validation errors name the
   // file and the field path.
-  static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(
-      const std::string& dir);
+  static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(const std::string& dir);
 
   // Builds a catalogue from entities already in memory (tests), validated the
   // same way. `origin` names the entities in error messages.
   static absl::StatusOr<std::shared_ptr<const Catalog>> FromEntities(
       std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
-      std::vector<v1::Baseline> baselines,
-      std::vector<v1::EnginePreset> engine_presets,
+      std::vector<v1::Baseline> baselines, std::vector<v1::EnginePreset> engine_presets,
       absl::flat_hash_map<std::string, std::string> origin = {},
       std::vector<v1::EfficiencyPrior> priors = {});
 
@@ -37,9 +35,9 @@ class Catalog {
   // replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
   // "<path>.<field>: rule") and the whole cross-checked like a load. The new
   // entries' origin is "<folder>/<id>.txtpb".
-  absl::StatusOr<std::shared_ptr<const Catalog>> WithEntries(
-      std::vector<v1::Model> models, std::vector<v1::Baseline> baselines,
-      absl::string_view path) const;
+  absl::StatusOr<std::shared_ptr<const Catalog>> WithEntries(std::vector<v1::Model> models,
+                                                             std::vector<v1::Baseline> baselines,
+                                                             absl::string_view path) const;
 
   // nullptr when absent.
   const v1::Hardware* FindHardware(absl::string_view id) const;
@@ -52,9 +50,7 @@ class Catalog {
   const std::vector<v1::Hardware>& hardware() const { return hardware_; }
   const std::vector<v1::Model>& models() const { return models_; }
   const std::vector<v1::Baseline>& baselines() const { return baselines_; }
-  const std::vector<v1::EnginePreset>& engine_presets() const {
-    return engine_presets_;
-  }
+  const std::vector<v1::EnginePreset>& engine_presets() const { return engine_presets_; }
   const std::vector<v1::EfficiencyPrior>& priors() const { return priors_; }
   const v1::EfficiencyPrior* FindPrior(absl::string_view id) const;
 

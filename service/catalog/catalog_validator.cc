@@ -24,20 +24,18 @@ using google::protobuf::Reflection;
 // Fields that are shares of something: must lie in (0, 1].
 bool IsFractionField(absl::string_view name) {
   return name == "gpu_memory_utilization" || name == "mem_fraction_static" ||
-         name == "used_fraction" || name == "acceptance_rate" ||
-         name == "prefix_cache_hit_rate" || name == "min_scaling_efficiency";
+         name == "used_fraction" || name == "acceptance_rate" || name == "prefix_cache_hit_rate" ||
+         name == "min_scaling_efficiency";
 }
 
 // Fields whose name carries a physical unit: must be > 0 when present.
 bool IsPositiveUnitField(absl::string_view name) {
-  return absl::EndsWith(name, "_bytes") ||
-         absl::EndsWith(name, "_per_second") ||
+  return absl::EndsWith(name, "_bytes") || absl::EndsWith(name, "_per_second") ||
          absl::EndsWith(name, "_seconds") || absl::EndsWith(name, "_rps") ||
          absl::EndsWith(name, "_watts") || name == "tokens";
 }
 
-std::optional<double> NumericValue(const Message& m, const FieldDescriptor* f,
-                                   int index) {
+std::optional<double> NumericValue(const Message& m, const FieldDescriptor* f, int index) {
   const Reflection* r = m.GetReflection();
   bool rep = f->is_repeated();
   switch (f->cpp_type()) {
@@ -48,13 +46,11 @@ std::optional<double> NumericValue(const Message& m, const FieldDescriptor* f,
     case FieldDescriptor::CPPTYPE_INT32:
       return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
     case FieldDescriptor::CPPTYPE_INT64:
-      return static_cast<double>(rep ? r->GetRepeatedInt64(m, f, index)
-                                     : r->GetInt64(m, f));
+      return static_cast<double>(rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f));
     case FieldDescriptor::CPPTYPE_UINT32:
       return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
     case FieldDescriptor::CPPTYPE_UINT64:
-      return static_cast<double>(rep ? r->GetRepeatedUInt64(m, f, index)
-                                     : r->GetUInt64(m, f));
+      return static_cast<double>(rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f));
     default:
       return std::nullopt;
   }
@@ -101,7 +97,8 @@ class Validator {
     } else if (!IsValidId(id)) {
       Add("id", absl::StrFormat(" = \"%s\"; must be lowercase kebab-case "
                                 "([a-z0-9] words joined by '-', dots inside "
-                                "version numbers)", id));
+                                "version numbers)",
+                                id));
     }
   }
 
@@ -110,8 +107,7 @@ class Validator {
   }
 
   // Every numeric leaf of `m` that is set must be named by some citation.
-  void Cited(const Message& m,
-             const google::protobuf::RepeatedPtrField<v1::Citation>& sources) {
+  void Cited(const Message& m, const google::protobuf::RepeatedPtrField<v1::Citation>& sources) {
     absl::flat_hash_set<std::string> cited;
     for (int i = 0; i < sources.size(); ++i) {
       const v1::Citation& c = sources[i];
@@ -137,8 +133,8 @@ class Validator {
         if (cited.contains(path)) continue;  // a whole sub-message cited at once
         int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
         for (int i = 0; i < n; ++i) {
-          CheckCited(f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f),
-                     path, cited);
+          CheckCited(f->is_repeated() ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f), path,
+                     cited);
         }
         continue;
       }
@@ -169,7 +165,8 @@ void ValidateHardware(const v1::Hardware& h, Validator* v) {
   if (h.usable_memory_bytes() > h.memory_bytes() * 11 / 10) {
     v->Add("usable_memory_bytes",
            absl::StrFormat(" = %d; must not exceed memory_bytes = %d by more "
-                           "than 10%%", h.usable_memory_bytes(), h.memory_bytes()));
+                           "than 10%%",
+                           h.usable_memory_bytes(), h.memory_bytes()));
   }
   for (int i = 0; i < h.peak_compute_size(); ++i) {
     if (h.peak_compute(i).format() == v1::NUMBER_FORMAT_UNSPECIFIED) {
@@ -188,15 +185,14 @@ void ValidateModel(const v1::Model& m, Validator* v) {
   if (m.num_kv_heads() == 0) {
     v->Add("num_kv_heads", " = 0; must be > 0");
   } else if (m.num_attention_heads() % m.num_kv_heads() != 0) {
-    v->Add("num_kv_heads",
-           absl::StrFormat(" = %d; must divide num_attention_heads = %d",
-                           m.num_kv_heads(), m.num_attention_heads()));
+    v->Add("num_kv_heads", absl::StrFormat(" = %d; must divide num_attention_heads = %d",
+                                           m.num_kv_heads(), m.num_attention_heads()));
   }
   if (m.layer_blocks_size() == 0) {
     v->Add("layer_blocks", " is empty; a model needs at least one layer");
   }
-  bool any_moe = false, any_sliding = false, any_mla = false, any_linear = false,
-       any_mamba = false, any_dense = false;
+  bool any_moe = false, any_sliding = false, any_mla = false, any_linear = false, any_mamba = false,
+       any_dense = false;
   for (int b = 0; b < m.layer_blocks_size(); ++b) {
     const v1::LayerBlock& block = m.layer_blocks(b);
     std::string bp = absl::StrCat("layer_blocks[", b, "]");
@@ -223,7 +219,8 @@ void ValidateModel(const v1::Model& m, Validator* v) {
   if (any_moe) {
     const v1::MoeConfig& moe = m.moe();
     v->Positive("moe.num_routed_experts", moe.num_routed_experts());
-    v->Positive("moe.expert_intermediate_size", static_cast<double>(moe.expert_intermediate_size()));
+    v->Positive("moe.expert_intermediate_size",
+                static_cast<double>(moe.expert_intermediate_size()));
     if (moe.experts_per_token() == 0 || moe.experts_per_token() > moe.num_routed_experts()) {
       v->Add("moe.experts_per_token",
              absl::StrFormat(" = %d; must be in [1, num_routed_experts = %d]",
@@ -238,8 +235,7 @@ void ValidateModel(const v1::Model& m, Validator* v) {
     v->Positive("linear_attention.value_head_dim", m.linear_attention().value_head_dim());
   }
   if (any_mamba) v->Positive("mamba.state_size", m.mamba().state_size());
-  if (m.has_quantization() &&
-      m.quantization().format() == v1::WEIGHT_FORMAT_UNSPECIFIED) {
+  if (m.has_quantization() && m.quantization().format() == v1::WEIGHT_FORMAT_UNSPECIFIED) {
     v->Add("quantization.format", " is unspecified; required when quantization is set");
   }
   if (m.native_dtype() == v1::NUMBER_FORMAT_UNSPECIFIED) {
@@ -265,14 +261,14 @@ void ValidateBaseline(const v1::Baseline& b, Validator* v) {
   const uint64_t pp = d.parallelism().pp() == 0 ? 1 : d.parallelism().pp();
   if (d.gpu_count() > 0 && d.gpu_count() % (tp * pp) != 0) {
     v->Add("deployment.parallelism.tp",
-           absl::StrFormat(" = %d (pp = %d); tp × pp must divide gpu_count = %d",
-                           tp, pp, d.gpu_count()));
+           absl::StrFormat(" = %d (pp = %d); tp × pp must divide gpu_count = %d", tp, pp,
+                           d.gpu_count()));
   }
   for (int s = 0; s < b.sweeps_size(); ++s) {
     for (int r = 0; r < b.sweeps(s).rows_size(); ++r) {
       const v1::SweepRow& row = b.sweeps(s).rows(r);
-      const int loads = row.has_concurrency() + row.has_arrival_rate_rps() +
-                        row.has_burst_requests();
+      const int loads =
+          row.has_concurrency() + row.has_arrival_rate_rps() + row.has_burst_requests();
       if (loads == 0) {
         v->Add(absl::StrCat("sweeps[", s, "].rows[", r, "]"),
                " has none of concurrency, arrival_rate_rps and burst_requests; one is required");
@@ -350,8 +346,7 @@ std::vector<Finding> ValidateEntity(const Message& entity) {
   return v.Take();
 }
 
-Location LocateField(const Message& entity,
-                     const google::protobuf::TextFormat::ParseInfoTree& tree,
+Location LocateField(const Message& entity, const google::protobuf::TextFormat::ParseInfoTree& tree,
                      const std::string& field_path) {
   Location best;
   const Descriptor* descriptor = entity.GetDescriptor();

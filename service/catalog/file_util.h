@@ -20,8 +20,8 @@ inline constexpr char kTemporaryPrefix[] = ".capplan-tmp-";
 bool IsTemporaryFileName(absl::string_view file_name);
 
 enum class WriteMode {
-  kReplace,       // an existing file is replaced
-  kCreateOnly,    // ALREADY_EXISTS when the target exists (checked atomically)
+  kReplace,     // an existing file is replaced
+  kCreateOnly,  // ALREADY_EXISTS when the target exists (checked atomically)
 };
 
 // Writes `contents` to `path`: a temporary file with an unpredictable name

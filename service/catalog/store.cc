@@ -69,9 +69,9 @@ absl::StatusOr<StoredEntity> DirectoryStore::Put(const std::string& folder, cons
   absl::MutexLock lock(&mu_);
   struct stat st;
   const bool existed = ::lstat(target.c_str(), &st) == 0;
-  absl::Status written = WriteFileAtomically(
-      target.string(), RenderCatalogFile(entity),
-      replace ? WriteMode::kReplace : WriteMode::kCreateOnly);
+  absl::Status written =
+      WriteFileAtomically(target.string(), RenderCatalogFile(entity),
+                          replace ? WriteMode::kReplace : WriteMode::kCreateOnly);
   if (absl::IsAlreadyExists(written)) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "%s/%s.txtpb exists; give replace (--replace) to overwrite it", folder, id));

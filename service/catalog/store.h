@@ -30,8 +30,7 @@ class CatalogStore {
 
   // Writes one entry: ALREADY_EXISTS for an existing id unless `replace`.
   // A failure leaves the previous entry (or none) intact.
-  virtual absl::StatusOr<StoredEntity> PutBaseline(const v1::Baseline& baseline,
-                                                   bool replace) = 0;
+  virtual absl::StatusOr<StoredEntity> PutBaseline(const v1::Baseline& baseline, bool replace) = 0;
   virtual absl::StatusOr<StoredEntity> PutModel(const v1::Model& model, bool replace) = 0;
   virtual absl::StatusOr<StoredEntity> PutPrior(const v1::EfficiencyPrior& prior, bool replace) = 0;
 

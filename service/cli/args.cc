@@ -8,10 +8,9 @@
 
 namespace capplan::service {
 
-absl::StatusOr<CliArgs> CliArgs::Parse(
-    const std::vector<std::string>& args,
-    const absl::flat_hash_set<std::string>& switches,
-    const absl::flat_hash_set<std::string>& valued) {
+absl::StatusOr<CliArgs> CliArgs::Parse(const std::vector<std::string>& args,
+                                       const absl::flat_hash_set<std::string>& switches,
+                                       const absl::flat_hash_set<std::string>& valued) {
   CliArgs parsed;
   bool only_positional = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -32,22 +31,21 @@ absl::StatusOr<CliArgs> CliArgs::Parse(
     }
     if (switches.contains(name)) {
       if (value.has_value()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "--%s takes no value (got '%s')", name, *value));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--%s takes no value (got '%s')", name, *value));
       }
       parsed.values_[name].push_back("");
     } else if (valued.contains(name)) {
       if (!value.has_value()) {
         if (i + 1 >= args.size()) {
-          return absl::InvalidArgumentError(
-              absl::StrFormat("--%s needs a value", name));
+          return absl::InvalidArgumentError(absl::StrFormat("--%s needs a value", name));
         }
         value = args[++i];
       }
       parsed.values_[name].push_back(*value);
     } else {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "unknown flag --%s (see capplan --help)", name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown flag --%s (see capplan --help)", name));
     }
   }
   return parsed;
@@ -64,15 +62,14 @@ std::vector<std::string> CliArgs::GetAll(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>() : it->second;
 }
 
-absl::StatusOr<std::optional<int64_t>> CliArgs::GetInt(const std::string& name,
-                                                       int64_t min_value,
+absl::StatusOr<std::optional<int64_t>> CliArgs::GetInt(const std::string& name, int64_t min_value,
                                                        int64_t max_value) const {
   std::optional<std::string> text = Get(name);
   if (!text.has_value()) return std::optional<int64_t>();
   int64_t value = 0;
   if (!absl::SimpleAtoi(*text, &value) || value < min_value) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--%s = %s; must be a whole number >= %d", name, *text, min_value));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s = %s; must be a whole number >= %d", name, *text, min_value));
   }
   if (value > max_value) {
     return absl::InvalidArgumentError(
@@ -81,8 +78,7 @@ absl::StatusOr<std::optional<int64_t>> CliArgs::GetInt(const std::string& name,
   return std::optional<int64_t>(value);
 }
 
-absl::StatusOr<std::optional<double>> CliArgs::GetDouble(
-    const std::string& name) const {
+absl::StatusOr<std::optional<double>> CliArgs::GetDouble(const std::string& name) const {
   std::optional<std::string> text = Get(name);
   if (!text.has_value()) return std::optional<double>();
   double value = 0;

@@ -18,10 +18,9 @@ class CliArgs {
  public:
   // `switches` take no value; `valued` take one. Anything else is an error
   // naming the flag, so a typo never passes silently.
-  static absl::StatusOr<CliArgs> Parse(
-      const std::vector<std::string>& args,
-      const absl::flat_hash_set<std::string>& switches,
-      const absl::flat_hash_set<std::string>& valued);
+  static absl::StatusOr<CliArgs> Parse(const std::vector<std::string>& args,
+                                       const absl::flat_hash_set<std::string>& switches,
+                                       const absl::flat_hash_set<std::string>& valued);
 
   const std::vector<std::string>& positional() const { return positional_; }
   bool Has(const std::string& name) const { return values_.contains(name); }

@@ -9,17 +9,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/catalog/store.h"
 #include "service/cli/args.h"
 #include "service/cli/context.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
-#include "service/translate/enum_names.h"
-#include "service/translate/model_translation.h"
 #include "service/planner/planner.h"
 #include "service/rpc/remote_planner.h"
-#include "base/status_macros.h"
+#include "service/translate/enum_names.h"
+#include "service/translate/model_translation.h"
 
 namespace capplan::service {
 
@@ -31,10 +31,14 @@ absl::Status PrintJson(const google::protobuf::Message& message, std::ostream& o
 
 std::string EngineName(v1::EngineKind kind) {
   switch (kind) {
-    case v1::ENGINE_KIND_VLLM: return "vllm";
-    case v1::ENGINE_KIND_SGLANG: return "sglang";
-    case v1::ENGINE_KIND_TRTLLM: return "trtllm";
-    default: return "-";
+    case v1::ENGINE_KIND_VLLM:
+      return "vllm";
+    case v1::ENGINE_KIND_SGLANG:
+      return "sglang";
+    case v1::ENGINE_KIND_TRTLLM:
+      return "trtllm";
+    default:
+      return "-";
   }
 }
 
@@ -45,7 +49,8 @@ std::string TierName(v1::Tier tier) {
 
 namespace {
 
-constexpr char kUsage[] = R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
+constexpr char kUsage[] =
+    R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
 
 Catalogue:
   capplan hardware list [--vendor NAME]      GPUs in the catalogue
@@ -88,15 +93,13 @@ absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
   std::string lower = absl::AsciiStrToLower(text);
   if (lower == "vllm") return v1::ENGINE_KIND_VLLM;
   if (lower == "sglang") return v1::ENGINE_KIND_SGLANG;
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--engine = %s; must be vllm or sglang", text));
+  return absl::InvalidArgumentError(absl::StrFormat("--engine = %s; must be vllm or sglang", text));
 }
 
 absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what) {
   const auto& pos = ctx.args.positional();
   if (pos.size() != 3) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("usage: capplan %s get ID", what));
+    return absl::InvalidArgumentError(absl::StrFormat("usage: capplan %s get ID", what));
   }
   return pos[2];
 }
@@ -112,9 +115,12 @@ std::string LinkName(const v1::Interconnect& link) {
     case v1::LINK_KIND_PCIE:
       return absl::StrFormat("PCIe %d%s", link.pcie_generation(),
                              link.peer_to_peer() ? "" : " no-P2P");
-    case v1::LINK_KIND_NVLINK_C2C: return "NVLink-C2C";
-    case v1::LINK_KIND_NONE: return "none";
-    default: return "-";
+    case v1::LINK_KIND_NVLINK_C2C:
+      return "NVLink-C2C";
+    case v1::LINK_KIND_NONE:
+      return "none";
+    default:
+      return "-";
   }
 }
 
@@ -126,16 +132,14 @@ absl::Status Hardware(CliContext& ctx) {
     request.set_vendor(ctx.args.Get("vendor").value_or(""));
     CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListHardware(request));
     if (ctx.json) return PrintJson(response, ctx.out);
-    TextTable table({"ID", "NAME", "MEMORY (GiB)", "USABLE (GiB)",
-                     "BANDWIDTH (TB/s)", "BF16 (TFLOP/s)", "FP8 (TFLOP/s)",
-                     "LINK"});
+    TextTable table({"ID", "NAME", "MEMORY (GiB)", "USABLE (GiB)", "BANDWIDTH (TB/s)",
+                     "BF16 (TFLOP/s)", "FP8 (TFLOP/s)", "LINK"});
     for (const v1::Hardware& h : response.hardware()) {
-      table.AddRow({h.id(), h.name(), FormatGiB(h.memory_bytes()),
-                    FormatGiB(h.usable_memory_bytes()),
-                    FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2),
-                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_BF16), 1e12, 0),
-                    FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_FP8), 1e12, 0),
-                    LinkName(h.intra_node())});
+      table.AddRow(
+          {h.id(), h.name(), FormatGiB(h.memory_bytes()), FormatGiB(h.usable_memory_bytes()),
+           FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2),
+           FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_BF16), 1e12, 0),
+           FormatScaled(PeakFlops(h, v1::NUMBER_FORMAT_FP8), 1e12, 0), LinkName(h.intra_node())});
     }
     table.Print(ctx.out);
     return absl::OkStatus();
@@ -193,15 +197,14 @@ absl::Status Models(CliContext& ctx) {
     request.set_family(ctx.args.Get("family").value_or(""));
     CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListModels(request));
     if (ctx.json) return PrintJson(response, ctx.out);
-    TextTable table({"ID", "HF REPO", "LAYERS", "PARAMS (B)", "ACTIVE (B)",
-                     "CONTEXT (tokens)", "WEIGHTS"});
+    TextTable table(
+        {"ID", "HF REPO", "LAYERS", "PARAMS (B)", "ACTIVE (B)", "CONTEXT (tokens)", "WEIGHTS"});
     for (const v1::ModelInfo& info : response.models()) {
       const v1::Model& m = info.model();
       table.AddRow({m.id(), m.hf_repo_id(), absl::StrCat(info.derived().num_layers()),
                     FormatParams(info.derived().total_parameters()),
                     FormatParams(info.derived().active_parameters_per_token()),
-                    FormatCount(static_cast<double>(m.native_context_tokens())),
-                    FormatName(m)});
+                    FormatCount(static_cast<double>(m.native_context_tokens())), FormatName(m)});
     }
     table.Print(ctx.out);
     return absl::OkStatus();
@@ -224,13 +227,12 @@ absl::Status Models(CliContext& ctx) {
                   absl::StrCat(m.num_attention_heads(), " / ", m.num_kv_heads())});
     if (m.has_moe()) {
       table.AddRow({"experts (routed, per token, shared)",
-                    absl::StrCat(m.moe().num_routed_experts(), ", ",
-                                 m.moe().experts_per_token(), ", ",
-                                 m.moe().num_shared_experts())});
+                    absl::StrCat(m.moe().num_routed_experts(), ", ", m.moe().experts_per_token(),
+                                 ", ", m.moe().num_shared_experts())});
     }
     table.AddRow({"parameters (computed)", FormatParams(d.total_parameters()) + " B"});
-    table.AddRow({"active per token (computed)",
-                  FormatParams(d.active_parameters_per_token()) + " B"});
+    table.AddRow(
+        {"active per token (computed)", FormatParams(d.active_parameters_per_token()) + " B"});
     table.AddRow({"KV per token at 16 bit",
                   d.kv_bytes_per_token_bf16() == 0
                       ? "-"
@@ -260,37 +262,34 @@ void PrintBaseline(const v1::Baseline& b, std::ostream& out) {
   const v1::DeploymentConfig& d = b.deployment();
   out << b.id() << ": " << b.title() << "\n"
       << "  source:    " << b.provenance().source_document()
-      << (b.provenance().section().empty() ? "" : ", " + b.provenance().section())
-      << "\n"
+      << (b.provenance().section().empty() ? "" : ", " + b.provenance().section()) << "\n"
       << "  model:     " << d.model_id() << "\n"
       << "  hardware:  " << d.gpu_count() << " x "
-      << (d.hardware_id().empty() ? d.hardware_description() : d.hardware_id())
-      << "\n"
+      << (d.hardware_id().empty() ? d.hardware_description() : d.hardware_id()) << "\n"
       << "  engine:    " << EngineName(d.engine().kind())
-      << (d.engine().version().empty() ? "" : " " + d.engine().version())
-      << ", tp " << std::max<uint32_t>(1, d.parallelism().tp()) << "\n";
+      << (d.engine().version().empty() ? "" : " " + d.engine().version()) << ", tp "
+      << std::max<uint32_t>(1, d.parallelism().tp()) << "\n";
   for (const v1::KvPool& pool : b.kv_pools()) {
-    out << "  KV pool:   " << FormatCount(static_cast<double>(pool.tokens()))
-        << " tokens (" << pool.name() << ")\n";
+    out << "  KV pool:   " << FormatCount(static_cast<double>(pool.tokens())) << " tokens ("
+        << pool.name() << ")\n";
   }
   for (const v1::Sweep& sweep : b.sweeps()) {
     out << "\n  sweep " << sweep.name() << ": " << sweep.description() << "\n";
-    TextTable table({"CONCURRENCY", "RATE (req/s)", "OUTPUT (tok/s)",
-                     "PER USER (tok/s)", "REQ/S", "TTFT p50 (s)",
-                     "TTFT p95 (s)", "E2E (s)", "LABEL"});
+    TextTable table({"CONCURRENCY", "RATE (req/s)", "OUTPUT (tok/s)", "PER USER (tok/s)", "REQ/S",
+                     "TTFT p50 (s)", "TTFT p95 (s)", "E2E (s)", "LABEL"});
     for (const v1::SweepRow& row : sweep.rows()) {
       auto opt = [](bool has, double v, int decimals) {
         return has ? absl::StrFormat("%.*f", decimals, v) : std::string("-");
       };
-      table.AddRow({row.has_concurrency() ? absl::StrCat(row.concurrency()) : "-",
-                    opt(row.has_arrival_rate_rps(), row.arrival_rate_rps(), 2),
-                    opt(row.has_output_tokens_per_second(), row.output_tokens_per_second(), 1),
-                    opt(row.has_per_user_output_tokens_per_second(),
-                        row.per_user_output_tokens_per_second(), 2),
-                    opt(row.has_requests_per_second(), row.requests_per_second(), 2),
-                    Seconds(row.ttft()),
-                    row.ttft().has_p95_seconds() ? absl::StrFormat("%.3f", row.ttft().p95_seconds()) : "-",
-                    Seconds(row.e2e()), row.label()});
+      table.AddRow(
+          {row.has_concurrency() ? absl::StrCat(row.concurrency()) : "-",
+           opt(row.has_arrival_rate_rps(), row.arrival_rate_rps(), 2),
+           opt(row.has_output_tokens_per_second(), row.output_tokens_per_second(), 1),
+           opt(row.has_per_user_output_tokens_per_second(), row.per_user_output_tokens_per_second(),
+               2),
+           opt(row.has_requests_per_second(), row.requests_per_second(), 2), Seconds(row.ttft()),
+           row.ttft().has_p95_seconds() ? absl::StrFormat("%.3f", row.ttft().p95_seconds()) : "-",
+           Seconds(row.e2e()), row.label()});
     }
     table.Print(out);
   }
@@ -379,8 +378,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
       << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
   out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
   if (plan.state_slots() > 0) {
-    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots()))
-        << " requests\n";
+    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots())) << " requests\n";
   }
   out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
                          plan.max_concurrency_at_max_model_len());
@@ -396,7 +394,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   out << "\n";
   const v1::PlanProvenance& p = plan.provenance();
   out << "tier: " << TierName(p.tier());
-  if (p.baseline_ids_size() > 0) out << " (baselines: " << absl::StrJoin(p.baseline_ids(), ", ") << ")";
+  if (p.baseline_ids_size() > 0)
+    out << " (baselines: " << absl::StrJoin(p.baseline_ids(), ", ") << ")";
   out << "\n";
   for (const v1::MeasuredFigure& m : p.measured()) {
     out << absl::StrFormat("  measured %s = %s (%s: %s); model predicts %s (%+.1f%%)\n", m.name(),
@@ -413,8 +412,7 @@ absl::Status Memory(CliContext& ctx) {
   }
   v1::PlanMemoryRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
-  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> mean,
-                           ctx.args.GetInt("mean-sequence-tokens", 1));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> mean, ctx.args.GetInt("mean-sequence-tokens", 1));
   if (mean.has_value()) request.set_mean_sequence_tokens(*mean);
   CAPPLAN_ASSIGN_OR_RETURN(v1::MemoryPlan plan, ctx.planner->PlanMemory(request));
   if (ctx.json) return PrintJson(plan, ctx.out);
@@ -464,7 +462,7 @@ std::string FindCommand(const std::vector<std::string>& args) {
 // token of --token-file), or the catalogue of --out-dir (writable: ingest
 // writes into it) or --data-dir (read-only).
 absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
-                                                       std::optional<int64_t> timeout_seconds) {
+                                                        std::optional<int64_t> timeout_seconds) {
   if (auto server = args.Get("server")) {
     if (args.Has("data-dir") || args.Has("out-dir")) {
       return absl::InvalidArgumentError("--server excludes --data-dir and --out-dir");
@@ -473,7 +471,8 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
     if (auto file = args.Get("token-file")) {
       absl::StatusOr<std::string> text = ReadFileLimited(*file, 4096);
       if (!text.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--token-file = ", *file, ": cannot read it"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--token-file = ", *file, ": cannot read it"));
       }
       token = std::string(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
     }
@@ -483,8 +482,8 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
   if (args.Has("data-dir") && args.Has("out-dir")) {
     return absl::InvalidArgumentError("--data-dir and --out-dir exclude each other");
   }
-  const std::string dir = args.Get("out-dir").value_or(
-      args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
+  const std::string dir =
+      args.Get("out-dir").value_or(args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
   std::shared_ptr<CatalogStore> store;
   if (args.Has("out-dir")) {
     absl::StatusOr<std::unique_ptr<DirectoryStore>> opened = DirectoryStore::Open(dir);
@@ -501,8 +500,7 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
 
 }  // namespace
 
-int RunCli(const std::vector<std::string>& args, std::ostream& out,
-           std::ostream& err) {
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string name = FindCommand(args);
   const CliCommandSpec* spec = nullptr;
   std::vector<CliCommandSpec> commands = Commands();
@@ -531,8 +529,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out,
   }
   CliContext ctx{*std::move(parsed), nullptr, out, err, false};
   ctx.json = ctx.args.Has("json");
-  absl::StatusOr<std::optional<int64_t>> timeout =
-      ctx.args.GetInt("timeout-seconds", 1);
+  absl::StatusOr<std::optional<int64_t>> timeout = ctx.args.GetInt("timeout-seconds", 1);
   if (!timeout.ok()) {
     err << "capplan: " << timeout.status().message() << "\n";
     return kExitInvalid;

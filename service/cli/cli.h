@@ -16,8 +16,7 @@ inline constexpr int kExitInvalid = 2;  // bad input, unknown id, no server
 // to `out` and errors to `err`; returns the exit code. Offline on the
 // catalogue in --data-dir (default: the bundled data/), or against a server
 // with --server host:port; both give identical answers.
-int RunCli(const std::vector<std::string>& args, std::ostream& out,
-           std::ostream& err);
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace capplan::service
 

@@ -1,23 +1,38 @@
 #include "service/cli/deployment_flags.h"
 
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/translate/enum_names.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 
 const std::vector<std::string>& DeploymentValuedFlags() {
-  static const auto* const kFlags = new std::vector<std::string>{
-      "model", "model-config", "baseline", "gpu", "gpus", "tp", "pp", "ep",
-      "engine", "engine-version", "gpu-memory-utilization", "mem-fraction-static",
-      "kv-cache-free-gpu-memory-fraction",
-      "max-model-len", "max-num-batched-tokens", "max-num-seqs", "kv-cache-dtype",
-      "quantization", "block-size", "max-cudagraph-batch-size", "speculative-method",
-      "num-speculative-tokens"};
+  static const auto* const kFlags =
+      new std::vector<std::string>{"model",
+                                   "model-config",
+                                   "baseline",
+                                   "gpu",
+                                   "gpus",
+                                   "tp",
+                                   "pp",
+                                   "ep",
+                                   "engine",
+                                   "engine-version",
+                                   "gpu-memory-utilization",
+                                   "mem-fraction-static",
+                                   "kv-cache-free-gpu-memory-fraction",
+                                   "max-model-len",
+                                   "max-num-batched-tokens",
+                                   "max-num-seqs",
+                                   "kv-cache-dtype",
+                                   "quantization",
+                                   "block-size",
+                                   "max-cudagraph-batch-size",
+                                   "speculative-method",
+                                   "num-speculative-tokens"};
   return *kFlags;
 }
 
@@ -27,8 +42,7 @@ const std::vector<std::string>& DeploymentSwitches() {
   return *kSwitches;
 }
 
-absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
-                                            const std::string& path) {
+absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag, const std::string& path) {
   constexpr size_t kMaxFlagFileBytes = 4 * 1024 * 1024;
   absl::StatusOr<std::string> text = ReadFileLimited(path, kMaxFlagFileBytes);
   if (text.ok()) return text;
@@ -68,8 +82,7 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
     CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> v, args.GetInt(flag, 1));
     if (v.has_value()) {
       if (*v > 1 << 30) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--%s = %d; too large", flag, *v));
+        return absl::InvalidArgumentError(absl::StrFormat("--%s = %d; too large", flag, *v));
       }
       setter(*v);
     }
@@ -87,8 +100,8 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
       count("max-num-batched-tokens", [&](int64_t v) { e->set_max_num_batched_tokens(v); }));
   CAPPLAN_RETURN_IF_ERROR(count("max-num-seqs", [&](int64_t v) { e->set_max_num_seqs(v); }));
   CAPPLAN_RETURN_IF_ERROR(count("block-size", [&](int64_t v) { e->set_block_size(v); }));
-  CAPPLAN_RETURN_IF_ERROR(count("max-cudagraph-batch-size",
-                                [&](int64_t v) { e->set_max_cudagraph_batch_size(v); }));
+  CAPPLAN_RETURN_IF_ERROR(
+      count("max-cudagraph-batch-size", [&](int64_t v) { e->set_max_cudagraph_batch_size(v); }));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> spec_tokens,
                            args.GetInt("num-speculative-tokens", 0));
   if (spec_tokens.has_value()) e->set_num_speculative_tokens(*spec_tokens);
@@ -105,8 +118,7 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
                            args.GetDouble("kv-cache-free-gpu-memory-fraction"));
   if (kvf.has_value()) e->set_kv_cache_free_gpu_memory_fraction(*kvf);
   if (auto v = args.Get("kv-cache-dtype")) {
-    CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype,
-                             KvCacheDtypeFromName("--kv-cache-dtype", *v));
+    CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype, KvCacheDtypeFromName("--kv-cache-dtype", *v));
     e->set_kv_cache_dtype(dtype);
   }
   if (auto v = args.Get("speculative-method")) {

@@ -31,8 +31,7 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
 absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo);
 
 // Reads a whole file; InvalidArgument naming `flag` when it cannot.
-absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag,
-                                            const std::string& path);
+absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag, const std::string& path);
 
 }  // namespace capplan::service
 

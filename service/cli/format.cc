@@ -12,8 +12,8 @@ namespace {
 bool LooksNumeric(const std::string& cell) {
   if (cell.empty() || cell == "-") return true;
   for (char c : cell) {
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == ',' ||
-          c == '-' || c == '+' || c == 'e' || c == '%' || c == 'x')) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == ',' || c == '-' ||
+          c == '+' || c == 'e' || c == '%' || c == 'x')) {
       return false;
     }
   }
@@ -22,8 +22,7 @@ bool LooksNumeric(const std::string& cell) {
 
 }  // namespace
 
-TextTable::TextTable(std::vector<std::string> header)
-    : header_(std::move(header)) {}
+TextTable::TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
 
 void TextTable::AddRow(std::vector<std::string> cells) {
   cells.resize(header_.size());
@@ -59,11 +58,9 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   std::string json;
-  auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
+  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) {
-    return absl::InternalError(
-        absl::StrFormat("cannot print JSON: %s", status.ToString()));
+    return absl::InternalError(absl::StrFormat("cannot print JSON: %s", status.ToString()));
   }
   return json;
 }

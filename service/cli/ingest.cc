@@ -31,8 +31,8 @@ absl::StatusOr<std::vector<IngestedFile>> ParseFiles(const CliContext& ctx) {
   for (size_t i = 1; i < pos.size(); ++i) {
     absl::StatusOr<std::string> text = ReadFileLimited(pos[i], kMaxIngestFileBytes);
     if (!text.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read ", pos[i], ": ",
-                                                     text.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot read ", pos[i], ": ", text.status().message()));
     }
     const std::string name = std::filesystem::path(pos[i]).filename().string();
     CAPPLAN_ASSIGN_OR_RETURN(IngestedFile parsed, ParseMeasurementFile(name, *text, format));
@@ -70,11 +70,11 @@ absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::st
         "commit-pinned URL)");
   }
   v1::Citation* c = m.add_sources();
-  for (const char* f : {"hidden_size", "intermediate_size", "num_attention_heads", "num_kv_heads",
-                        "head_dim", "vocab_size", "layer_blocks", "native_context_tokens",
-                        "sliding_window_tokens", "mla", "linear_attention", "moe",
-                        "rope_scaling_factor", "rope_original_context_tokens", "num_mtp_layers",
-                        "quantization"}) {
+  for (const char* f :
+       {"hidden_size", "intermediate_size", "num_attention_heads", "num_kv_heads", "head_dim",
+        "vocab_size", "layer_blocks", "native_context_tokens", "sliding_window_tokens", "mla",
+        "linear_attention", "moe", "rope_scaling_factor", "rope_original_context_tokens",
+        "num_mtp_layers", "quantization"}) {
     c->add_fields(f);
   }
   c->set_document(source);
@@ -118,10 +118,10 @@ absl::Status ResolveModelId(CliContext& ctx, IngestSpec* spec) {
   request.set_id(spec->deployment.model_id());
   absl::StatusOr<v1::ModelInfo> info = ctx.planner->GetModel(request);
   if (!info.ok()) {
-    return absl::Status(info.status().code(),
-                        absl::StrCat("--model = ", spec->deployment.model_id(), ": ",
-                                     info.status().message(),
-                                     " (or give its config.json with --model-config)"));
+    return absl::Status(
+        info.status().code(),
+        absl::StrCat("--model = ", spec->deployment.model_id(), ": ", info.status().message(),
+                     " (or give its config.json with --model-config)"));
   }
   spec->deployment.set_model_id(info->model().id());
   return absl::OkStatus();
@@ -162,9 +162,9 @@ absl::StatusOr<int> RunIngest(CliContext& ctx) {
 
 std::vector<std::string> IngestValuedFlags() {
   std::vector<std::string> flags = DeploymentValuedFlags();
-  for (const char* f : {"id", "title", "format", "launch", "source", "section", "measured-by",
-                        "date", "notes", "input-tokens", "output-tokens", "out-dir", "token-file",
-                        "model-id", "model-source"}) {
+  for (const char* f :
+       {"id", "title", "format", "launch", "source", "section", "measured-by", "date", "notes",
+        "input-tokens", "output-tokens", "out-dir", "token-file", "model-id", "model-source"}) {
     flags.push_back(f);
   }
   return flags;

@@ -48,8 +48,8 @@ size_t Utf8Sequence(absl::string_view s, size_t i, uint32_t* code_point) {
 }
 
 void AppendProblem(std::string* out, const char* element, const JunitProblem& p) {
-  absl::StrAppend(out, "      <", element, " message=\"", XmlEscape(p.message, true),
-                  "\" type=\"", XmlEscape(p.type, true), "\"");
+  absl::StrAppend(out, "      <", element, " message=\"", XmlEscape(p.message, true), "\" type=\"",
+                  XmlEscape(p.type, true), "\"");
   if (p.text.empty()) {
     absl::StrAppend(out, "/>\n");
   } else {
@@ -145,14 +145,30 @@ std::string XmlEscape(absl::string_view text, bool attribute) {
     }
     char c = text[i++];
     switch (c) {
-      case '&': out.append("&amp;"); break;
-      case '<': out.append("&lt;"); break;
-      case '>': out.append("&gt;"); break;
-      case '"': out.append("&quot;"); break;
-      case '\'': out.append("&apos;"); break;
-      case '\t': out.append(attribute ? "&#9;" : "\t"); break;
-      case '\n': out.append(attribute ? "&#10;" : "\n"); break;
-      case '\r': out.append("&#13;"); break;
+      case '&':
+        out.append("&amp;");
+        break;
+      case '<':
+        out.append("&lt;");
+        break;
+      case '>':
+        out.append("&gt;");
+        break;
+      case '"':
+        out.append("&quot;");
+        break;
+      case '\'':
+        out.append("&apos;");
+        break;
+      case '\t':
+        out.append(attribute ? "&#9;" : "\t");
+        break;
+      case '\n':
+        out.append(attribute ? "&#10;" : "\n");
+        break;
+      case '\r':
+        out.append("&#13;");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           absl::StrAppend(&out, absl::StrFormat("\\x%02X", static_cast<unsigned char>(c)));

@@ -42,8 +42,8 @@ absl::StatusOr<int> RunLint(CliContext& ctx) {
     }
     if (response.findings_size() > 0) table.Print(ctx.out);
     ctx.out << absl::StrFormat("%d %s checked: %d %s, %d %s\n", response.baselines_checked(),
-                               response.baselines_checked() == 1 ? "baseline" : "baselines",
-                               errors, errors == 1 ? "error" : "errors", warnings,
+                               response.baselines_checked() == 1 ? "baseline" : "baselines", errors,
+                               errors == 1 ? "error" : "errors", warnings,
                                warnings == 1 ? "warning" : "warnings");
   }
   return errors > 0 ? 1 : 0;

@@ -9,19 +9,19 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "service/planner/accuracy.h"
+#include "service/catalog/file_util.h"
+#include "service/catalog/text_proto.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
-#include "service/catalog/file_util.h"
+#include "service/cli/svg_plot.h"
+#include "service/planner/accuracy.h"
 #include "service/planner/load.h"
 #include "service/translate/enum_names.h"
 #include "service/translate/load_translation.h"
-#include "base/status_macros.h"
-#include "service/cli/svg_plot.h"
-#include "service/catalog/text_proto.h"
 
 namespace capplan::service {
 namespace {
@@ -104,7 +104,8 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     for (double r : rs) request.mutable_open_loop()->add_arrival_rates_rps(r);
   } else if (baseline_sweep) {
     for (const v1::SweepRow& row : baseline->sweeps(0).rows()) {
-      if (row.has_concurrency()) request.mutable_closed_loop()->add_concurrencies(row.concurrency());
+      if (row.has_concurrency())
+        request.mutable_closed_loop()->add_concurrencies(row.concurrency());
     }
   }
   if (!concurrency.has_value() && !rate.has_value() && !request.has_closed_loop()) {
@@ -118,8 +119,7 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     }
     request.mutable_closed_loop()->set_think_time_seconds(*think);
   }
-  CAPPLAN_RETURN_IF_ERROR(
-      ApplySloFlags(ctx.args, [&request] { return request.mutable_slo(); }));
+  CAPPLAN_RETURN_IF_ERROR(ApplySloFlags(ctx.args, [&request] { return request.mutable_slo(); }));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gate, ctx.args.GetInt("concurrency-gate", 1));
   if (gate.has_value()) request.set_operator_concurrency_gate(static_cast<uint32_t>(*gate));
   if (auto file = ctx.args.Get("calibration")) {
@@ -219,7 +219,8 @@ absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string&
     v1::PredictLoadRequest wrapper;
     std::string wrapped = absl::StrCat("{\"calibration\": ", body, "}");
     auto s = google::protobuf::util::JsonStringToMessage(wrapped, &wrapper, json);
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("not a JSON array of sweeps: ", s.ToString()));
+    if (!s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("not a JSON array of sweeps: ", s.ToString()));
     out.assign(wrapper.calibration().begin(), wrapper.calibration().end());
   } else if (!body.empty() && body.front() == '{') {
     v1::Sweep sweep;
@@ -248,10 +249,10 @@ absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string&
       FirstParseError request_error;
       request_parser.RecordErrorsTo(&request_error);
       if (!request_parser.ParseFromString(std::string(body), &request)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "neither a text-format Sweep (", sweep_error.ToString(),
-            ") nor `calibration { ... }` blocks of a PredictLoadRequest (",
-            request_error.ToString(), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("neither a text-format Sweep (", sweep_error.ToString(),
+                         ") nor `calibration { ... }` blocks of a PredictLoadRequest (",
+                         request_error.ToString(), ")"));
       }
       out.assign(request.calibration().begin(), request.calibration().end());
     }
@@ -269,7 +270,8 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
               ? absl::StrCat(", speculative ", d.num_speculative_tokens(), " draft tokens")
               : "")
       << "\n";
-  out << "slots: " << curve.slots().slots() << " (bound: " << ShortName(curve.slots().bound()) << ")";
+  out << "slots: " << curve.slots().slots() << " (bound: " << ShortName(curve.slots().bound())
+      << ")";
   if (curve.memory().kv_pool_tokens() > 0) {
     out << ", KV pool " << FormatCount(static_cast<double>(curve.memory().kv_pool_tokens()))
         << " tokens";
@@ -284,19 +286,20 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
     const double per_user =
         closed ? p.output_tokens_per_second() / p.concurrency()
                : (p.has_tpot_seconds() && p.tpot_seconds() > 0 ? 1.0 / p.tpot_seconds() : 0);
-    table.AddRow({closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps()),
-                  absl::StrFormat("%.1f", p.output_tokens_per_second()),
-                  per_user > 0 ? absl::StrFormat("%.2f", per_user) : "-",
-                  absl::StrFormat("%.3f", p.requests_per_second()),
-                  Opt(p.has_ttft_p50_seconds(), p.ttft_p50_seconds(), "%.3f"),
-                  Opt(p.has_ttft_p95_seconds(), p.ttft_p95_seconds(), "%.3f"),
-                  Opt(p.has_ttft_p99_seconds(), p.ttft_p99_seconds(), "%.3f"),
-                  Opt(p.has_tpot_seconds(), p.tpot_seconds(), "%.4f"),
-                  Opt(p.has_e2e_p50_seconds(), p.e2e_p50_seconds(), "%.2f"),
-                  Opt(p.has_e2e_p95_seconds(), p.e2e_p95_seconds(), "%.2f"),
-                  absl::StrFormat("%.2f", p.mean_batch_size()),
-                  Opt(p.has_mean_queue_length(), p.mean_queue_length(), "%.2f"),
-                  absl::StrFormat("%.0f", 100 * p.utilization()), p.stable() ? "yes" : "NO"});
+    table.AddRow(
+        {closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps()),
+         absl::StrFormat("%.1f", p.output_tokens_per_second()),
+         per_user > 0 ? absl::StrFormat("%.2f", per_user) : "-",
+         absl::StrFormat("%.3f", p.requests_per_second()),
+         Opt(p.has_ttft_p50_seconds(), p.ttft_p50_seconds(), "%.3f"),
+         Opt(p.has_ttft_p95_seconds(), p.ttft_p95_seconds(), "%.3f"),
+         Opt(p.has_ttft_p99_seconds(), p.ttft_p99_seconds(), "%.3f"),
+         Opt(p.has_tpot_seconds(), p.tpot_seconds(), "%.4f"),
+         Opt(p.has_e2e_p50_seconds(), p.e2e_p50_seconds(), "%.2f"),
+         Opt(p.has_e2e_p95_seconds(), p.e2e_p95_seconds(), "%.2f"),
+         absl::StrFormat("%.2f", p.mean_batch_size()),
+         Opt(p.has_mean_queue_length(), p.mean_queue_length(), "%.2f"),
+         absl::StrFormat("%.0f", 100 * p.utilization()), p.stable() ? "yes" : "NO"});
   }
   table.Print(out);
   out << "\n";
@@ -307,11 +310,12 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
       const v1::LoadCurvePoint& p = curve.points(static_cast<int>(i));
       return closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps());
     };
-    out << absl::StrFormat("knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
-                           KneeLoad(k), unit, load_at(k.last_flat_index()),
-                           load_at(k.first_steep_index()));
+    out << absl::StrFormat(
+        "knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
+        KneeLoad(k), unit, load_at(k.last_flat_index()), load_at(k.first_steep_index()));
   } else {
-    out << "knee: none (median TTFT stays below twice its lowest-load value over the whole range)\n";
+    out << "knee: none (median TTFT stays below twice its lowest-load value over the whole "
+           "range)\n";
   }
   const v1::SafeOperatingPoint& s = curve.safe_operating_point();
   if (s.found()) {
@@ -336,10 +340,10 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
   out << ")\n";
   TextTable prov({"METRIC", "TIER", "ERROR BAND (±%)", "BASELINES"});
   for (const v1::MetricProvenance& p : curve.provenance()) {
-    prov.AddRow({p.metric(), TierName(p.tier()),
-                 p.error_band_fraction() > 0 ? absl::StrFormat("%.1f", 100 * p.error_band_fraction())
-                                             : "-",
-                 p.baseline_ids().empty() ? "-" : absl::StrJoin(p.baseline_ids(), ", ")});
+    prov.AddRow(
+        {p.metric(), TierName(p.tier()),
+         p.error_band_fraction() > 0 ? absl::StrFormat("%.1f", 100 * p.error_band_fraction()) : "-",
+         p.baseline_ids().empty() ? "-" : absl::StrJoin(p.baseline_ids(), ", ")});
   }
   prov.Print(out);
   for (const std::string& n : curve.notes()) out << "note: " << n << "\n";

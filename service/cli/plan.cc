@@ -2,11 +2,11 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
 #include "service/translate/enum_names.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 namespace {
@@ -23,8 +23,8 @@ void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) 
   out << absl::StrFormat(
       "  %s tokens/month in+out, %s output tokens/month (%.0f-day month, duty %.2f)\n"
       "  %s tok/s in+out, %s output tok/s\n",
-      Tokens(c.tokens_per_month_total()), Tokens(c.output_tokens_per_month()),
-      c.days_per_month(), c.duty_factor(), FormatScaled(c.tokens_per_second_total(), 1, 1),
+      Tokens(c.tokens_per_month_total()), Tokens(c.output_tokens_per_month()), c.days_per_month(),
+      c.duty_factor(), FormatScaled(c.tokens_per_second_total(), 1, 1),
       FormatScaled(c.output_tokens_per_second(), 1, 1));
 }
 
@@ -44,7 +44,8 @@ void PrintPoint(const char* title, const v1::OperatingPoint& p, std::ostream& ou
   out << "; TTFT p50/p95/p99 " << s(p.has_ttft_p50_seconds(), p.ttft_p50_seconds()) << " / "
       << s(p.has_ttft_p95_seconds(), p.ttft_p95_seconds()) << " / "
       << s(p.has_ttft_p99_seconds(), p.ttft_p99_seconds()) << ", TPOT "
-      << s(p.has_tpot_seconds(), p.tpot_seconds()) << " (binding: " << ShortName(p.binding()) << ")\n";
+      << s(p.has_tpot_seconds(), p.tpot_seconds()) << " (binding: " << ShortName(p.binding())
+      << ")\n";
 }
 
 void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
@@ -94,14 +95,14 @@ void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
 
 absl::StatusOr<int> PlanCommand(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError("usage: capplan plan (--model ID | --baseline ID) --gpu ID "
-                                      "--input-tokens N --output-tokens N [...]");
+    return absl::InvalidArgumentError(
+        "usage: capplan plan (--model ID | --baseline ID) --gpu ID "
+        "--input-tokens N --output-tokens N [...]");
   }
   v1::PlanRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
   const CliArgs& a = ctx.args;
-  CAPPLAN_RETURN_IF_ERROR(
-      ApplyWorkloadFlags(a, [&request] { return request.mutable_workload(); }));
+  CAPPLAN_RETURN_IF_ERROR(ApplyWorkloadFlags(a, [&request] { return request.mutable_workload(); }));
   CAPPLAN_RETURN_IF_ERROR(ApplySloFlags(a, [&request] { return request.mutable_slo(); }));
   struct Opt {
     const char* flag;

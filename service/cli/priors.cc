@@ -30,10 +30,9 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
     return absl::InvalidArgumentError(
         "capplan priors reads a catalogue directory: give --data-dir or --out-dir, not --server");
   }
-  const std::string dir = ctx.args.Get("out-dir").value_or(
-      ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
-  CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog,
-                           Catalog::LoadFromDirectory(dir));
+  const std::string dir =
+      ctx.args.Get("out-dir").value_or(ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
+  CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Catalog::LoadFromDirectory(dir));
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<v1::EfficiencyPrior> priors, FitPriors(*catalog));
   if (ctx.args.Has("out-dir")) {
     CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<DirectoryStore> store, DirectoryStore::Open(dir));
@@ -44,24 +43,23 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
     }
     CAPPLAN_RETURN_IF_ERROR(RemoveStale(dir, ids));
   }
-  TextTable table({"PRIOR", "BASELINES", "ROWS", "ALPHA (ms)", "ETA WEIGHTS", "ETA KV",
-                   "ETA FLOPS", "ETA COMM", "HELD-OUT ERROR"});
+  TextTable table({"PRIOR", "BASELINES", "ROWS", "ALPHA (ms)", "ETA WEIGHTS", "ETA KV", "ETA FLOPS",
+                   "ETA COMM", "HELD-OUT ERROR"});
   for (const v1::EfficiencyPrior& p : priors) {
-    table.AddRow({p.id(), absl::StrCat(p.baseline_ids_size()), absl::StrCat(p.observations()),
-                  absl::StrFormat("%.2f", 1e3 * p.alpha_seconds()),
-                  absl::StrFormat("%.2f", 1 / p.beta_weights()),
-                  absl::StrFormat("%.2f", 1 / p.beta_kv()),
-                  absl::StrFormat("%.2f", 1 / p.beta_flops()),
-                  absl::StrFormat("%.3f", 1 / p.beta_comm()),
-                  p.leave_one_out_relative_error() > 0
-                      ? absl::StrFormat("%.0f%%", 100 * p.leave_one_out_relative_error())
-                      : "-"});
+    table.AddRow(
+        {p.id(), absl::StrCat(p.baseline_ids_size()), absl::StrCat(p.observations()),
+         absl::StrFormat("%.2f", 1e3 * p.alpha_seconds()),
+         absl::StrFormat("%.2f", 1 / p.beta_weights()), absl::StrFormat("%.2f", 1 / p.beta_kv()),
+         absl::StrFormat("%.2f", 1 / p.beta_flops()), absl::StrFormat("%.3f", 1 / p.beta_comm()),
+         p.leave_one_out_relative_error() > 0
+             ? absl::StrFormat("%.0f%%", 100 * p.leave_one_out_relative_error())
+             : "-"});
   }
   table.Print(ctx.out);
-  ctx.out << absl::StrFormat("%d %s%s (efficiency η = 1/β: 1 is the card's peak)\n",
-                             priors.size(), priors.size() == 1 ? "prior" : "priors",
-                             ctx.args.Has("out-dir") ? absl::StrCat(" written to ", dir, "/priors")
-                                                     : "");
+  ctx.out << absl::StrFormat(
+      "%d %s%s (efficiency η = 1/β: 1 is the card's peak)\n", priors.size(),
+      priors.size() == 1 ? "prior" : "priors",
+      ctx.args.Has("out-dir") ? absl::StrCat(" written to ", dir, "/priors") : "");
   return 0;
 }
 

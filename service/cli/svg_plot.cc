@@ -73,8 +73,7 @@ void Axes(const Panel& p, double x_step, double y_step, const std::string& x_lab
   absl::StrAppendFormat(svg,
                         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%s"
                         "</text>\n",
-                        (kLeft + kWidth - kRight) / 2, p.top + kPanelHeight + 34,
-                        Escape(x_label));
+                        (kLeft + kWidth - kRight) / 2, p.top + kPanelHeight + 34, Escape(x_label));
   absl::StrAppendFormat(svg,
                         "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" font-size=\"12\" "
                         "text-anchor=\"middle\">%s</text>\n",
@@ -86,10 +85,9 @@ void Polyline(const Panel& p, const std::vector<std::pair<double, double>>& xy,
   if (xy.empty()) return;
   std::string points;
   for (const auto& [x, y] : xy) absl::StrAppendFormat(&points, "%.1f,%.1f ", p.X(x), p.Y(y));
-  absl::StrAppendFormat(svg,
-                        "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-                        points, colour,
-                        dash.empty() ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\""));
+  absl::StrAppendFormat(
+      svg, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", points,
+      colour, dash.empty() ? "" : absl::StrCat(" stroke-dasharray=\"", dash, "\""));
   for (const auto& [x, y] : xy) {
     absl::StrAppendFormat(svg, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n", p.X(x),
                           p.Y(y), colour);
@@ -103,8 +101,8 @@ void VerticalMark(const Panel& p, double x, const std::string& colour, const std
                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                         "stroke-dasharray=\"6 4\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
                         "fill=\"%s\">%s</text>\n",
-                        p.X(x), p.top, p.X(x), p.top + kPanelHeight, colour, p.X(x) + 4,
-                        p.top + 12, colour, Escape(label));
+                        p.X(x), p.top, p.X(x), p.top + kPanelHeight, colour, p.X(x) + 4, p.top + 12,
+                        colour, Escape(label));
 }
 
 }  // namespace

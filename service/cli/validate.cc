@@ -7,25 +7,29 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "service/catalog/file_util.h"
+#include "service/catalog/text_proto.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
-#include "service/catalog/file_util.h"
 #include "service/cli/junit.h"
-#include "base/status_macros.h"
-#include "service/catalog/text_proto.h"
 
 namespace capplan::service {
 namespace {
 
 std::string SeverityName(v1::Severity s) {
   switch (s) {
-    case v1::SEVERITY_ERROR: return "ERROR";
-    case v1::SEVERITY_WARNING: return "WARNING";
-    case v1::SEVERITY_INFO: return "INFO";
-    default: return "-";
+    case v1::SEVERITY_ERROR:
+      return "ERROR";
+    case v1::SEVERITY_WARNING:
+      return "WARNING";
+    case v1::SEVERITY_INFO:
+      return "INFO";
+    default:
+      return "-";
   }
 }
 
@@ -60,8 +64,9 @@ absl::StatusOr<v1::ValidateRequest> RequestFromFlags(const CliArgs& args) {
       request.mutable_deployment()->set_model_config_json(json);
     }
     if (!args.Has("gpu")) {
-      return absl::InvalidArgumentError("--launch needs --gpu ID (a launch line does not name "
-                                        "the GPU)");
+      return absl::InvalidArgumentError(
+          "--launch needs --gpu ID (a launch line does not name "
+          "the GPU)");
     }
   } else {
     CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(args));
@@ -114,8 +119,7 @@ void PrintValidation(const v1::ValidateResponse& response, std::ostream& out) {
   }
   TextTable checks({"CHECK", "RESULT", "DETAIL"});
   for (const v1::Check& c : response.checks()) {
-    checks.AddRow({c.name(), c.skipped() ? "skipped" : (c.passed() ? "pass" : "FAIL"),
-                   c.detail()});
+    checks.AddRow({c.name(), c.skipped() ? "skipped" : (c.passed() ? "pass" : "FAIL"), c.detail()});
   }
   checks.Print(out);
 }
@@ -131,9 +135,8 @@ absl::StatusOr<v1::ValidateRequest> ParseValidateSpec(const std::string& path,
     options.ignore_unknown_fields = false;
     auto status = google::protobuf::util::JsonStringToMessage(text, &request, options);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: not a valid ValidateRequest in JSON: %s", path,
-                          std::string(status.message())));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: not a valid ValidateRequest in JSON: %s", path, std::string(status.message())));
     }
     return request;
   }
@@ -149,8 +152,9 @@ absl::StatusOr<v1::ValidateRequest> ParseValidateSpec(const std::string& path,
 
 absl::StatusOr<int> ValidateCommand(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError("usage: capplan validate (--spec FILE | --launch LINE "
-                                      "--gpu ID | --model ID --gpu ID ...)");
+    return absl::InvalidArgumentError(
+        "usage: capplan validate (--spec FILE | --launch LINE "
+        "--gpu ID | --model ID --gpu ID ...)");
   }
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateRequest request, RequestFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request));

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "model/robust_fit.h"
-#include "service/translate/deployment_resolver.h"
-#include "service/planner/prepared.h"
 #include "base/status_macros.h"
+#include "model/robust_fit.h"
+#include "service/planner/prepared.h"
+#include "service/translate/deployment_resolver.h"
 
 namespace capplan::service {
 namespace {
@@ -28,8 +28,8 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, Accuracy
     const SourcedPoint& held = points[i];
     absl::StatusOr<model::StepTimeFit> fit = FitOnPoints(ctx, perf, train, nullptr);
     if (!fit.ok()) {
-      report->notes.push_back(absl::StrFormat("%s: refit without it failed: %s",
-                                              held.point.source, fit.status().message()));
+      report->notes.push_back(absl::StrFormat("%s: refit without it failed: %s", held.point.source,
+                                              fit.status().message()));
       continue;
     }
     model::MeasuredPoint p = held.point;
@@ -45,8 +45,8 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, Accuracy
     absl::StatusOr<model::LoadPoint> pred =
         model::PredictPoint(ctx, p, fit->calibration.coefficients);
     if (!pred.ok()) {
-      report->notes.push_back(absl::StrFormat("%s: prediction failed: %s", held.point.source,
-                                              pred.status().message()));
+      report->notes.push_back(
+          absl::StrFormat("%s: prediction failed: %s", held.point.source, pred.status().message()));
       continue;
     }
     auto add = [&](const std::string& metric, std::optional<double> measured,

@@ -17,8 +17,8 @@ namespace capplan::service {
 // One prediction of one figure of a held-out row.
 struct AccuracyRow {
   std::string baseline_id;
-  std::string source;     // "<baseline>/<sweep>/c=8"
-  std::string metric;     // per_user_tokens_per_second, total_tokens_per_second, ttft, e2e, tpot
+  std::string source;  // "<baseline>/<sweep>/c=8"
+  std::string metric;  // per_user_tokens_per_second, total_tokens_per_second, ttft, e2e, tpot
   double measured = 0;
   double predicted = 0;
   double error_fraction = 0;  // predicted / measured − 1

@@ -22,8 +22,7 @@ void FindingList::Check(const std::string& name, const std::string& code, bool p
   c->set_detail(detail);
 }
 
-void FindingList::Skip(const std::string& name, const std::string& code,
-                       const std::string& why) {
+void FindingList::Skip(const std::string& name, const std::string& code, const std::string& why) {
   v1::Check* c = response_->add_checks();
   c->set_name(name);
   c->set_code(code);

@@ -26,7 +26,6 @@ inline constexpr char kFarFromBaselines[] = "FAR_FROM_BASELINES";
 inline constexpr char kUnknownEngineVersion[] = "UNKNOWN_ENGINE_VERSION";
 inline constexpr char kUnmodelledFlag[] = "UNMODELLED_FLAG";
 
-
 // Collects Validate's findings and checks into its response.
 class FindingList {
  public:

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "service/planner/priors.h"
 #include "service/planner/prepared.h"
+#include "service/planner/priors.h"
 
 namespace capplan::service {
 namespace {
@@ -36,9 +36,8 @@ void AddUnique(std::vector<std::string>* ids, const std::string& id) {
 // The rows of this configuration's baselines; the gate the fit runs behind
 // becomes a baseline's own unless the query sets one.
 absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
-                                                    const ResolvedDeployment& r,
-                                                    const LoadQuery& q, FitSource* src,
-                                                    std::optional<int>* fit_gate,
+                                                    const ResolvedDeployment& r, const LoadQuery& q,
+                                                    FitSource* src, std::optional<int>* fit_gate,
                                                     std::vector<std::string>* notes) {
   std::vector<SourcedPoint> points;
   for (const v1::Baseline& b : catalog.baselines()) {
@@ -66,7 +65,8 @@ std::optional<v1::EfficiencyPrior> PriorOf(const Catalog& catalog, const Prepare
 }
 
 // The global prior: the roofline with the corpus' typical efficiencies.
-std::optional<v1::EfficiencyPrior> GlobalPrior(const Catalog& catalog, const PreparedDeployment& d) {
+std::optional<v1::EfficiencyPrior> GlobalPrior(const Catalog& catalog,
+                                               const PreparedDeployment& d) {
   if (d.hardware_withheld) return std::nullopt;
   for (const v1::EfficiencyPrior& p : catalog.priors()) {
     if (p.level() == v1::PRIOR_LEVEL_GLOBAL) return p;
@@ -96,7 +96,7 @@ void FromPrior(const v1::EfficiencyPrior& prior, bool roofline, FitSource* src,
       roofline ? "the roofline with the corpus' typical efficiencies (no catalogue rows asked "
                  "for)"
                : "no baseline measured this configuration",
-      prior.level() == v1::PRIOR_LEVEL_GLOBAL ? "global"
+      prior.level() == v1::PRIOR_LEVEL_GLOBAL  ? "global"
       : prior.level() == v1::PRIOR_LEVEL_CLASS ? "hardware-class"
                                                : "architecture",
       prior.id(), prior.baseline_ids_size(),
@@ -126,8 +126,9 @@ model::SpeculativeDecoding SpeculationFor(const DeploymentPerformance& perf, int
   return s;
 }
 
-absl::StatusOr<model::CalibrationContext> CalibrationContextFor(
-    const DeploymentPerformance& perf, const model::Workload& workload, std::optional<int> gate) {
+absl::StatusOr<model::CalibrationContext> CalibrationContextFor(const DeploymentPerformance& perf,
+                                                                const model::Workload& workload,
+                                                                std::optional<int> gate) {
   CAPPLAN_ASSIGN_OR_RETURN(model::Slots slots,
                            model::ComputeSlots(LimitsWithGate(perf, gate), workload));
   model::CalibrationContext ctx;

@@ -60,8 +60,8 @@ void LintSweeps(const v1::Baseline& b, std::vector<model::LintFinding>* out) {
     const v1::Sweep& sweep = b.sweeps(i);
     std::vector<model::LintRow> rows;
     for (int j = 0; j < sweep.rows_size(); ++j) {
-      rows.push_back(
-          ToLintRow(sweep.rows(j), sweep.workload(), absl::StrCat("sweeps[", i, "].rows[", j, "]")));
+      rows.push_back(ToLintRow(sweep.rows(j), sweep.workload(),
+                               absl::StrCat("sweeps[", i, "].rows[", j, "]")));
     }
     std::vector<model::LintFinding> f = model::LintRows(rows, sweep.closed_loop());
     out->insert(out->end(), f.begin(), f.end());
@@ -213,9 +213,8 @@ absl::StatusOr<v1::LintResponse> Lint(const Catalog& catalog, const v1::LintRequ
 }
 
 bool HasError(const std::vector<v1::LintFinding>& findings) {
-  return std::any_of(findings.begin(), findings.end(), [](const v1::LintFinding& f) {
-    return f.severity() == v1::SEVERITY_ERROR;
-  });
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const v1::LintFinding& f) { return f.severity() == v1::SEVERITY_ERROR; });
 }
 
 }  // namespace capplan::service

@@ -29,8 +29,8 @@ std::optional<int> GateFor(const PreparedDeployment& d, const LoadQuery& q,
   }
   const v1::Baseline* b = d.resolved.baseline;
   if (b == nullptr || !BaselineGate(*b).has_value()) return std::nullopt;
-  notes->push_back(
-      absl::StrFormat("operator concurrency gate %d from baseline '%s'", *BaselineGate(*b), b->id()));
+  notes->push_back(absl::StrFormat("operator concurrency gate %d from baseline '%s'",
+                                   *BaselineGate(*b), b->id()));
   return BaselineGate(*b);
 }
 
@@ -90,15 +90,14 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
         std::all_of(curve.points.begin(), curve.points.end(), [&](const model::LoadPoint& p) {
           return std::any_of(src.own_points.begin(), src.own_points.end(),
                              [&](const SourcedPoint& sp) {
-                               return model::RowMeasuresPoint(sp.AsRow(), p, metric, spec_on,
-                                                              draft, load.workload,
-                                                              think_time_seconds);
+                               return model::RowMeasuresPoint(sp.AsRow(), p, metric, spec_on, draft,
+                                                              load.workload, think_time_seconds);
                              });
         });
     std::optional<double> band;
     if (src.fit.has_value()) {
-      band = model::ObservationKindBand(src.fit->calibration,
-                                        model::BandingObservationKind(metric));
+      band =
+          model::ObservationKindBand(src.fit->calibration, model::BandingObservationKind(metric));
     }
     const model::MetricAssessment a =
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
@@ -223,14 +222,12 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
   const bool from_baseline = !request.has_workload() && !request.deployment().baseline_id().empty();
   if (!from_baseline) CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(q));
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, q.path));
-  CAPPLAN_ASSIGN_OR_RETURN(
-      ResolvedDeployment r,
-      ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
-                                                "PredictLoadRequest.deployment"));
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           ResolveDeploymentAllowingWithheldHardware(
+                               catalog, request.deployment(), "PredictLoadRequest.deployment"));
   std::vector<std::string> notes;
   if (!request.has_workload() && r.baseline != nullptr && !r.baseline->sweeps().empty()) {
-    CAPPLAN_ASSIGN_OR_RETURN(q.workload,
-                             SweepWorkload(*r.baseline, r.baseline->sweeps(0), &notes));
+    CAPPLAN_ASSIGN_OR_RETURN(q.workload, SweepWorkload(*r.baseline, r.baseline->sweeps(0), &notes));
   }
   q.calibration.assign(request.calibration().begin(), request.calibration().end());
   q.no_catalog_calibration = request.no_catalog_calibration();

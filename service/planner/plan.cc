@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "model/capacity.h"
-#include "service/translate/deployment_resolver.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
+#include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 namespace {
@@ -58,8 +58,8 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
         "(or start from a baseline, whose measured workload is then used)");
   }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "PlanRequest.duty_factor = %g; must be in (0, 1]", r.duty_factor()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("PlanRequest.duty_factor = %g; must be in (0, 1]", r.duty_factor()));
   }
   if (r.has_price_per_gpu_hour()) {
     CAPPLAN_RETURN_IF_ERROR(positive("price_per_gpu_hour", r.price_per_gpu_hour()));
@@ -108,8 +108,8 @@ void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
       if (run.has_arrival_rate_rps() && run.workload().has_input_tokens() &&
           run.workload().has_output_tokens()) {
         auto from_requests = model::MonthlyCapacityFromRequests(
-            run.arrival_rate_rps(), run.workload().input_tokens(),
-            run.workload().output_tokens(), measured_period);
+            run.arrival_rate_rps(), run.workload().input_tokens(), run.workload().output_tokens(),
+            measured_period);
         if (from_requests.ok()) {
           *m->mutable_from_requests() = ToCapacity(
               *from_requests, measured_period,
@@ -149,8 +149,8 @@ absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& b,
       w.set_input_tokens(run.workload().input_tokens());
       w.set_output_tokens(run.workload().output_tokens());
       response->add_notes(absl::StrFormat(
-          "workload from baseline %s, run %s: %.0f input + %.0f output tokens per request",
-          b.id(), run.name(), w.input_tokens(), w.output_tokens()));
+          "workload from baseline %s, run %s: %.0f input + %.0f output tokens per request", b.id(),
+          run.name(), w.input_tokens(), w.output_tokens()));
       return w;
     }
   }
@@ -289,10 +289,10 @@ absl::Status AddCost(const v1::PlanRequest& request, uint32_t gpus_per_replica,
   if (!request.has_price_per_gpu_hour() || !(response->capacity().output_tokens_per_month() > 0)) {
     return absl::OkStatus();
   }
-  CAPPLAN_ASSIGN_OR_RETURN(double cost, model::CostPerMillionOutputTokens(
-                                            request.price_per_gpu_hour(),
-                                            static_cast<int>(gpus_per_replica), period,
-                                            response->capacity().output_tokens_per_month()));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      double cost, model::CostPerMillionOutputTokens(
+                       request.price_per_gpu_hour(), static_cast<int>(gpus_per_replica), period,
+                       response->capacity().output_tokens_per_month()));
   response->set_cost_per_million_output_tokens(cost);
   return absl::OkStatus();
 }
@@ -329,16 +329,17 @@ LoadAxis UsersAxis(const v1::PlanRequest& request) {
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
                                       WorkCounters* counters) {
   CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
-  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeploymentAllowingWithheldHardware(
-                                                     catalog, request.deployment(),
-                                                     "PlanRequest.deployment"));
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
+                                                                     "PlanRequest.deployment"));
   v1::PlanResponse response;
   model::CapacityPeriod period;
   if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
   CAPPLAN_ASSIGN_OR_RETURN(LoadQuery query, QueryOf(request, r, &response));
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
                            PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
-  if (!d.hardware_withheld && !d.memory.fits()) return NotFitting(request, d.memory, period, std::move(response));
+  if (!d.hardware_withheld && !d.memory.fits())
+    return NotFitting(request, d.memory, period, std::move(response));
   CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, query, counters));
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed, DrawCurve(load, UsersAxis(request)));
   *response.mutable_memory() = d.memory;

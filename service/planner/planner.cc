@@ -5,14 +5,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "service/planner/lint.h"
 #include "service/planner/load.h"
 #include "service/planner/memory.h"
-#include "service/translate/model_info.h"
 #include "service/planner/plan.h"
-#include "service/planner/lint.h"
 #include "service/planner/put_baseline.h"
 #include "service/planner/validate.h"
-#include "base/status_macros.h"
+#include "service/translate/model_info.h"
 
 namespace capplan::service {
 namespace {
@@ -27,9 +27,8 @@ absl::Status RequireId(absl::string_view message, const std::string& id) {
 
 absl::Status NotInCatalogue(absl::string_view kind, const std::string& id,
                             absl::string_view list_command) {
-  return absl::NotFoundError(absl::StrFormat(
-      "%s '%s' is not in the catalogue; %s lists the ids", kind, id,
-      list_command));
+  return absl::NotFoundError(
+      absl::StrFormat("%s '%s' is not in the catalogue; %s lists the ids", kind, id, list_command));
 }
 
 }  // namespace
@@ -61,8 +60,7 @@ absl::StatusOr<v1::ListHardwareResponse> Planner::ListHardware(
   return response;
 }
 
-absl::StatusOr<v1::Hardware> Planner::GetHardware(
-    const v1::GetHardwareRequest& request) {
+absl::StatusOr<v1::Hardware> Planner::GetHardware(const v1::GetHardwareRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetHardwareRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Hardware* hardware = catalog->FindHardware(request.id());
@@ -72,8 +70,7 @@ absl::StatusOr<v1::Hardware> Planner::GetHardware(
   return *hardware;
 }
 
-absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(
-    const v1::ListModelsRequest& request) {
+absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(const v1::ListModelsRequest& request) {
   std::shared_ptr<const Catalog> catalog = this->catalog();
   v1::ListModelsResponse response;
   for (const v1::Model& model : catalog->models()) {
@@ -85,8 +82,7 @@ absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(
   return response;
 }
 
-absl::StatusOr<v1::ModelInfo> Planner::GetModel(
-    const v1::GetModelRequest& request) {
+absl::StatusOr<v1::ModelInfo> Planner::GetModel(const v1::GetModelRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetModelRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Model* model = catalog->FindModel(request.id());
@@ -99,33 +95,28 @@ absl::StatusOr<v1::ModelInfo> Planner::GetModel(
 absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
     const v1::ListBaselinesRequest& request) {
   std::shared_ptr<const Catalog> catalog = this->catalog();
-  if (!request.model_id().empty() &&
-      catalog->FindModel(request.model_id()) == nullptr) {
-    return absl::NotFoundError(absl::StrFormat(
-        "ListBaselinesRequest.model_id = \"%s\"; no such model in the "
-        "catalogue",
-        request.model_id()));
+  if (!request.model_id().empty() && catalog->FindModel(request.model_id()) == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("ListBaselinesRequest.model_id = \"%s\"; no such model in the "
+                        "catalogue",
+                        request.model_id()));
   }
-  if (!request.hardware_id().empty() &&
-      catalog->FindHardware(request.hardware_id()) == nullptr) {
-    return absl::NotFoundError(absl::StrFormat(
-        "ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
-        "catalogue",
-        request.hardware_id()));
+  if (!request.hardware_id().empty() && catalog->FindHardware(request.hardware_id()) == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
+                        "catalogue",
+                        request.hardware_id()));
   }
-  const v1::Model* model = request.model_id().empty()
-                               ? nullptr
-                               : catalog->FindModel(request.model_id());
+  const v1::Model* model =
+      request.model_id().empty() ? nullptr : catalog->FindModel(request.model_id());
   v1::ListBaselinesResponse response;
   for (const v1::Baseline& baseline : catalog->baselines()) {
     const v1::DeploymentConfig& d = baseline.deployment();
     if (model != nullptr && d.model_id() != model->id()) continue;
-    if (!request.hardware_id().empty() &&
-        d.hardware_id() != request.hardware_id()) {
+    if (!request.hardware_id().empty() && d.hardware_id() != request.hardware_id()) {
       continue;
     }
-    if (request.engine() != v1::ENGINE_KIND_UNSPECIFIED &&
-        d.engine().kind() != request.engine()) {
+    if (request.engine() != v1::ENGINE_KIND_UNSPECIFIED && d.engine().kind() != request.engine()) {
       continue;
     }
     *response.add_baselines() = baseline;
@@ -133,8 +124,7 @@ absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
   return response;
 }
 
-absl::StatusOr<v1::Baseline> Planner::GetBaseline(
-    const v1::GetBaselineRequest& request) {
+absl::StatusOr<v1::Baseline> Planner::GetBaseline(const v1::GetBaselineRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetBaselineRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Baseline* baseline = catalog->FindBaseline(request.id());
@@ -144,13 +134,11 @@ absl::StatusOr<v1::Baseline> Planner::GetBaseline(
   return *baseline;
 }
 
-absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(
-    const v1::PlanMemoryRequest& request) {
+absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(const v1::PlanMemoryRequest& request) {
   return service::PlanMemory(*catalog(), request);
 }
 
-absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(
-    const v1::PredictLoadRequest& request) {
+absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(const v1::PredictLoadRequest& request) {
   return service::PredictLoad(*catalog(), request);
 }
 

@@ -20,23 +20,17 @@ class PlannerApi {
   virtual ~PlannerApi() = default;
   virtual absl::StatusOr<v1::ListHardwareResponse> ListHardware(
       const v1::ListHardwareRequest& request) = 0;
-  virtual absl::StatusOr<v1::Hardware> GetHardware(
-      const v1::GetHardwareRequest& request) = 0;
+  virtual absl::StatusOr<v1::Hardware> GetHardware(const v1::GetHardwareRequest& request) = 0;
   virtual absl::StatusOr<v1::ListModelsResponse> ListModels(
       const v1::ListModelsRequest& request) = 0;
-  virtual absl::StatusOr<v1::ModelInfo> GetModel(
-      const v1::GetModelRequest& request) = 0;
+  virtual absl::StatusOr<v1::ModelInfo> GetModel(const v1::GetModelRequest& request) = 0;
   virtual absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
       const v1::ListBaselinesRequest& request) = 0;
-  virtual absl::StatusOr<v1::Baseline> GetBaseline(
-      const v1::GetBaselineRequest& request) = 0;
-  virtual absl::StatusOr<v1::MemoryPlan> PlanMemory(
-      const v1::PlanMemoryRequest& request) = 0;
-  virtual absl::StatusOr<v1::LoadCurve> PredictLoad(
-      const v1::PredictLoadRequest& request) = 0;
+  virtual absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request) = 0;
+  virtual absl::StatusOr<v1::MemoryPlan> PlanMemory(const v1::PlanMemoryRequest& request) = 0;
+  virtual absl::StatusOr<v1::LoadCurve> PredictLoad(const v1::PredictLoadRequest& request) = 0;
   virtual absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) = 0;
-  virtual absl::StatusOr<v1::ValidateResponse> Validate(
-      const v1::ValidateRequest& request) = 0;
+  virtual absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) = 0;
   virtual absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) = 0;
   virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) = 0;
@@ -56,23 +50,16 @@ class Planner : public PlannerApi {
 
   absl::StatusOr<v1::ListHardwareResponse> ListHardware(
       const v1::ListHardwareRequest& request) override;
-  absl::StatusOr<v1::Hardware> GetHardware(
-      const v1::GetHardwareRequest& request) override;
-  absl::StatusOr<v1::ListModelsResponse> ListModels(
-      const v1::ListModelsRequest& request) override;
-  absl::StatusOr<v1::ModelInfo> GetModel(
-      const v1::GetModelRequest& request) override;
+  absl::StatusOr<v1::Hardware> GetHardware(const v1::GetHardwareRequest& request) override;
+  absl::StatusOr<v1::ListModelsResponse> ListModels(const v1::ListModelsRequest& request) override;
+  absl::StatusOr<v1::ModelInfo> GetModel(const v1::GetModelRequest& request) override;
   absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
       const v1::ListBaselinesRequest& request) override;
-  absl::StatusOr<v1::Baseline> GetBaseline(
-      const v1::GetBaselineRequest& request) override;
-  absl::StatusOr<v1::MemoryPlan> PlanMemory(
-      const v1::PlanMemoryRequest& request) override;
-  absl::StatusOr<v1::LoadCurve> PredictLoad(
-      const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
-  absl::StatusOr<v1::ValidateResponse> Validate(
-      const v1::ValidateRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;

@@ -103,8 +103,7 @@ std::optional<double> StatedPool(const v1::Baseline& b, std::vector<std::string>
       notes->push_back(absl::StrFormat(
           "KV pool taken as %s's %g sequences × %d tokens = %.0f tokens (derived from its "
           "statement '%s')",
-          b.id(), pool.max_concurrent_sequences(), pool.at_sequence_tokens(), tokens,
-          pool.name()));
+          b.id(), pool.max_concurrent_sequences(), pool.at_sequence_tokens(), tokens, pool.name()));
       return tokens;
     }
   }
@@ -191,10 +190,9 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
                         absl::StrCat(d.resolved.path, ".", plan.status().message()));
   }
   d.model_memory = *std::move(plan);
-  d.memory = d.hardware_withheld
-                 ? WithheldMemoryPlan(d.resolved, d.model_memory)
-                 : MemoryPlanWithBaselines(catalog, d.resolved, d.model_memory,
-                                           mean_sequence_tokens);
+  d.memory = d.hardware_withheld ? WithheldMemoryPlan(d.resolved, d.model_memory)
+                                 : MemoryPlanWithBaselines(catalog, d.resolved, d.model_memory,
+                                                           mean_sequence_tokens);
   absl::StatusOr<DeploymentPerformance> perf = DescribePerformance(&d, input, counters);
   if (perf.ok()) {
     d.performance = *std::move(perf);
@@ -212,9 +210,9 @@ absl::Status ValidateLoadQuery(const LoadQuery& q) {
   CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".workload.input_tokens", w.input_tokens()));
   CAPPLAN_RETURN_IF_ERROR(CheckPositive(p + ".workload.output_tokens", w.output_tokens()));
   if (w.output_tokens() < 1 || w.input_tokens() < 1) {
-    return Invalid(p + (w.input_tokens() < 1 ? ".workload.input_tokens" : ".workload.output_tokens"),
-                   w.input_tokens() < 1 ? w.input_tokens() : w.output_tokens(),
-                   "must be >= 1 token");
+    return Invalid(
+        p + (w.input_tokens() < 1 ? ".workload.input_tokens" : ".workload.output_tokens"),
+        w.input_tokens() < 1 ? w.input_tokens() : w.output_tokens(), "must be >= 1 token");
   }
   for (const auto& [name, has, value] :
        {std::make_tuple("input_tokens_cv", w.has_input_tokens_cv(), w.input_tokens_cv()),

@@ -109,9 +109,10 @@ struct PreparedDeployment {
 
 // Plans the memory once and derives the load model's inputs; errors of the
 // memory model come back prefixed with the deployment's field path.
-absl::StatusOr<PreparedDeployment> PrepareDeployment(
-    const Catalog& catalog, ResolvedDeployment resolved,
-    std::optional<uint64_t> mean_sequence_tokens, WorkCounters* counters);
+absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
+                                                     ResolvedDeployment resolved,
+                                                     std::optional<uint64_t> mean_sequence_tokens,
+                                                     WorkCounters* counters);
 
 // Where the coefficients came from.
 struct FitSource {
@@ -183,8 +184,8 @@ struct BaselineFitSetup {
 };
 absl::StatusOr<BaselineFitSetup> PrepareBaselineFit(const Catalog& catalog,
                                                     const v1::Baseline& baseline,
-                                                    bool allow_withheld_hardware,
-                                                    size_t min_rows, absl::string_view purpose,
+                                                    bool allow_withheld_hardware, size_t min_rows,
+                                                    absl::string_view purpose,
                                                     WorkCounters* counters);
 
 // Chooses and fits the coefficients for a prepared deployment (the order in

@@ -239,7 +239,8 @@ absl::StatusOr<std::vector<v1::EfficiencyPrior>> FitPriors(const Catalog& catalo
   std::map<std::string, std::vector<const Member*>> by_arch, by_class, by_link;
   for (const Member& m : members) {
     all.push_back(&m);
-    if (m.key.link != v1::LINK_KIND_NONE) by_link[PriorId(v1::PRIOR_LEVEL_LINK, m.key)].push_back(&m);
+    if (m.key.link != v1::LINK_KIND_NONE)
+      by_link[PriorId(v1::PRIOR_LEVEL_LINK, m.key)].push_back(&m);
     by_arch[PriorId(v1::PRIOR_LEVEL_ARCHITECTURE, m.key)].push_back(&m);
     by_class[PriorId(v1::PRIOR_LEVEL_CLASS, m.key)].push_back(&m);
   }

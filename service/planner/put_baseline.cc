@@ -27,9 +27,9 @@ absl::Status CheckIds(const Catalog& current, const v1::PutBaselineRequest& requ
         kPath, id));
   }
   if (request.has_model() && !IsCatalogId(request.model().id())) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.model.id = \"%s\"; must be lowercase kebab-case", kPath,
-        request.model().id().substr(0, 256)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.model.id = \"%s\"; must be lowercase kebab-case", kPath,
+                        request.model().id().substr(0, 256)));
   }
   return absl::OkStatus();
 }
@@ -38,8 +38,8 @@ absl::Status CheckIds(const Catalog& current, const v1::PutBaselineRequest& requ
 absl::Status Refusal(const std::vector<v1::LintFinding>& findings) {
   for (const v1::LintFinding& f : findings) {
     if (f.severity() != v1::SEVERITY_ERROR) continue;
-    return absl::InvalidArgumentError(absl::StrFormat("%s.baseline.%s: %s (%s)", kPath, f.field(),
-                                                      f.message(), f.code()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.baseline.%s: %s (%s)", kPath, f.field(), f.message(), f.code()));
   }
   return absl::OkStatus();
 }
@@ -50,8 +50,7 @@ absl::StatusOr<PutBaselineResult> PutBaseline(const Catalog& current, CatalogSto
                                               const v1::PutBaselineRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(CheckIds(current, request));
   // A model already in the catalogue is not rewritten.
-  const bool new_model =
-      request.has_model() && current.FindModel(request.model().id()) == nullptr;
+  const bool new_model = request.has_model() && current.FindModel(request.model().id()) == nullptr;
   std::vector<v1::Model> models;
   if (new_model) models.push_back(request.model());
   CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> candidate,

@@ -9,15 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "model/queueing.h"
-#include "service/translate/deployment_resolver.h"
-#include "service/translate/hf_config.h"
-#include "service/translate/launch_line.h"
 #include "service/planner/prepared.h"
 #include "service/planner/validate_checks.h"
+#include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/hf_config.h"
+#include "service/translate/launch_line.h"
 #include "service/translate/model_translation.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 namespace {
@@ -69,8 +69,9 @@ absl::StatusOr<v1::Deployment> DeploymentOf(const v1::ValidateRequest& request,
   }
   for (const std::string& flag : launch->unmodelled_flags) {
     findings->Add(v1::SEVERITY_INFO, kUnmodelledFlag, "ValidateRequest.launch_line",
-                  absl::StrCat("'", flag, "' is not modelled; its effect on memory and speed "
-                                          "is not in these figures"));
+                  absl::StrCat("'", flag,
+                               "' is not modelled; its effect on memory and speed "
+                               "is not in these figures"));
   }
   return d;
 }
@@ -80,23 +81,21 @@ absl::Status CheckRequest(const v1::ValidateRequest& request) {
     if (!KnownCodes().contains(request.allow(i))) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "ValidateRequest.allow[%d] = \"%s\"; not a finding code (%s)", i, request.allow(i),
-          absl::StrJoin(std::vector<std::string>(KnownCodes().begin(), KnownCodes().end()),
-                        ", ")));
+          absl::StrJoin(std::vector<std::string>(KnownCodes().begin(), KnownCodes().end()), ", ")));
     }
   }
   const v1::ExpectedLoad& load = request.expected_load();
-  if (load.has_concurrent_users() &&
-      (load.concurrent_users() == 0 ||
-       load.concurrent_users() > model::kMaxClosedLoopConcurrency)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ValidateRequest.expected_load.concurrent_users = %d; must be in [1, %d]",
-        load.concurrent_users(), model::kMaxClosedLoopConcurrency));
+  if (load.has_concurrent_users() && (load.concurrent_users() == 0 ||
+                                      load.concurrent_users() > model::kMaxClosedLoopConcurrency)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ValidateRequest.expected_load.concurrent_users = %d; must be in [1, %d]",
+                        load.concurrent_users(), model::kMaxClosedLoopConcurrency));
   }
   if (load.has_requests_per_second() &&
       !(std::isfinite(load.requests_per_second()) && load.requests_per_second() > 0)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ValidateRequest.expected_load.requests_per_second = %g; must be > 0",
-        load.requests_per_second()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ValidateRequest.expected_load.requests_per_second = %g; must be > 0",
+                        load.requests_per_second()));
   }
   if ((load.has_concurrent_users() || load.has_requests_per_second()) && !request.has_workload()) {
     return absl::InvalidArgumentError(
@@ -108,8 +107,8 @@ absl::Status CheckRequest(const v1::ValidateRequest& request) {
 
 // A passing long-generation or repetition-loop gate in a baseline of the
 // same model family and weight format.
-bool HasQualityEvidence(const Catalog& catalog, const v1::Model& model,
-                        v1::WeightFormat format, std::string* where) {
+bool HasQualityEvidence(const Catalog& catalog, const v1::Model& model, v1::WeightFormat format,
+                        std::string* where) {
   for (const v1::Baseline& b : catalog.baselines()) {
     const v1::Model* m = catalog.FindModel(b.deployment().model_id());
     if (m == nullptr || m->family().empty() || m->family() != model.family()) continue;
@@ -164,10 +163,10 @@ bool WeightsFit(const v1::MemoryPlan& memory) {
 
 void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
   const bool fits = WeightsFit(memory);
-  findings->Check("weights and overheads fit the GPU", kDoesNotFit, fits,
-                  absl::StrFormat("used %.2f GiB of %.2f GiB per GPU",
-                                  memory.per_gpu().used_bytes() / kGiB,
-                                  memory.per_gpu().capacity_bytes() / kGiB));
+  findings->Check(
+      "weights and overheads fit the GPU", kDoesNotFit, fits,
+      absl::StrFormat("used %.2f GiB of %.2f GiB per GPU", memory.per_gpu().used_bytes() / kGiB,
+                      memory.per_gpu().capacity_bytes() / kGiB));
   if (fits) return;
   findings->Add(v1::SEVERITY_ERROR, kDoesNotFit, kPath,
                 absl::StrFormat("the deployment does not fit: %s is short by %.2f GiB per GPU",
@@ -226,12 +225,12 @@ void CheckQualityEvidence(const Catalog& catalog, const ResolvedDeployment& r,
   findings->Check(kName, kNoQualityEvidence, evidence,
                   evidence ? where : "no passing long-generation or repetition-loop gate");
   if (evidence) return;
-  findings->Add(v1::SEVERITY_WARNING, kNoQualityEvidence, "ValidateRequest.deployment.weight_format",
-                absl::StrFormat("no baseline of model family '%s' in %s passed a long-generation "
-                                "or repetition-loop gate; quantized models typically fail by "
-                                "looping in long generations",
-                                r.model.family().empty() ? "(none)" : r.model.family(),
-                                FormatName(format)));
+  findings->Add(
+      v1::SEVERITY_WARNING, kNoQualityEvidence, "ValidateRequest.deployment.weight_format",
+      absl::StrFormat("no baseline of model family '%s' in %s passed a long-generation "
+                      "or repetition-loop gate; quantized models typically fail by "
+                      "looping in long generations",
+                      r.model.family().empty() ? "(none)" : r.model.family(), FormatName(format)));
 }
 
 void CheckBackedByBaselines(const std::vector<v1::Tier>& tiers, FindingList* findings) {
@@ -280,16 +279,17 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   deployment.mutable_engine()->clear_max_model_len();
   CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeployment(catalog, deployment, kPath));
   CheckContext(requested_len, &r, &findings);
-  CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d, PrepareDeployment(catalog, std::move(r),
-                                                                   MeanSequence(request), counters));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      PreparedDeployment d,
+      PrepareDeployment(catalog, std::move(r), MeanSequence(request), counters));
   *response.mutable_memory() = d.memory;
   CheckFit(d.memory, &findings);
   CheckPoolHoldsOneRequest(d.memory, &findings);
   CheckEngineVersion(d, &findings);
   CheckQualityEvidence(catalog, d.resolved, &findings);
   std::vector<v1::Tier> tiers = {d.memory.provenance().tier()};
-  CAPPLAN_RETURN_IF_ERROR(AddLoadChecks(catalog, d, request, &findings, &response, &tiers,
-                                        counters));
+  CAPPLAN_RETURN_IF_ERROR(
+      AddLoadChecks(catalog, d, request, &findings, &response, &tiers, counters));
   CheckBackedByBaselines(tiers, &findings);
   SetVerdict(request, &response);
   return response;

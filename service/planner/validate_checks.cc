@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "service/planner/findings.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
 #include "service/translate/enum_names.h"
-#include "base/status_macros.h"
-#include "service/planner/findings.h"
 
 namespace capplan::service {
 namespace {
@@ -41,14 +41,14 @@ void SloChecks(const v1::Slo& slo, const v1::LoadCurvePoint& p, const std::strin
     }
     bool ok = has_value && value <= limit;
     findings->Check(name, code, ok,
-                    has_value ? absl::StrFormat("%s %.3f s at %s; SLO %.3f s", what, value, load,
-                                                limit)
-                              : absl::StrFormat("no %s at %s", what, load));
+                    has_value
+                        ? absl::StrFormat("%s %.3f s at %s; SLO %.3f s", what, value, load, limit)
+                        : absl::StrFormat("no %s at %s", what, load));
     if (!ok) {
-      findings->Add(v1::SEVERITY_ERROR, code, field,
-                    absl::StrFormat("%s at %s is %.3f s, above the SLO of %.3f s", what, load,
-                                    value, limit),
-                    {{"predicted_seconds", value}, {"slo_seconds", limit}});
+      findings->Add(
+          v1::SEVERITY_ERROR, code, field,
+          absl::StrFormat("%s at %s is %.3f s, above the SLO of %.3f s", what, load, value, limit),
+          {{"predicted_seconds", value}, {"slo_seconds", limit}});
     }
   };
   check(kTtftCheck, kTtftSloMissed, "ValidateRequest.slo.ttft_p95_seconds",
@@ -56,9 +56,8 @@ void SloChecks(const v1::Slo& slo, const v1::LoadCurvePoint& p, const std::strin
         p.ttft_p95_seconds(), "TTFT p95");
   check(kTpotCheck, kTpotSloMissed, "ValidateRequest.slo.tpot_seconds", slo.has_tpot_seconds(),
         slo.tpot_seconds(), p.has_tpot_seconds(), p.tpot_seconds(), "TPOT");
-  check(kE2eCheck, kE2eSloMissed, "ValidateRequest.slo.e2e_p95_seconds",
-        slo.has_e2e_p95_seconds(), slo.e2e_p95_seconds(), p.has_e2e_p95_seconds(),
-        p.e2e_p95_seconds(), "end-to-end p95");
+  check(kE2eCheck, kE2eSloMissed, "ValidateRequest.slo.e2e_p95_seconds", slo.has_e2e_p95_seconds(),
+        slo.e2e_p95_seconds(), p.has_e2e_p95_seconds(), p.e2e_p95_seconds(), "end-to-end p95");
 }
 
 void AddTiers(const v1::LoadCurve& curve, std::vector<v1::Tier>* tiers) {
@@ -89,8 +88,8 @@ absl::Status CheckUsers(const PreparedLoad& load, const v1::ValidateRequest& req
   const uint32_t safe_users = safe.found() && safe.has_concurrency() ? safe.concurrency() : 0;
   const bool within = users <= safe_users;
   findings->Check(kSafeCheck, kConcurrencyAboveSafe, within,
-                  absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users,
-                                  safe_users, ShortName(safe.binding())));
+                  absl::StrFormat("%d users expected; safe up to %d (limit: %s)", users, safe_users,
+                                  ShortName(safe.binding())));
   if (!within) {
     findings->Add(v1::SEVERITY_ERROR, kConcurrencyAboveSafe,
                   "ValidateRequest.expected_load.concurrent_users",

@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
-#include "service/translate/deployment_resolver.h"
 #include "service/planner/findings.h"
 #include "service/planner/prepared.h"
+#include "service/translate/deployment_resolver.h"
 
 namespace capplan::service {
 

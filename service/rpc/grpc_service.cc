@@ -65,15 +65,15 @@ grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
   return Handle(planner_, &PlannerApi::PutBaseline, request, response);
 }
 
-grpc::Status PlannerGrpcService::ListHardware(
-    grpc::ServerContext*, const v1::ListHardwareRequest* request,
-    v1::ListHardwareResponse* response) {
+grpc::Status PlannerGrpcService::ListHardware(grpc::ServerContext*,
+                                              const v1::ListHardwareRequest* request,
+                                              v1::ListHardwareResponse* response) {
   return Handle(planner_, &PlannerApi::ListHardware, request, response);
 }
 
-grpc::Status PlannerGrpcService::GetHardware(
-    grpc::ServerContext*, const v1::GetHardwareRequest* request,
-    v1::Hardware* response) {
+grpc::Status PlannerGrpcService::GetHardware(grpc::ServerContext*,
+                                             const v1::GetHardwareRequest* request,
+                                             v1::Hardware* response) {
   return Handle(planner_, &PlannerApi::GetHardware, request, response);
 }
 
@@ -83,21 +83,20 @@ grpc::Status PlannerGrpcService::ListModels(grpc::ServerContext*,
   return Handle(planner_, &PlannerApi::ListModels, request, response);
 }
 
-grpc::Status PlannerGrpcService::GetModel(grpc::ServerContext*,
-                                          const v1::GetModelRequest* request,
+grpc::Status PlannerGrpcService::GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
                                           v1::ModelInfo* response) {
   return Handle(planner_, &PlannerApi::GetModel, request, response);
 }
 
-grpc::Status PlannerGrpcService::ListBaselines(
-    grpc::ServerContext*, const v1::ListBaselinesRequest* request,
-    v1::ListBaselinesResponse* response) {
+grpc::Status PlannerGrpcService::ListBaselines(grpc::ServerContext*,
+                                               const v1::ListBaselinesRequest* request,
+                                               v1::ListBaselinesResponse* response) {
   return Handle(planner_, &PlannerApi::ListBaselines, request, response);
 }
 
-grpc::Status PlannerGrpcService::GetBaseline(
-    grpc::ServerContext*, const v1::GetBaselineRequest* request,
-    v1::Baseline* response) {
+grpc::Status PlannerGrpcService::GetBaseline(grpc::ServerContext*,
+                                             const v1::GetBaselineRequest* request,
+                                             v1::Baseline* response) {
   return Handle(planner_, &PlannerApi::GetBaseline, request, response);
 }
 
@@ -118,8 +117,7 @@ grpc::Status PlannerGrpcService::Plan(grpc::ServerContext*, const v1::PlanReques
   return Handle(planner_, &PlannerApi::Plan, request, response);
 }
 
-grpc::Status PlannerGrpcService::Validate(grpc::ServerContext*,
-                                          const v1::ValidateRequest* request,
+grpc::Status PlannerGrpcService::Validate(grpc::ServerContext*, const v1::ValidateRequest* request,
                                           v1::ValidateResponse* response) {
   return Handle(planner_, &PlannerApi::Validate, request, response);
 }

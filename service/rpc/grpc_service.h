@@ -23,29 +23,21 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
                               std::optional<std::string> write_token = std::nullopt)
       : planner_(planner), write_token_(std::move(write_token)) {}
 
-  grpc::Status ListHardware(grpc::ServerContext* context,
-                            const v1::ListHardwareRequest* request,
+  grpc::Status ListHardware(grpc::ServerContext* context, const v1::ListHardwareRequest* request,
                             v1::ListHardwareResponse* response) override;
-  grpc::Status GetHardware(grpc::ServerContext* context,
-                           const v1::GetHardwareRequest* request,
+  grpc::Status GetHardware(grpc::ServerContext* context, const v1::GetHardwareRequest* request,
                            v1::Hardware* response) override;
-  grpc::Status ListModels(grpc::ServerContext* context,
-                          const v1::ListModelsRequest* request,
+  grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;
-  grpc::Status GetModel(grpc::ServerContext* context,
-                        const v1::GetModelRequest* request,
+  grpc::Status GetModel(grpc::ServerContext* context, const v1::GetModelRequest* request,
                         v1::ModelInfo* response) override;
-  grpc::Status ListBaselines(grpc::ServerContext* context,
-                             const v1::ListBaselinesRequest* request,
+  grpc::Status ListBaselines(grpc::ServerContext* context, const v1::ListBaselinesRequest* request,
                              v1::ListBaselinesResponse* response) override;
-  grpc::Status GetBaseline(grpc::ServerContext* context,
-                           const v1::GetBaselineRequest* request,
+  grpc::Status GetBaseline(grpc::ServerContext* context, const v1::GetBaselineRequest* request,
                            v1::Baseline* response) override;
-  grpc::Status PlanMemory(grpc::ServerContext* context,
-                          const v1::PlanMemoryRequest* request,
+  grpc::Status PlanMemory(grpc::ServerContext* context, const v1::PlanMemoryRequest* request,
                           v1::MemoryPlan* response) override;
-  grpc::Status PredictLoad(grpc::ServerContext* context,
-                           const v1::PredictLoadRequest* request,
+  grpc::Status PredictLoad(grpc::ServerContext* context, const v1::PredictLoadRequest* request,
                            v1::LoadCurve* response) override;
   grpc::Status Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
                     v1::PlanResponse* response) override;

@@ -30,8 +30,8 @@ absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& reque
     absl::Status converted = FromGrpcStatus(status);
     if (converted.code() == absl::StatusCode::kUnavailable ||
         converted.code() == absl::StatusCode::kDeadlineExceeded) {
-      return absl::UnavailableError(absl::StrCat(
-          "server ", address_, " unreachable: ", converted.message()));
+      return absl::UnavailableError(
+          absl::StrCat("server ", address_, " unreachable: ", converted.message()));
     }
     return converted;
   }
@@ -43,50 +43,43 @@ absl::StatusOr<v1::ListHardwareResponse> RemotePlanner::ListHardware(
   return Call<v1::ListHardwareRequest, v1::ListHardwareResponse>(
       &v1::CapacityPlanner::Stub::ListHardware, request);
 }
-absl::StatusOr<v1::Hardware> RemotePlanner::GetHardware(
-    const v1::GetHardwareRequest& request) {
-  return Call<v1::GetHardwareRequest, v1::Hardware>(
-      &v1::CapacityPlanner::Stub::GetHardware, request);
+absl::StatusOr<v1::Hardware> RemotePlanner::GetHardware(const v1::GetHardwareRequest& request) {
+  return Call<v1::GetHardwareRequest, v1::Hardware>(&v1::CapacityPlanner::Stub::GetHardware,
+                                                    request);
 }
 absl::StatusOr<v1::ListModelsResponse> RemotePlanner::ListModels(
     const v1::ListModelsRequest& request) {
-  return Call<v1::ListModelsRequest, v1::ListModelsResponse>(
-      &v1::CapacityPlanner::Stub::ListModels, request);
+  return Call<v1::ListModelsRequest, v1::ListModelsResponse>(&v1::CapacityPlanner::Stub::ListModels,
+                                                             request);
 }
-absl::StatusOr<v1::ModelInfo> RemotePlanner::GetModel(
-    const v1::GetModelRequest& request) {
-  return Call<v1::GetModelRequest, v1::ModelInfo>(
-      &v1::CapacityPlanner::Stub::GetModel, request);
+absl::StatusOr<v1::ModelInfo> RemotePlanner::GetModel(const v1::GetModelRequest& request) {
+  return Call<v1::GetModelRequest, v1::ModelInfo>(&v1::CapacityPlanner::Stub::GetModel, request);
 }
 absl::StatusOr<v1::ListBaselinesResponse> RemotePlanner::ListBaselines(
     const v1::ListBaselinesRequest& request) {
   return Call<v1::ListBaselinesRequest, v1::ListBaselinesResponse>(
       &v1::CapacityPlanner::Stub::ListBaselines, request);
 }
-absl::StatusOr<v1::Baseline> RemotePlanner::GetBaseline(
-    const v1::GetBaselineRequest& request) {
-  return Call<v1::GetBaselineRequest, v1::Baseline>(
-      &v1::CapacityPlanner::Stub::GetBaseline, request);
+absl::StatusOr<v1::Baseline> RemotePlanner::GetBaseline(const v1::GetBaselineRequest& request) {
+  return Call<v1::GetBaselineRequest, v1::Baseline>(&v1::CapacityPlanner::Stub::GetBaseline,
+                                                    request);
 }
 
-absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(
-    const v1::PlanMemoryRequest& request) {
-  return Call<v1::PlanMemoryRequest, v1::MemoryPlan>(
-      &v1::CapacityPlanner::Stub::PlanMemory, request);
+absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(const v1::PlanMemoryRequest& request) {
+  return Call<v1::PlanMemoryRequest, v1::MemoryPlan>(&v1::CapacityPlanner::Stub::PlanMemory,
+                                                     request);
 }
 
-absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(
-    const v1::PredictLoadRequest& request) {
-  return Call<v1::PredictLoadRequest, v1::LoadCurve>(
-      &v1::CapacityPlanner::Stub::PredictLoad, request);
+absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(const v1::PredictLoadRequest& request) {
+  return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::PredictLoad,
+                                                     request);
 }
 
 absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request) {
   return Call<v1::PlanRequest, v1::PlanResponse>(&v1::CapacityPlanner::Stub::Plan, request);
 }
 
-absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(
-    const v1::ValidateRequest& request) {
+absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateRequest& request) {
   return Call<v1::ValidateRequest, v1::ValidateResponse>(&v1::CapacityPlanner::Stub::Validate,
                                                          request);
 }

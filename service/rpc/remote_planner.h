@@ -21,31 +21,23 @@ class RemotePlanner : public PlannerApi {
 
   absl::StatusOr<v1::ListHardwareResponse> ListHardware(
       const v1::ListHardwareRequest& request) override;
-  absl::StatusOr<v1::Hardware> GetHardware(
-      const v1::GetHardwareRequest& request) override;
-  absl::StatusOr<v1::ListModelsResponse> ListModels(
-      const v1::ListModelsRequest& request) override;
-  absl::StatusOr<v1::ModelInfo> GetModel(
-      const v1::GetModelRequest& request) override;
+  absl::StatusOr<v1::Hardware> GetHardware(const v1::GetHardwareRequest& request) override;
+  absl::StatusOr<v1::ListModelsResponse> ListModels(const v1::ListModelsRequest& request) override;
+  absl::StatusOr<v1::ModelInfo> GetModel(const v1::GetModelRequest& request) override;
   absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
       const v1::ListBaselinesRequest& request) override;
-  absl::StatusOr<v1::Baseline> GetBaseline(
-      const v1::GetBaselineRequest& request) override;
-  absl::StatusOr<v1::MemoryPlan> PlanMemory(
-      const v1::PlanMemoryRequest& request) override;
-  absl::StatusOr<v1::LoadCurve> PredictLoad(
-      const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(const v1::PlanMemoryRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
-  absl::StatusOr<v1::ValidateResponse> Validate(
-      const v1::ValidateRequest& request) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
 
  private:
   template <typename Request, typename Response, typename Method>
-  absl::StatusOr<Response> Call(Method method, const Request& request,
-                                bool with_token = false);
+  absl::StatusOr<Response> Call(Method method, const Request& request, bool with_token = false);
 
   std::string address_;
   std::optional<std::string> write_token_;

@@ -20,8 +20,7 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address host:port; empty disables it");
 ABSL_FLAG(std::string, data_dir, CAPPLAN_DEFAULT_DATA_DIR,
           "catalogue directory (hardware/, models/, baselines/, engines/)");
-ABSL_FLAG(int, max_message_bytes, 4 * 1024 * 1024,
-          "largest request or response message, bytes");
+ABSL_FLAG(int, max_message_bytes, 4 * 1024 * 1024, "largest request or response message, bytes");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long in-flight RPCs may take to finish");
 ABSL_FLAG(std::string, write_token_file, "",
@@ -58,22 +57,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   const capplan::service::Catalog& catalog = (*server)->catalog();
-  std::string host = options.listen_address.substr(
-      0, options.listen_address.rfind(':'));
+  std::string host = options.listen_address.substr(0, options.listen_address.rfind(':'));
   std::string grpc_address = host + ":" + std::to_string((*server)->port());
-  std::cout << "capplan-server: catalogue " << options.data_dir << " ("
-            << catalog.hardware().size() << " hardware, "
-            << catalog.models().size() << " models, "
-            << catalog.baselines().size() << " baselines)\n"
+  std::cout << "capplan-server: catalogue " << options.data_dir << " (" << catalog.hardware().size()
+            << " hardware, " << catalog.models().size() << " models, " << catalog.baselines().size()
+            << " baselines)\n"
             << "capplan-server: gRPC on " << grpc_address;
   if (!(*server)->metrics_endpoint().empty()) {
-    std::cout << ", metrics on http://" << (*server)->metrics_endpoint()
-              << "/metrics";
+    std::cout << ", metrics on http://" << (*server)->metrics_endpoint() << "/metrics";
   }
   // The CLI is built beside the server.
   std::string cli = std::filesystem::path(argv[0]).parent_path().append("capplan").string();
-  std::cout << "\ncapplan-server: try  " << cli << " baselines list --server "
-            << grpc_address << "\n"
+  std::cout << "\ncapplan-server: try  " << cli << " baselines list --server " << grpc_address
+            << "\n"
             << std::flush;
 
   // Replicas sharing the data directory: pick up what another one wrote.

@@ -1,12 +1,11 @@
 #include "service/server/metrics.h"
 
-#include "absl/container/flat_hash_map.h"
-#include "model/lint.h"
-
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "model/lint.h"
 
 namespace capplan::service {
 namespace {
@@ -17,11 +16,10 @@ struct MethodLabels {
 };
 
 MethodLabels SplitMethod(absl::string_view full_method) {
-  static constexpr absl::string_view kKnown[] = {
-      "capplan.v1.CapacityPlanner", "grpc.health.v1.Health",
-      "grpc.reflection.v1alpha.ServerReflection"};
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(absl::StripPrefix(full_method, "/"), '/');
+  static constexpr absl::string_view kKnown[] = {"capplan.v1.CapacityPlanner",
+                                                 "grpc.health.v1.Health",
+                                                 "grpc.reflection.v1alpha.ServerReflection"};
+  std::vector<absl::string_view> parts = absl::StrSplit(absl::StripPrefix(full_method, "/"), '/');
   if (parts.size() == 2) {
     for (absl::string_view known : kKnown) {
       if (parts[0] == known && parts[1].size() <= 64) {
@@ -35,9 +33,7 @@ MethodLabels SplitMethod(absl::string_view full_method) {
 class MetricsInterceptor : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* metrics, std::string method)
-      : metrics_(metrics),
-        method_(std::move(method)),
-        start_(std::chrono::steady_clock::now()) {
+      : metrics_(metrics), method_(std::move(method)), start_(std::chrono::steady_clock::now()) {
     metrics_->RpcStarted(method_);
   }
 
@@ -45,9 +41,8 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
       grpc::Status status = methods->GetSendStatus();
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start_)
-                           .count();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
       metrics_->RpcHandled(method_, status.error_code(), seconds);
     }
     methods->Proceed();
@@ -59,8 +54,7 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
   std::chrono::steady_clock::time_point start_;
 };
 
-class MetricsInterceptorFactory
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
+class MetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit MetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
@@ -76,24 +70,42 @@ class MetricsInterceptorFactory
 
 std::string StatusCodeName(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "Canceled";
-    case grpc::StatusCode::UNKNOWN: return "Unknown";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "InvalidArgument";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DeadlineExceeded";
-    case grpc::StatusCode::NOT_FOUND: return "NotFound";
-    case grpc::StatusCode::ALREADY_EXISTS: return "AlreadyExists";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PermissionDenied";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "ResourceExhausted";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FailedPrecondition";
-    case grpc::StatusCode::ABORTED: return "Aborted";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OutOfRange";
-    case grpc::StatusCode::UNIMPLEMENTED: return "Unimplemented";
-    case grpc::StatusCode::INTERNAL: return "Internal";
-    case grpc::StatusCode::UNAVAILABLE: return "Unavailable";
-    case grpc::StatusCode::DATA_LOSS: return "DataLoss";
-    case grpc::StatusCode::UNAUTHENTICATED: return "Unauthenticated";
-    default: return "Unknown";
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "Canceled";
+    case grpc::StatusCode::UNKNOWN:
+      return "Unknown";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DeadlineExceeded";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NotFound";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "AlreadyExists";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PermissionDenied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "ResourceExhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FailedPrecondition";
+    case grpc::StatusCode::ABORTED:
+      return "Aborted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OutOfRange";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "Unimplemented";
+    case grpc::StatusCode::INTERNAL:
+      return "Internal";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "Unavailable";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DataLoss";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "Unauthenticated";
+    default:
+      return "Unknown";
   }
 }
 
@@ -139,8 +151,7 @@ void Metrics::RpcStarted(absl::string_view full_method) {
       .Increment();
 }
 
-void Metrics::RpcHandled(absl::string_view full_method, grpc::StatusCode code,
-                         double seconds) {
+void Metrics::RpcHandled(absl::string_view full_method, grpc::StatusCode code, double seconds) {
   MethodLabels labels = SplitMethod(full_method);
   handled_
       .Add({{"grpc_type", "unary"},
@@ -160,12 +171,9 @@ void Metrics::RpcHandled(absl::string_view full_method, grpc::StatusCode code,
 }
 
 void Metrics::SetCatalog(const Catalog& catalog) {
-  catalog_entries_.Add({{"kind", "hardware"}})
-      .Set(static_cast<double>(catalog.hardware().size()));
-  catalog_entries_.Add({{"kind", "model"}})
-      .Set(static_cast<double>(catalog.models().size()));
-  catalog_entries_.Add({{"kind", "baseline"}})
-      .Set(static_cast<double>(catalog.baselines().size()));
+  catalog_entries_.Add({{"kind", "hardware"}}).Set(static_cast<double>(catalog.hardware().size()));
+  catalog_entries_.Add({{"kind", "model"}}).Set(static_cast<double>(catalog.models().size()));
+  catalog_entries_.Add({{"kind", "baseline"}}).Set(static_cast<double>(catalog.baselines().size()));
   catalog_entries_.Add({{"kind", "engine_preset"}})
       .Set(static_cast<double>(catalog.engine_presets().size()));
   catalog_entries_.Add({{"kind", "prior"}}).Set(static_cast<double>(catalog.priors().size()));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "capplan/v1/planner.pb.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "grpcpp/support/status_code_enum.h"
 #include "prometheus/counter.h"
@@ -13,7 +14,6 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
 
 namespace capplan::service {
@@ -27,8 +27,7 @@ class Metrics {
   // `full_method` is "/package.Service/Method"; services outside the known
   // set are labelled "other" so a client cannot grow the label space.
   void RpcStarted(absl::string_view full_method);
-  void RpcHandled(absl::string_view full_method, grpc::StatusCode code,
-                  double seconds);
+  void RpcHandled(absl::string_view full_method, grpc::StatusCode code, double seconds);
 
   void SetCatalog(const Catalog& catalog);
   // capplan_lint_findings{code}: the catalogue's lint findings by code
@@ -37,12 +36,9 @@ class Metrics {
   void CatalogReload(bool ok);
 
   // Per-RPC counters and latency through a gRPC server interceptor.
-  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
-  NewInterceptorFactory();
+  std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewInterceptorFactory();
 
-  const std::shared_ptr<prometheus::Registry>& registry() const {
-    return registry_;
-  }
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

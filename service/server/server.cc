@@ -6,30 +6,28 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "absl/strings/strip.h"
-#include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/planner/lint.h"
 
 namespace capplan::service {
 namespace {
 
-absl::Status CheckAddress(absl::string_view field, const std::string& address,
-                          bool allow_empty) {
+absl::Status CheckAddress(absl::string_view field, const std::string& address, bool allow_empty) {
   if (address.empty() && allow_empty) return absl::OkStatus();
   size_t colon = address.rfind(':');
   int port = 0;
   if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ServerOptions.%s = \"%s\"; must be host:port with a port in [0, "
-        "65535]",
-        field, address));
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.%s = \"%s\"; must be host:port with a port in [0, "
+                        "65535]",
+                        field, address));
   }
   return absl::OkStatus();
 }
@@ -39,9 +37,9 @@ absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& fil
   if (file.empty()) return std::optional<std::string>();
   absl::StatusOr<std::string> text = ReadFileLimited(file, 4096);
   if (!text.ok()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ServerOptions.write_token_file = \"%s\"; cannot read it (%s)", file,
-        text.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.write_token_file = \"%s\"; cannot read it (%s)", file,
+                        text.status().message()));
   }
   const std::string token(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
   if (token.size() < 16) {
@@ -56,23 +54,20 @@ absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& fil
 }  // namespace
 
 absl::Status ValidateServerOptions(const ServerOptions& options) {
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckAddress("listen_address", options.listen_address, false));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckAddress("metrics_address", options.metrics_address, true));
+  CAPPLAN_RETURN_IF_ERROR(CheckAddress("listen_address", options.listen_address, false));
+  CAPPLAN_RETURN_IF_ERROR(CheckAddress("metrics_address", options.metrics_address, true));
   if (options.data_dir.empty()) {
     return absl::InvalidArgumentError(
         "ServerOptions.data_dir is empty; must name the catalogue directory");
   }
   if (options.reload_poll < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ServerOptions.reload_poll = ", absl::FormatDuration(options.reload_poll),
-        "; must be >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ServerOptions.reload_poll = ", absl::FormatDuration(options.reload_poll),
+                     "; must be >= 0"));
   }
   if (options.max_message_bytes <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ServerOptions.max_message_bytes = %d; must be > 0",
-        options.max_message_bytes));
+        "ServerOptions.max_message_bytes = %d; must be > 0", options.max_message_bytes));
   }
   return absl::OkStatus();
 }
@@ -103,8 +98,7 @@ PlannerServer::~PlannerServer() {
   }
 }
 
-absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
-    const ServerOptions& options) {
+absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const ServerOptions& options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateServerOptions(options));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<std::string> token,
                            ReadWriteToken(options.write_token_file));
@@ -115,8 +109,7 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog = store->Load();
   if (!catalog.ok()) {
     return absl::Status(catalog.status().code(),
-                        absl::StrCat("catalogue '", options.data_dir,
-                                     "' is invalid:\n",
+                        absl::StrCat("catalogue '", options.data_dir, "' is invalid:\n",
                                      catalog.status().message()));
   }
   std::unique_ptr<PlannerServer> server(new PlannerServer(
@@ -130,12 +123,11 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
 
   if (!options.metrics_address.empty()) {
     try {
-      server->exposer_ =
-          std::make_unique<prometheus::Exposer>(options.metrics_address);
+      server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_address);
     } catch (const std::exception& e) {
-      return absl::UnavailableError(absl::StrFormat(
-          "cannot serve metrics on %s: %s (is the port taken?)",
-          options.metrics_address, e.what()));
+      return absl::UnavailableError(
+          absl::StrFormat("cannot serve metrics on %s: %s (is the port taken?)",
+                          options.metrics_address, e.what()));
     }
     server->exposer_->RegisterCollectable(server->registry_);
   }
@@ -143,26 +135,24 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen_address,
-                           grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
+                           &server->port_);
   builder.RegisterService(&server->service_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // A second server on a taken port must fail, not share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
-      interceptors;
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(server->metrics_.NewInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();
-    return absl::UnavailableError(absl::StrFormat(
-        "cannot listen on %s (is the port taken, or the address not local?)",
-        options.listen_address));
+    return absl::UnavailableError(
+        absl::StrFormat("cannot listen on %s (is the port taken, or the address not local?)",
+                        options.listen_address));
   }
-  grpc::HealthCheckServiceInterface* health =
-      server->server_->GetHealthCheckService();
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
   health->SetServingStatus("", true);
   health->SetServingStatus(v1::CapacityPlanner::service_full_name(), true);
   return server;
@@ -171,8 +161,7 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(
 std::string PlannerServer::metrics_endpoint() const {
   if (exposer_ == nullptr) return "";
   std::vector<int> ports = exposer_->GetListeningPorts();
-  std::string host = options_.metrics_address.substr(
-      0, options_.metrics_address.rfind(':'));
+  std::string host = options_.metrics_address.substr(0, options_.metrics_address.rfind(':'));
   return absl::StrCat(host, ":", ports.empty() ? 0 : ports.front());
 }
 

@@ -6,15 +6,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/server.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "absl/synchronization/mutex.h"
 #include "service/catalog/store.h"
-#include "service/server/metrics.h"
 #include "service/planner/planner.h"
 #include "service/rpc/grpc_service.h"
+#include "service/server/metrics.h"
 
 namespace capplan::service {
 
@@ -43,8 +43,7 @@ class PlannerServer {
  public:
   // Loads and validates the catalogue, then binds. Fails (and binds nothing)
   // on an invalid catalogue or a taken port.
-  static absl::StatusOr<std::unique_ptr<PlannerServer>> Create(
-      const ServerOptions& options);
+  static absl::StatusOr<std::unique_ptr<PlannerServer>> Create(const ServerOptions& options);
   ~PlannerServer();
 
   int port() const { return port_; }

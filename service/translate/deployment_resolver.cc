@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "service/translate/hf_config.h"
 #include "base/status_macros.h"
+#include "service/translate/hf_config.h"
 
 namespace capplan::service {
 namespace {
@@ -106,8 +106,8 @@ namespace {
 
 // The baseline the deployment starts from (its configuration is the base
 // the request's fields override).
-absl::Status ResolveBaseline(const Catalog& catalog, const v1::Deployment& d,
-                             ResolvedDeployment* r, v1::DeploymentConfig* base) {
+absl::Status ResolveBaseline(const Catalog& catalog, const v1::Deployment& d, ResolvedDeployment* r,
+                             v1::DeploymentConfig* base) {
   if (d.baseline_id().empty()) return absl::OkStatus();
   r->baseline = catalog.FindBaseline(d.baseline_id());
   if (r->baseline == nullptr) {
@@ -134,8 +134,9 @@ absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
   } else {
     const std::string id = d.has_model_id() ? d.model_id() : base.model_id();
     if (id.empty()) {
-      return Invalid(path, ".model_id is empty; set model_id (a catalogue or Hugging Face id), "
-                           "model_config_json or baseline_id");
+      return Invalid(path,
+                     ".model_id is empty; set model_id (a catalogue or Hugging Face id), "
+                     "model_config_json or baseline_id");
     }
     const v1::Model* model = catalog.FindModel(id);
     if (model == nullptr) {
@@ -171,9 +172,9 @@ absl::Status ResolveHardware(const Catalog& catalog, const v1::Deployment& d,
   }
   r->hardware = catalog.FindHardware(hardware_id);
   if (r->hardware == nullptr) {
-    return absl::NotFoundError(absl::StrFormat(
-        "%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)", path,
-        hardware_id));
+    return absl::NotFoundError(
+        absl::StrFormat("%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)",
+                        path, hardware_id));
   }
   CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
   return absl::OkStatus();
@@ -235,8 +236,9 @@ absl::Status ResolveParallelism(const v1::Deployment& d, const v1::DeploymentCon
   r->parallelism.set_tp(tp);
   r->parallelism.set_pp(pp);
   if (r->gpu_count % (tp * pp) != 0) {
-    return Invalid(pp_path, absl::StrFormat(".tp = %d (pp = %d); tp × pp must divide gpu_count = %d",
-                                            tp, pp, r->gpu_count));
+    return Invalid(pp_path,
+                   absl::StrFormat(".tp = %d (pp = %d); tp × pp must divide gpu_count = %d", tp, pp,
+                                   r->gpu_count));
   }
   r->parallelism.set_dp(r->gpu_count / (tp * pp));
   r->parallelism.set_ep(std::max<uint32_t>(1, r->parallelism.ep()));
@@ -274,21 +276,25 @@ absl::Status ResolveEngine(const Catalog& catalog, const v1::Deployment& d,
   CAPPLAN_RETURN_IF_ERROR(MergeEngine(d.engine(), path + ".engine", &r->engine));
   if (r->engine.kind() == v1::ENGINE_KIND_UNSPECIFIED) r->engine.set_kind(v1::ENGINE_KIND_VLLM);
   if (r->engine.kind() == v1::ENGINE_KIND_VLLM && d.engine().has_mem_fraction_static()) {
-    return Invalid(path, ".engine.mem_fraction_static is SGLang's knob; vLLM takes "
-                         "gpu_memory_utilization");
+    return Invalid(path,
+                   ".engine.mem_fraction_static is SGLang's knob; vLLM takes "
+                   "gpu_memory_utilization");
   }
   if (r->engine.kind() == v1::ENGINE_KIND_SGLANG && d.engine().has_gpu_memory_utilization()) {
-    return Invalid(path, ".engine.gpu_memory_utilization is vLLM's knob; SGLang takes "
-                         "mem_fraction_static");
+    return Invalid(path,
+                   ".engine.gpu_memory_utilization is vLLM's knob; SGLang takes "
+                   "mem_fraction_static");
   }
   v1::SpeculativeDecoding* spec = r->engine.mutable_speculative();
   if (SpeculationOn(*spec) && spec->num_speculative_tokens() == 0) {
     spec->set_num_speculative_tokens(1);
   }
   if (spec->method() == v1::SPECULATIVE_METHOD_MTP && r->model.num_mtp_layers() == 0) {
-    return Invalid(path, absl::StrFormat(
-        ".engine.speculative_method = MTP; model '%s' ships no MTP layers (num_mtp_layers = 0)",
-        r->model.id().empty() ? "config.json" : r->model.id()));
+    return Invalid(
+        path,
+        absl::StrFormat(
+            ".engine.speculative_method = MTP; model '%s' ships no MTP layers (num_mtp_layers = 0)",
+            r->model.id().empty() ? "config.json" : r->model.id()));
   }
   absl::StatusOr<PresetChoice> preset =
       ChoosePreset(catalog.engine_presets(), r->engine.kind(), r->engine.version());
@@ -318,8 +324,9 @@ absl::StatusOr<ResolvedDeployment> Resolve(const Catalog& catalog, const v1::Dep
 
 }  // namespace
 
-absl::StatusOr<ResolvedDeployment> ResolveDeployment(
-    const Catalog& catalog, const v1::Deployment& d, const std::string& path) {
+absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
+                                                     const v1::Deployment& d,
+                                                     const std::string& path) {
   return Resolve(catalog, d, path, /*allow_withheld=*/false);
 }
 
@@ -335,8 +342,8 @@ bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& r) 
   if (b.gpu_count() != r.gpu_count) return false;
   // An unstated TP means one TP group over the GPUs, as ResolveDeployment assumes.
   uint32_t pp = std::max<uint32_t>(1, b.parallelism().pp());
-  uint32_t tp = b.parallelism().tp() > 0 ? b.parallelism().tp()
-                                         : std::max<uint32_t>(1, b.gpu_count() / pp);
+  uint32_t tp =
+      b.parallelism().tp() > 0 ? b.parallelism().tp() : std::max<uint32_t>(1, b.gpu_count() / pp);
   if (tp != r.parallelism.tp() || pp != r.parallelism.pp()) return false;
   v1::EngineKind kind = b.engine().kind();
   if (kind != v1::ENGINE_KIND_UNSPECIFIED && kind != r.engine.kind()) return false;
@@ -352,7 +359,8 @@ bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& r) 
     return false;
   }
   if (e.max_model_len() > 0 && e.max_model_len() != r.engine.max_model_len()) return false;
-  if (e.kv_cache_dtype() > v1::KV_CACHE_DTYPE_AUTO && e.kv_cache_dtype() != r.engine.kv_cache_dtype()) {
+  if (e.kv_cache_dtype() > v1::KV_CACHE_DTYPE_AUTO &&
+      e.kv_cache_dtype() != r.engine.kv_cache_dtype()) {
     return false;
   }
   return true;

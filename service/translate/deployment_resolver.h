@@ -17,13 +17,13 @@ namespace capplan::service {
 // model's input.
 struct ResolvedDeployment {
   model::MemoryPlanInput input;
-  v1::Model model;                     // the catalogue entry or the parsed config.json
-  std::string model_id;                // empty for a config.json model
+  v1::Model model;       // the catalogue entry or the parsed config.json
+  std::string model_id;  // empty for a config.json model
   const v1::Hardware* hardware = nullptr;
   const v1::Baseline* baseline = nullptr;  // the baseline_id it started from
-  v1::EngineConfig engine;             // merged engine configuration
-  v1::Parallelism parallelism;         // merged
-  v1::Quantization quantization;       // effective checkpoint format
+  v1::EngineConfig engine;                 // merged engine configuration
+  v1::Parallelism parallelism;             // merged
+  v1::Quantization quantization;           // effective checkpoint format
   uint32_t gpu_count = 1;
   PresetChoice preset;
   // The deployment's field path in the request ("PlanRequest.deployment"),
@@ -35,17 +35,16 @@ struct ResolvedDeployment {
 // ("PlanMemoryRequest.deployment") and prefixes every error: INVALID_ARGUMENT
 // with the field, value and rule; NOT_FOUND for unknown ids;
 // FAILED_PRECONDITION when a baseline withholds what the plan needs.
-absl::StatusOr<ResolvedDeployment> ResolveDeployment(
-    const Catalog& catalog, const v1::Deployment& deployment,
-    const std::string& path);
+absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
+                                                     const v1::Deployment& deployment,
+                                                     const std::string& path);
 
 // The same, but a baseline that withholds its GPU (and a deployment that names
 // none) resolves with hardware == nullptr and an empty input.hardware instead
 // of FAILED_PRECONDITION: PredictLoad fits and predicts such a baseline's own
 // rows in the card's unknown units (load_service.h).
 absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
-    const Catalog& catalog, const v1::Deployment& deployment,
-    const std::string& path);
+    const Catalog& catalog, const v1::Deployment& deployment, const std::string& path);
 
 // The deployment asks for speculative decoding (a method other than NONE).
 bool SpeculationOn(const v1::SpeculativeDecoding& s);
@@ -54,8 +53,7 @@ bool SpeculationOn(const v1::SpeculativeDecoding& s);
 // model, hardware, GPU count, TP and PP, engine, weight format and the engine
 // memory settings the baseline states. Expert parallelism and speculative
 // decoding are matched figure by figure (a baseline may measure both ways).
-bool BaselineMatches(const v1::Baseline& baseline,
-                     const ResolvedDeployment& resolved);
+bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& resolved);
 
 }  // namespace capplan::service
 

@@ -81,8 +81,7 @@ absl::StatusOr<v1::WeightFormat> WeightFormatFromName(absl::string_view field,
   return Lookup<v1::WeightFormat>(field, text, kFormats);
 }
 
-absl::StatusOr<v1::EngineKind> EngineKindFromName(absl::string_view field,
-                                                  absl::string_view text) {
+absl::StatusOr<v1::EngineKind> EngineKindFromName(absl::string_view field, absl::string_view text) {
   return Lookup<v1::EngineKind>(field, text, kEngines);
 }
 

@@ -16,8 +16,7 @@ namespace capplan::service {
 
 absl::StatusOr<v1::WeightFormat> WeightFormatFromName(absl::string_view field,
                                                       absl::string_view text);
-absl::StatusOr<v1::EngineKind> EngineKindFromName(absl::string_view field,
-                                                  absl::string_view text);
+absl::StatusOr<v1::EngineKind> EngineKindFromName(absl::string_view field, absl::string_view text);
 absl::StatusOr<v1::KvCacheDtype> KvCacheDtypeFromName(absl::string_view field,
                                                       absl::string_view text);
 absl::StatusOr<v1::SpeculativeMethod> SpeculativeMethodFromName(absl::string_view field,

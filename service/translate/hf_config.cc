@@ -40,8 +40,7 @@ std::optional<v1::ModelComponent> ComponentOfPattern(absl::string_view raw) {
     return v1::MODEL_COMPONENT_ATTENTION;
   }
   if (absl::StrContains(p, "router") || absl::EndsWith(p, "mlp.gate") ||
-      absl::StrContains(p, "mlp.gate$") || absl::StrContains(p, "gate.") ||
-      p == "gate") {
+      absl::StrContains(p, "mlp.gate$") || absl::StrContains(p, "gate.") || p == "gate") {
     return v1::MODEL_COMPONENT_ROUTER;
   }
   if (absl::StrContains(p, "experts")) return v1::MODEL_COMPONENT_EXPERTS;
@@ -250,7 +249,6 @@ void AppendBlocks(const LayerKinds& kinds, v1::Model& m) {
   }
 }
 
-
 // What every step of the reading shares.
 struct ConfigText {
   const JsonReader& top;  // the whole file
@@ -362,9 +360,9 @@ absl::Status ReadNativeDtype(const JsonReader& top, const JsonReader& r, v1::Mod
 // layer_types as written (Gemma, Qwen3-Next, hybrids).
 absl::Status ReadLayerTypes(const ConfigText& c, const ListValue& types, LayerKinds* kinds) {
   if (types.values_size() != c.layers) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kDocument, ": ", c.r.Path("layer_types"), " has ", types.values_size(),
-        " entries; must have num_hidden_layers = ", c.layers));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kDocument, ": ", c.r.Path("layer_types"), " has ", types.values_size(),
+                     " entries; must have num_hidden_layers = ", c.layers));
   }
   for (int i = 0; i < types.values_size(); ++i) {
     const Value& v = types.values(i);
@@ -515,8 +513,8 @@ absl::Status ReadDeepSeekMoe(const ConfigText& c, LayerKinds* kinds, MoeKeys* k)
     }
   }
   std::string topk_method;
-  CAPPLAN_ASSIGN_OR_RETURN(topk_method,
-                           r.String("topk_method", c.model_type == "deepseek_v2" ? "" : "noaux_tc"));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      topk_method, r.String("topk_method", c.model_type == "deepseek_v2" ? "" : "noaux_tc"));
   k->router_bias = topk_method == "noaux_tc";  // e_score_correction_bias
   return absl::OkStatus();
 }
@@ -538,8 +536,7 @@ absl::Status ReadQwenMoe(const ConfigText& c, LayerKinds* kinds, MoeKeys* k) {
     const Value& v = mlp_only->values(i);
     const double x = v.number_value();
     // Checked before the cast: a double beyond int64 would be undefined.
-    if (v.kind_case() != Value::kNumberValue || !(x >= 0) || x >= c.layers ||
-        std::floor(x) != x) {
+    if (v.kind_case() != Value::kNumberValue || !(x >= 0) || x >= c.layers || std::floor(x) != x) {
       return r.Error(absl::StrCat("mlp_only_layers[", i, "]"), v,
                      absl::StrCat("must be a layer index in [0, ", c.layers, ")"));
     }
@@ -555,8 +552,8 @@ absl::Status ReadQwenMoe(const ConfigText& c, LayerKinds* kinds, MoeKeys* k) {
 
 absl::Status ReadMoe(const ConfigText& c, LayerKinds* kinds, v1::Model* m) {
   const JsonReader& r = c.r;
-  const bool deepseek = c.model_type == "deepseek_v2" || c.model_type == "deepseek_v3" ||
-                        c.model_type == "kimi_k2";
+  const bool deepseek =
+      c.model_type == "deepseek_v2" || c.model_type == "deepseek_v3" || c.model_type == "kimi_k2";
   MoeKeys k;
   if (c.model_type == "mixtral" || c.model_type == "gpt_oss" ||
       (r.Has("num_local_experts") && !r.Has("num_experts"))) {

@@ -62,8 +62,8 @@ void MergeEngine(const v1::EngineConfig& from_log, v1::EngineConfig* e) {
 void AddLogFacts(const IngestedFile& file, v1::Baseline* b) {
   EngineLogCatalogParts parts = EngineLogToCatalog(*file.engine_log);
   // The log's lines are kept once, in other_findings; each figure points there.
-  const std::string from = absl::StrCat("from the start-up log ", file.file_name,
-                                        " (its lines are in other_findings)");
+  const std::string from =
+      absl::StrCat("from the start-up log ", file.file_name, " (its lines are in other_findings)");
   if (parts.kv_pool.has_value()) parts.kv_pool->set_note(from);
   if (parts.memory_account.has_value()) parts.memory_account->set_note(from);
   if (parts.weight_footprint.has_value()) parts.weight_footprint->set_note(from);
@@ -121,9 +121,10 @@ std::string DefaultTitle(const v1::DeploymentConfig& d) {
                        : d.engine().kind() == v1::ENGINE_KIND_VLLM   ? "vLLM"
                        : d.engine().kind() == v1::ENGINE_KIND_TRTLLM ? "TensorRT-LLM"
                                                                      : "engine";
-  return absl::StrFormat("%s on %d × %s (%s %s)", d.model_id(), std::max<uint32_t>(1, d.gpu_count()),
-                         d.hardware_id().empty() ? "unnamed GPU" : d.hardware_id(), engine,
-                         d.engine().version().empty() ? "version not stated" : d.engine().version());
+  return absl::StrFormat(
+      "%s on %d × %s (%s %s)", d.model_id(), std::max<uint32_t>(1, d.gpu_count()),
+      d.hardware_id().empty() ? "unnamed GPU" : d.hardware_id(), engine,
+      d.engine().version().empty() ? "version not stated" : d.engine().version());
 }
 
 }  // namespace
@@ -135,7 +136,8 @@ v1::DeploymentConfig ToDeploymentConfig(const v1::Deployment& d) {
   out.set_model_id(d.model_id());
   if (d.weight_format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
     out.mutable_quantization()->set_format(d.weight_format());
-    if (d.has_weight_group_size()) out.mutable_quantization()->set_group_size(d.weight_group_size());
+    if (d.has_weight_group_size())
+      out.mutable_quantization()->set_group_size(d.weight_group_size());
   }
   *out.mutable_engine() = ToEngineConfig(d.engine());
   v1::Parallelism* p = out.mutable_parallelism();
@@ -148,8 +150,8 @@ v1::DeploymentConfig ToDeploymentConfig(const v1::Deployment& d) {
 
 std::string ModelIdFromRepo(absl::string_view repo_id) {
   const size_t slash = repo_id.rfind('/');
-  const std::string name = absl::AsciiStrToLower(
-      slash == absl::string_view::npos ? repo_id : repo_id.substr(slash + 1));
+  const std::string name =
+      absl::AsciiStrToLower(slash == absl::string_view::npos ? repo_id : repo_id.substr(slash + 1));
   std::string id;
   for (char c : name) {
     const bool keep = absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '.';

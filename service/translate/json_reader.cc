@@ -35,8 +35,8 @@ std::string ShowJsonValue(const Value& v) {
 absl::StatusOr<Struct> ParseJsonObject(absl::string_view document, absl::string_view text,
                                        size_t max_bytes) {
   if (text.size() > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(document, ": size = ", text.size(),
-                                                   " bytes; must be at most ", max_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat(document, ": size = ", text.size(), " bytes; must be at most ", max_bytes));
   }
   Struct root;
   google::protobuf::util::JsonParseOptions options;
@@ -63,8 +63,7 @@ absl::Status JsonReader::Error(absl::string_view key, const Value& v,
 }
 
 absl::Status JsonReader::Missing(absl::string_view key, absl::string_view why) const {
-  return absl::InvalidArgumentError(
-      absl::StrCat(document_, ": ", Path(key), " is missing; ", why));
+  return absl::InvalidArgumentError(absl::StrCat(document_, ": ", Path(key), " is missing; ", why));
 }
 
 absl::StatusOr<std::optional<int64_t>> JsonReader::OptInt(absl::string_view key,
@@ -122,8 +121,7 @@ absl::StatusOr<bool> JsonReader::Bool(absl::string_view key, bool fallback) cons
   return v->bool_value();
 }
 
-absl::StatusOr<std::string> JsonReader::String(absl::string_view key,
-                                               std::string fallback) const {
+absl::StatusOr<std::string> JsonReader::String(absl::string_view key, std::string fallback) const {
   const Value* v = Find(key);
   if (v == nullptr) return fallback;
   if (v->kind_case() != Value::kStringValue) return Error(key, *v, "must be a string");

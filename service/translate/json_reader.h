@@ -26,8 +26,7 @@ std::string ShowJsonValue(const google::protobuf::Value& v);
 // Parses `text` (at most `max_bytes`) as one JSON object. INVALID_ARGUMENT
 // "<document>: not a JSON object: <parser message>", or naming the size.
 absl::StatusOr<google::protobuf::Struct> ParseJsonObject(absl::string_view document,
-                                                         absl::string_view text,
-                                                         size_t max_bytes);
+                                                         absl::string_view text, size_t max_bytes);
 
 class JsonReader {
  public:
@@ -38,7 +37,9 @@ class JsonReader {
   // key path of this object ("quantization_config.").
   JsonReader(const google::protobuf::Struct& s, std::string document, std::string prefix,
              int64_t max_integer = kDefaultMaxInteger)
-      : s_(s), document_(std::move(document)), prefix_(std::move(prefix)),
+      : s_(s),
+        document_(std::move(document)),
+        prefix_(std::move(prefix)),
         max_integer_(max_integer) {}
 
   std::string Path(absl::string_view key) const { return absl::StrCat(prefix_, key); }

@@ -13,26 +13,24 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "service/translate/enum_names.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 namespace {
 
-constexpr uint64_t kMaxCount = 1u << 20;         // parallel sizes, batch sizes
+constexpr uint64_t kMaxCount = 1u << 20;            // parallel sizes, batch sizes
 constexpr uint64_t kMaxTokens = uint64_t{1} << 40;  // context and batched tokens
 
-absl::Status Invalid(const std::string& message) {
-  return absl::InvalidArgumentError(message);
-}
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
 
 // ------------------------------------------------------------ shell words
 
 struct Word {
   std::string text;
-  bool any_quoted = false;  // some part of it was quoted or escaped
+  bool any_quoted = false;   // some part of it was quoted or escaped
   bool is_operator = false;  // | || & && ; or a redirection, in `text`
 };
 
@@ -96,8 +94,8 @@ class WordSplitter {
   absl::Status SingleQuoted() {
     const size_t end = line_.find('\'', i_ + 1);
     if (end == absl::string_view::npos) {
-      return Invalid(absl::StrFormat("launch line: unterminated ' quote starting at character %d",
-                                     i_ + 1));
+      return Invalid(
+          absl::StrFormat("launch line: unterminated ' quote starting at character %d", i_ + 1));
     }
     absl::StrAppend(&current_.text, line_.substr(i_ + 1, end - i_ - 1));
     current_.any_quoted = true;
@@ -127,8 +125,8 @@ class WordSplitter {
       ++i_;
     }
     if (i_ >= line_.size()) {
-      return Invalid(absl::StrFormat(
-          "launch line: unterminated \" quote starting at character %d", start + 1));
+      return Invalid(absl::StrFormat("launch line: unterminated \" quote starting at character %d",
+                                     start + 1));
     }
     ++i_;  // the closing quote
     current_.any_quoted = true;
@@ -366,9 +364,16 @@ bool LooksLikeFlag(absl::string_view w) {
 // model; with the --enable-/--disable-/--no- families they are what keeps an
 // unknown switch from taking the next word as its value.
 constexpr const char* kKnownSwitches[] = {
-    "--skip-tokenizer-init", "--async-scheduling", "--is-embedding", "--stream-output",
-    "--log-requests", "--show-time-cost", "--allow-auto-truncate", "--skip-server-warmup",
-    "--headless", "--trust-request-chat-template",
+    "--skip-tokenizer-init",
+    "--async-scheduling",
+    "--is-embedding",
+    "--stream-output",
+    "--log-requests",
+    "--show-time-cost",
+    "--allow-auto-truncate",
+    "--skip-server-warmup",
+    "--headless",
+    "--trust-request-chat-template",
 };
 
 bool LooksLikeSwitch(absl::string_view canonical) {
@@ -385,8 +390,7 @@ bool LooksLikeSwitch(absl::string_view canonical) {
 // ------------------------------------------------------------- values
 
 absl::StatusOr<uint64_t> WholeNumber(absl::string_view flag, absl::string_view text,
-                                     uint64_t min_value, uint64_t max_value,
-                                     bool human_readable) {
+                                     uint64_t min_value, uint64_t max_value, bool human_readable) {
   std::string rule = absl::StrFormat("must be a whole number ≥ %d", min_value);
   auto bad = [&] { return Invalid(absl::StrFormat("%s = %s; %s", flag, text, rule)); };
   absl::string_view t = absl::StripAsciiWhitespace(text);
@@ -451,8 +455,8 @@ absl::StatusOr<v1::KvCacheDtype> KvCacheDtype(absl::string_view flag, absl::stri
   if (t == "bf16" || t == "bfloat16") return v1::KV_CACHE_DTYPE_BF16;
   if (t == "fp16" || t == "float16" || t == "half") return v1::KV_CACHE_DTYPE_FP16;
   return Invalid(absl::StrFormat(
-      "%s = %s; must be auto, fp8 (fp8_e4m3, fp8_e5m2), bf16 (bfloat16) or fp16 (float16)",
-      flag, text));
+      "%s = %s; must be auto, fp8 (fp8_e4m3, fp8_e5m2), bf16 (bfloat16) or fp16 (float16)", flag,
+      text));
 }
 
 // The engine's quantization method → the name WeightFormatFromName reads;
@@ -490,11 +494,12 @@ absl::StatusOr<std::optional<v1::WeightFormat>> Quantization(absl::string_view f
     names.push_back(a.engine_name);
     if (t != a.engine_name) continue;
     if (a.format_name[0] == '\0') return std::optional<v1::WeightFormat>();
-    CAPPLAN_ASSIGN_OR_RETURN(v1::WeightFormat f, WeightFormatFromName("--quantization", a.format_name));
+    CAPPLAN_ASSIGN_OR_RETURN(v1::WeightFormat f,
+                             WeightFormatFromName("--quantization", a.format_name));
     return std::optional<v1::WeightFormat>(f);
   }
-  return Invalid(absl::StrFormat("%s = %s; must be a quantization method capplan models: %s",
-                                 flag, text, absl::StrJoin(names, ", ")));
+  return Invalid(absl::StrFormat("%s = %s; must be a quantization method capplan models: %s", flag,
+                                 text, absl::StrJoin(names, ", ")));
 }
 
 // vLLM speculative methods: "mtp" and the per-architecture "*_mtp" names;
@@ -671,7 +676,7 @@ absl::Status Parser::HandleFlag(const std::string& word) {
                           value);
   }
   if (engine_ == Engine::kVllm && (absl::StartsWith(canonical, "--compilation-config.") ||
-                                  absl::StartsWith(canonical, "-O."))) {
+                                   absl::StartsWith(canonical, "-O."))) {
     CAPPLAN_ASSIGN_OR_RETURN(std::string value, TakeValue(name, inline_value));
     return CompilationKey(name, canonical.substr(canonical.find('.') + 1), value);
   }
@@ -1034,9 +1039,9 @@ absl::Status Parser::Finish() {
   if (p_.pp.has_value()) par->set_pp(static_cast<uint32_t>(pp));
   if (p_.dp.has_value()) out_.data_parallel_size = static_cast<uint32_t>(dp);
   if (tp * pp * dp > kMaxCount) {  // each ≤ 2^20, so the product fits in 64 bits
-    return Invalid(absl::StrFormat(
-        "launch line: tp × pp × dp = %d × %d × %d GPUs; must be at most %d", tp, pp, dp,
-        kMaxCount));
+    return Invalid(
+        absl::StrFormat("launch line: tp × pp × dp = %d × %d × %d GPUs; must be at most %d", tp, pp,
+                        dp, kMaxCount));
   }
   if (engine_ == Engine::kVllm) {
     if (p_.expert_parallel.has_value()) {
@@ -1061,11 +1066,10 @@ absl::Status Parser::Finish() {
   std::optional<v1::SpeculativeMethod> method;
   if (p_.spec_method.has_value()) {
     if (engine_ == Engine::kVllm) {
-      CAPPLAN_ASSIGN_OR_RETURN(method, VllmSpeculativeMethod(p_.spec_method_flag,
-                                                             *p_.spec_method));
+      CAPPLAN_ASSIGN_OR_RETURN(method, VllmSpeculativeMethod(p_.spec_method_flag, *p_.spec_method));
     } else {
-      CAPPLAN_ASSIGN_OR_RETURN(method, SglangSpeculativeAlgorithm(p_.spec_method_flag,
-                                                                  *p_.spec_method));
+      CAPPLAN_ASSIGN_OR_RETURN(method,
+                               SglangSpeculativeAlgorithm(p_.spec_method_flag, *p_.spec_method));
     }
   } else if (p_.spec_model.has_value()) {
     // Older vLLM named the method through the draft model.
@@ -1137,8 +1141,8 @@ absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
   }
   for (const std::string& m : models) {
     if (m != models.front()) {
-      return Invalid(absl::StrFormat("launch line: model given twice ('%s' and '%s')",
-                                     models.front(), m));
+      return Invalid(
+          absl::StrFormat("launch line: model given twice ('%s' and '%s')", models.front(), m));
     }
   }
   if (models.front().empty()) return Invalid("launch line: the model argument is empty");
@@ -1165,8 +1169,7 @@ absl::string_view Basename(absl::string_view path) {
 bool IsPython(absl::string_view word) {
   absl::string_view b = Basename(word);
   if (!absl::ConsumePrefix(&b, "python")) return false;
-  return std::all_of(b.begin(), b.end(),
-                     [](char c) { return absl::ascii_isdigit(c) || c == '.'; });
+  return std::all_of(b.begin(), b.end(), [](char c) { return absl::ascii_isdigit(c) || c == '.'; });
 }
 
 }  // namespace
@@ -1190,12 +1193,12 @@ absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line) {
     }
   }
   if (i >= words.size()) {
-    return Invalid("launch line: no command given (expected vllm serve MODEL, python -m "
-                   "vllm.entrypoints.openai.api_server or python -m sglang.launch_server)");
+    return Invalid(
+        "launch line: no command given (expected vllm serve MODEL, python -m "
+        "vllm.entrypoints.openai.api_server or python -m sglang.launch_server)");
   }
   auto not_server = [&](size_t upto) {
-    std::vector<std::string> shown(words.begin() + i,
-                                   words.begin() + std::min(words.size(), upto));
+    std::vector<std::string> shown(words.begin() + i, words.begin() + std::min(words.size(), upto));
     return Invalid(absl::StrFormat(
         "launch line: not a vLLM or SGLang server command: '%s' (expected vllm serve MODEL, "
         "python -m vllm.entrypoints.openai.api_server or python -m sglang.launch_server)",

@@ -58,7 +58,8 @@ std::optional<SourcedPoint> RowPoint(const v1::SweepRow& row, const v1::Sweep& s
       row.requests_per_second() > 0) {
     p.workload.output_tokens = row.output_tokens_per_second() / row.requests_per_second();
   }
-  if (row.has_output_tokens_per_second()) p.output_tokens_per_second = row.output_tokens_per_second();
+  if (row.has_output_tokens_per_second())
+    p.output_tokens_per_second = row.output_tokens_per_second();
   if (row.has_requests_per_second()) p.requests_per_second = row.requests_per_second();
   if (row.has_per_user_output_tokens_per_second()) {
     p.per_user_output_tokens_per_second = row.per_user_output_tokens_per_second();
@@ -87,8 +88,7 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& w) {
   return out;
 }
 
-absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline,
-                                               const v1::Sweep& sweep,
+absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, const v1::Sweep& sweep,
                                                std::vector<std::string>* notes) {
   v1::WorkloadSpec w;
   const v1::Workload& sw = sweep.workload();
@@ -249,24 +249,24 @@ absl::StatusOr<std::vector<SourcedPoint>> InlinePoints(const std::vector<v1::Swe
       if (row.has_arrival_rate_rps()) {
         CAPPLAN_RETURN_IF_ERROR(CheckPositive(rp + ".arrival_rate_rps", row.arrival_rate_rps()));
       }
-      for (const auto& [name, has, value] : {
-               std::make_tuple("output_tokens_per_second", row.has_output_tokens_per_second(),
-                               row.output_tokens_per_second()),
-               std::make_tuple("per_user_output_tokens_per_second",
-                               row.has_per_user_output_tokens_per_second(),
-                               row.per_user_output_tokens_per_second()),
-               std::make_tuple("requests_per_second", row.has_requests_per_second(),
-                               row.requests_per_second())}) {
+      for (const auto& [name, has, value] :
+           {std::make_tuple("output_tokens_per_second", row.has_output_tokens_per_second(),
+                            row.output_tokens_per_second()),
+            std::make_tuple("per_user_output_tokens_per_second",
+                            row.has_per_user_output_tokens_per_second(),
+                            row.per_user_output_tokens_per_second()),
+            std::make_tuple("requests_per_second", row.has_requests_per_second(),
+                            row.requests_per_second())}) {
         if (has) CAPPLAN_RETURN_IF_ERROR(CheckPositive(absl::StrCat(rp, ".", name), value));
       }
       if (!(w.input_tokens() >= 1) || !(w.output_tokens() >= 1)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            sp_path, ".workload: input_tokens and output_tokens are needed (the sweep's or the "
-                     "request's)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(sp_path,
+                         ".workload: input_tokens and output_tokens are needed (the sweep's or the "
+                         "request's)"));
       }
-      std::optional<SourcedPoint> p =
-          RowPoint(row, sweep, w, sweep.closed_loop() || row.has_concurrency(),
-                   sweep.speculative(), "");
+      std::optional<SourcedPoint> p = RowPoint(
+          row, sweep, w, sweep.closed_loop() || row.has_concurrency(), sweep.speculative(), "");
       if (p.has_value()) {
         p->point.source = absl::StrCat(rp);
         out.push_back(*std::move(p));

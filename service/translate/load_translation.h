@@ -27,8 +27,7 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& workload);
 // The workload of a baseline's sweep under the rules above (means; the
 // output is the mean of the rows' derived outputs when the sweep states
 // none). `notes` receives what was derived or assumed.
-absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline,
-                                               const v1::Sweep& sweep,
+absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, const v1::Sweep& sweep,
                                                std::vector<std::string>* notes);
 
 // One measured row as a calibration point, with where it came from.

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-
 namespace capplan::service {
 namespace {
 

@@ -29,8 +29,8 @@ void FillWeightsByComponent(const model::MemoryPlan& plan, v1::WeightsByComponen
 
 // The resolved deployment's fields that do not need the card (model,
 // parallelism, engine, batch limits, weight format, speculation).
-void FillResolvedDeploymentCommon(const ResolvedDeployment& resolved,
-                                  const model::MemoryPlan& plan, v1::ResolvedDeployment* out);
+void FillResolvedDeploymentCommon(const ResolvedDeployment& resolved, const model::MemoryPlan& plan,
+                                  v1::ResolvedDeployment* out);
 
 }  // namespace capplan::service
 

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
+#include "base/status_macros.h"
 #include "model/architecture.h"
 #include "model/memory_model.h"
 #include "service/translate/model_translation.h"
-#include "base/status_macros.h"
 
 namespace capplan::service {
 
@@ -24,8 +24,9 @@ absl::StatusOr<v1::ModelInfo> DescribeModel(const v1::Model& model) {
   derived->set_kv_bytes_per_token_bf16(
       static_cast<uint64_t>(std::llround(model::KvBytesPerToken(arch, 2.0))));
   const model::EngineBehaviour engine_defaults;
-  derived->set_state_bytes_per_request(static_cast<uint64_t>(std::llround(model::StateBytesPerRequest(
-      arch, engine_defaults.conv_state_bytes, engine_defaults.ssm_state_bytes))));
+  derived->set_state_bytes_per_request(
+      static_cast<uint64_t>(std::llround(model::StateBytesPerRequest(
+          arch, engine_defaults.conv_state_bytes, engine_defaults.ssm_state_bytes))));
   return info;
 }
 

@@ -10,8 +10,7 @@
 namespace capplan::service {
 namespace {
 
-absl::Status Invalid(absl::string_view path, absl::string_view value,
-                     absl::string_view rule) {
+absl::Status Invalid(absl::string_view path, absl::string_view value, absl::string_view rule) {
   return absl::InvalidArgumentError(absl::StrCat(path, " = ", value, "; ", rule));
 }
 
@@ -43,8 +42,7 @@ absl::StatusOr<model::NumberType> ToNumberType(v1::NumberFormat f) {
     case v1::NUMBER_FORMAT_FP32:
       return model::NumberType::kFp32;
     default:
-      return Invalid("Model.native_dtype", v1::NumberFormat_Name(f),
-                     "must be BF16, FP16 or FP32");
+      return Invalid("Model.native_dtype", v1::NumberFormat_Name(f), "must be BF16, FP16 or FP32");
   }
 }
 
@@ -145,27 +143,28 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
         }
         absl::StatusOr<model::AttentionKind> kind = ToAttention(spec.attention(), l);
         if (!kind.ok()) return kind.status();
-        const model::MlpKind mlp = spec.mlp() == v1::MLP_KIND_MOE ? model::MlpKind::kMoe
-                                                                 : model::MlpKind::kDense;
+        const model::MlpKind mlp =
+            spec.mlp() == v1::MLP_KIND_MOE ? model::MlpKind::kMoe : model::MlpKind::kDense;
         for (uint32_t c = 0; c < spec.count(); ++c) {
           a.layers.push_back(model::LayerSpec{*kind, mlp});
           if (a.layers.size() > 100000) {
-            return Invalid("Model.layer_blocks", "(too many layers)", "must expand to at most 100000 layers");
+            return Invalid("Model.layer_blocks", "(too many layers)",
+                           "must expand to at most 100000 layers");
           }
         }
       }
     }
   }
   if (m.has_mla() && m.mla().kv_lora_rank() > 0) {
-    a.mla = model::MlaSpec{m.mla().q_lora_rank(), m.mla().kv_lora_rank(),
-                           m.mla().qk_nope_head_dim(), m.mla().qk_rope_head_dim(),
-                           m.mla().v_head_dim()};
+    a.mla =
+        model::MlaSpec{m.mla().q_lora_rank(), m.mla().kv_lora_rank(), m.mla().qk_nope_head_dim(),
+                       m.mla().qk_rope_head_dim(), m.mla().v_head_dim()};
   }
   if (m.has_linear_attention() && m.linear_attention().num_value_heads() > 0) {
     const v1::LinearAttentionConfig& l = m.linear_attention();
-    a.linear_attention = model::LinearAttentionSpec{l.num_key_heads(), l.num_value_heads(),
-                                                    l.key_head_dim(), l.value_head_dim(),
-                                                    l.conv_kernel_size()};
+    a.linear_attention =
+        model::LinearAttentionSpec{l.num_key_heads(), l.num_value_heads(), l.key_head_dim(),
+                                   l.value_head_dim(), l.conv_kernel_size()};
   }
   if (m.has_mamba() && m.mamba().num_heads() > 0) {
     const v1::MambaConfig& x = m.mamba();
@@ -179,8 +178,7 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
     moe.experts_per_token = x.experts_per_token();
     moe.num_shared_experts = x.num_shared_experts();
     moe.expert_intermediate_size = static_cast<int64_t>(x.expert_intermediate_size());
-    moe.shared_expert_intermediate_size =
-        static_cast<int64_t>(x.shared_expert_intermediate_size());
+    moe.shared_expert_intermediate_size = static_cast<int64_t>(x.shared_expert_intermediate_size());
     moe.router_bias = x.router_bias();
     // Qwen2-MoE / Qwen3-Next put a sigmoid gate on the shared expert.
     moe.shared_expert_gate = moe.shared_expert_intermediate_size > 0 &&
@@ -194,8 +192,8 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
     if (a.moe) a.moe->expert_bias = true;
   }
   if (absl::Status s = model::ValidateArchitecture(a); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Model ", m.id().empty() ? "(unnamed)" : m.id(), ": ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Model ", m.id().empty() ? "(unnamed)" : m.id(), ": ", s.message()));
   }
   return a;
 }
@@ -250,8 +248,8 @@ absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {
   out.name = h.name();
   out.architecture = h.architecture();
   for (const std::string& alias : h.aliases()) absl::StrAppend(&out.name, " | ", alias);
-  out.memory_bytes = static_cast<double>(
-      h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
+  out.memory_bytes =
+      static_cast<double>(h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
   out.unified_memory = h.unified_memory();
   if (out.memory_bytes <= 0.0) {
     return Invalid(absl::StrCat("Hardware(", h.id(), ").memory_bytes"), "0", "must be positive");
@@ -271,8 +269,8 @@ model::ParallelismSpec ToParallelism(const v1::Parallelism& p) {
 
 model::EngineSettings ToEngineSettings(const v1::EngineConfig& e) {
   model::EngineSettings s;
-  s.memory_fraction = e.kind() == v1::ENGINE_KIND_SGLANG ? e.mem_fraction_static()
-                                                         : e.gpu_memory_utilization();
+  s.memory_fraction =
+      e.kind() == v1::ENGINE_KIND_SGLANG ? e.mem_fraction_static() : e.gpu_memory_utilization();
   if (s.memory_fraction == 0.0) {
     s.memory_fraction = std::max(e.gpu_memory_utilization(), e.mem_fraction_static());
   }
@@ -459,10 +457,10 @@ absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& p
                    "must contain a dotted version number such as 0.11.0");
   }
   for (const v1::EnginePreset* p : candidates) {
-    const bool above_min = p->min_version().empty() ||
-                           CompareVersions(v, ParseVersion(p->min_version())) >= 0;
-    const bool below_max = p->max_version().empty() ||
-                           CompareVersions(v, ParseVersion(p->max_version())) < 0;
+    const bool above_min =
+        p->min_version().empty() || CompareVersions(v, ParseVersion(p->min_version())) >= 0;
+    const bool below_max =
+        p->max_version().empty() || CompareVersions(v, ParseVersion(p->max_version())) < 0;
     if (above_min && below_max) {
       choice.preset = p;
       break;
@@ -475,10 +473,9 @@ absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& p
   if (choice.preset == newest && !newest->checked_through_version().empty() &&
       CompareVersions(v, ParseVersion(newest->checked_through_version())) > 0) {
     choice.newer_than_newest = true;
-    choice.note = absl::StrCat("engine version ", version, " is newer than ",
-                               newest->checked_through_version(),
-                               ", the newest the presets were checked against: using ",
-                               newest->id());
+    choice.note = absl::StrCat(
+        "engine version ", version, " is newer than ", newest->checked_through_version(),
+        ", the newest the presets were checked against: using ", newest->id());
   }
   return choice;
 }

@@ -71,9 +71,8 @@ struct PresetChoice {
 // newest preset's checked_through_version takes that preset with
 // newer_than_newest set. NotFound when no preset exists for the engine;
 // InvalidArgument when the version is older than every preset or unparsable.
-absl::StatusOr<PresetChoice> ChoosePreset(
-    const std::vector<v1::EnginePreset>& presets, v1::EngineKind kind,
-    absl::string_view version);
+absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& presets,
+                                          v1::EngineKind kind, absl::string_view version);
 
 }  // namespace capplan::service
 

@@ -18,11 +18,11 @@ class BundledCatalogue : public ::testing::Test {
 TEST_F(BundledCatalogue, HasEveryPromisedGpu) {
   for (const char* id :
        {"nvidia-a100-sxm-40gb", "nvidia-a100-sxm-80gb", "nvidia-h100-sxm-80gb",
-        "nvidia-h100-pcie-80gb", "nvidia-h200-sxm-141gb", "nvidia-b200-180gb",
-        "nvidia-l40s-48gb", "nvidia-a10g-24gb", "nvidia-a40-48gb", "nvidia-l4-24gb",
-        "nvidia-t4-16gb", "nvidia-rtx-a5000-24gb", "nvidia-rtx-3090-24gb",
-        "nvidia-rtx-4090-24gb", "nvidia-rtx-5090-32gb", "nvidia-dgx-spark-gb10",
-        "amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb"}) {
+        "nvidia-h100-pcie-80gb", "nvidia-h200-sxm-141gb", "nvidia-b200-180gb", "nvidia-l40s-48gb",
+        "nvidia-a10g-24gb", "nvidia-a40-48gb", "nvidia-l4-24gb", "nvidia-t4-16gb",
+        "nvidia-rtx-a5000-24gb", "nvidia-rtx-3090-24gb", "nvidia-rtx-4090-24gb",
+        "nvidia-rtx-5090-32gb", "nvidia-dgx-spark-gb10", "amd-mi300x-192gb", "amd-mi308x-192gb",
+        "amd-mi325x-256gb"}) {
     const v1::Hardware* h = catalog().FindHardware(id);
     ASSERT_NE(h, nullptr) << id;
     EXPECT_GT(h->memory_bytes(), 0u) << id;
@@ -33,10 +33,9 @@ TEST_F(BundledCatalogue, HasEveryPromisedGpu) {
 TEST_F(BundledCatalogue, HasEveryPromisedModelFindableByRepoId) {
   for (const char* id :
        {"llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "qwen2.5-7b-instruct",
-        "qwen2.5-32b-instruct", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b",
-        "qwen3-235b-a22b", "qwen3-coder-480b-a35b-instruct",
-        "qwen3-next-80b-a3b-instruct", "deepseek-v3", "gpt-oss-20b", "gpt-oss-120b",
-        "mixtral-8x7b-instruct"}) {
+        "qwen2.5-32b-instruct", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+        "qwen3-coder-480b-a35b-instruct", "qwen3-next-80b-a3b-instruct", "deepseek-v3",
+        "gpt-oss-20b", "gpt-oss-120b", "mixtral-8x7b-instruct"}) {
     const v1::Model* model = catalog().FindModel(id);
     ASSERT_NE(model, nullptr) << id;
     ASSERT_FALSE(model->hf_repo_id().empty()) << id;
@@ -57,8 +56,8 @@ const v1::Baseline* BaselineFrom(const Catalog& catalog, const std::string& seed
 }
 
 TEST_F(BundledCatalogue, SeedReportsAreBaselinesNamingTheirSource) {
-  for (const char* seed : {"000_46cf6fd3290c7f5b.txt", "002_5094f052508cf190.txt",
-                           "004_97a0cc968881be68.txt"}) {
+  for (const char* seed :
+       {"000_46cf6fd3290c7f5b.txt", "002_5094f052508cf190.txt", "004_97a0cc968881be68.txt"}) {
     EXPECT_NE(BaselineFrom(catalog(), seed), nullptr) << seed;
   }
 }

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,9 +34,9 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kKvTolerance = 0.05;        // issue 3: ±5% on ≥ 80% of cases
+constexpr double kKvTolerance = 0.05;  // issue 3: ±5% on ≥ 80% of cases
 constexpr double kKvPassShare = 0.80;
-constexpr double kWeightsTolerance = 0.03;   // issue 3: ±3%
+constexpr double kWeightsTolerance = 0.03;      // issue 3: ±3%
 constexpr double kCoefficientTolerance = 0.02;  // data/engines vs a fresh fit
 constexpr double kLeaveOneOutPassShare = 0.75;  // held-out logs within ±5%
 
@@ -54,7 +54,7 @@ std::string ReadFile(const std::string& path) {
 // prose, and launch flags stated in its log excerpt or notes.
 struct CaseInputs {
   std::string hardware_id;
-  std::string version;           // empty: the JSON's engine_version
+  std::string version;  // empty: the JSON's engine_version
   int64_t max_num_seqs = 0;
   int64_t max_num_batched_tokens = 0;
 };
@@ -116,8 +116,7 @@ std::vector<Message> LoadFolder(const std::string& dir) {
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
     Message m;
-    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadFile(path.string()), &m))
-        << path;
+    EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadFile(path.string()), &m)) << path;
     out.push_back(m);
   }
   return out;
@@ -126,10 +125,9 @@ std::vector<Message> LoadFolder(const std::string& dir) {
 class Calibration : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    presets_ = new std::vector<v1::EnginePreset>(
-        LoadFolder<v1::EnginePreset>(Root() + "/data/engines"));
-    hardware_ = new std::vector<v1::Hardware>(
-        LoadFolder<v1::Hardware>(Root() + "/data/hardware"));
+    presets_ =
+        new std::vector<v1::EnginePreset>(LoadFolder<v1::EnginePreset>(Root() + "/data/engines"));
+    hardware_ = new std::vector<v1::Hardware>(LoadFolder<v1::Hardware>(Root() + "/data/hardware"));
     cases_ = new std::vector<Case>();
     const std::string dir = Root() + "/tests/data/engine_logs/";
     google::protobuf::ListValue list;
@@ -167,7 +165,8 @@ class Calibration : public ::testing::Test {
       engine.set_kind(sglang ? v1::ENGINE_KIND_SGLANG : v1::ENGINE_KIND_VLLM);
       engine.set_version(extra.version.empty() ? Str(c, "engine_version") : extra.version);
       const Struct& fraction = c.fields().at("mem_fraction").struct_value();
-      if (auto g = Number(fraction, "gpu_memory_utilization")) engine.set_gpu_memory_utilization(*g);
+      if (auto g = Number(fraction, "gpu_memory_utilization"))
+        engine.set_gpu_memory_utilization(*g);
       if (auto m = Number(fraction, "mem_fraction_static")) engine.set_mem_fraction_static(*m);
       if (auto l = Number(c, "max_model_len")) engine.set_max_model_len(static_cast<uint64_t>(*l));
       auto graphs = c.fields().find("cuda_graphs");
@@ -183,7 +182,8 @@ class Calibration : public ::testing::Test {
       par.set_pp(static_cast<uint32_t>(Number(c, "pp").value_or(1)));
       k.input.parallelism = ToParallelism(par);
 
-      absl::StatusOr<PresetChoice> choice = ChoosePreset(*presets_, engine.kind(), engine.version());
+      absl::StatusOr<PresetChoice> choice =
+          ChoosePreset(*presets_, engine.kind(), engine.version());
       ASSERT_TRUE(choice.ok()) << k.id << ": " << choice.status();
       absl::StatusOr<model::EngineBehaviour> behaviour = ToEngineBehaviour(*choice->preset);
       ASSERT_TRUE(behaviour.ok()) << behaviour.status();
@@ -229,9 +229,9 @@ std::vector<Case>* Calibration::cases_ = nullptr;
 
 double PredictedWeights(const model::MemoryPlanInput& in) {
   double w = 0.0;
-  for (double x : model::WeightsPerGpuByComponent(
-           in.arch, in.quantization, in.parallelism,
-           model::ResolveForHardware(in.engine, in.hardware), 0)) {
+  for (double x :
+       model::WeightsPerGpuByComponent(in.arch, in.quantization, in.parallelism,
+                                       model::ResolveForHardware(in.engine, in.hardware), 0)) {
     w += x;
   }
   return w;
@@ -348,7 +348,8 @@ FittedPresets Fit(const std::vector<Case>& cases, const std::vector<v1::EnginePr
     const model::OverheadTerms t = terms(c, e);
     const double predicted = std::max(e.activation_token_scale * t.token_phase_bytes,
                                       e.sampler_logit_copies * t.sampler_phase_bytes) +
-                             e.non_torch_base_bytes + e.non_torch_per_extra_rank_bytes * t.extra_ranks;
+                             e.non_torch_base_bytes +
+                             e.non_torch_per_extra_rank_bytes * t.extra_ranks;
     unified_extra.push_back(c.input.hardware.memory_bytes * c.input.settings.memory_fraction -
                             (*c.weights_gib + *c.kv_gib) * kGiB - predicted);
   }
@@ -375,8 +376,8 @@ FittedPresets Fit(const std::vector<Case>& cases, const std::vector<v1::EnginePr
     const model::MemoryPlan plan = *model::PlanMemory(in);
     model::OverheadObservation o;
     o.terms = terms(c, in.engine);
-    o.overhead_bytes = c.input.hardware.memory_bytes * plan.memory_fraction -
-                       PredictedWeights(in) - ReportedKvBytes(c, plan);
+    o.overhead_bytes = c.input.hardware.memory_bytes * plan.memory_fraction - PredictedWeights(in) -
+                       ReportedKvBytes(c, plan);
     legacy_obs.push_back(o);
   }
   model::OverheadFitOptions legacy_opt;
@@ -409,7 +410,8 @@ FittedPresets Fit(const std::vector<Case>& cases, const std::vector<v1::EnginePr
   }
   model::OverheadFitOptions sg_opt;
   bool ranks_vary = false;
-  for (const auto& o : sg_obs) ranks_vary |= o.terms.extra_ranks != sg_obs.front().terms.extra_ranks;
+  for (const auto& o : sg_obs)
+    ranks_vary |= o.terms.extra_ranks != sg_obs.front().terms.extra_ranks;
   sg_opt.fit_per_rank = ranks_vary;
   if (!ranks_vary) out.unfitted.insert("sglang-rank");
   if (absl::StatusOr<model::OverheadFit> f = model::FitOverhead(sg_obs, sg_opt); f.ok()) {
@@ -626,19 +628,21 @@ TEST(Seed002, ExpertParallelVersusTensorSlicedExperts) {
     ep_total += ep[c];
   }
   const int experts = static_cast<int>(model::Component::kRoutedExperts);
-  std::printf("seed 002 per card (model): TP-sliced experts %.2f GiB (experts %.2f), "
-              "EP4 %.2f GiB (experts %.2f); report: 23.61 -> 19.86 GiB\n",
-              tp_total / kGiB, tp[experts] / kGiB, ep_total / kGiB, ep[experts] / kGiB);
+  std::printf(
+      "seed 002 per card (model): TP-sliced experts %.2f GiB (experts %.2f), "
+      "EP4 %.2f GiB (experts %.2f); report: 23.61 -> 19.86 GiB\n",
+      tp_total / kGiB, tp[experts] / kGiB, ep_total / kGiB, ep[experts] / kGiB);
   // Expert width 640 / 4 = 160 per rank: what a 64-wide kernel alignment
   // would add to the TP-sliced layout (the EP layout keeps 640).
   model::EngineBehaviour padded;
   padded.moe_padding.push_back({model::WeightFormat::kNvfp4, 1, 64, {}, {}});
   model::ParallelismSpec p;
   p.tp = 4;
-  const double tp_padded =
-      model::WeightsPerGpuByComponent(*arch, *q, p, padded, 0)[experts];
-  std::printf("  with a 64-wide NVFP4 MoE kernel alignment, TP slicing pads 160 -> 192: "
-              "+%.2f GiB per card\n", (tp_padded - tp[experts]) / kGiB);
+  const double tp_padded = model::WeightsPerGpuByComponent(*arch, *q, p, padded, 0)[experts];
+  std::printf(
+      "  with a 64-wide NVFP4 MoE kernel alignment, TP slicing pads 160 -> 192: "
+      "+%.2f GiB per card\n",
+      (tp_padded - tp[experts]) / kGiB);
   EXPECT_LE(ep_total, tp_total * (1 + 1e-9));
   // Equal up to the per-tensor NVFP4 scales that slicing multiplies.
   EXPECT_NEAR(ep[experts] / tp[experts], 1.0, 1e-3);

@@ -14,10 +14,10 @@
 #include "gtest/gtest.h"
 #include "service/cli/cli.h"
 #include "service/cli/validate.h"
-#include "service/rpc/remote_planner.h"
-#include "service/server/server.h"
 #include "service/planner/findings.h"
 #include "service/planner/validate.h"
+#include "service/rpc/remote_planner.h"
+#include "service/server/server.h"
 #include "tests/test_common/loopback_server.h"
 #include "tests/test_common/test_catalog.h"
 
@@ -47,8 +47,9 @@ void ReadExpectations(const std::string& text, Example* e) {
     line = absl::StripLeadingAsciiWhitespace(absl::StripPrefix(line, "#"));
     if (absl::ConsumePrefix(&line, "expect-verdict:")) {
       line = absl::StripAsciiWhitespace(line);
-      e->verdict = line == "PASS" ? v1::VERDICT_PASS : line == "FAIL" ? v1::VERDICT_FAIL
-                                                                      : v1::VERDICT_UNSPECIFIED;
+      e->verdict = line == "PASS"   ? v1::VERDICT_PASS
+                   : line == "FAIL" ? v1::VERDICT_FAIL
+                                    : v1::VERDICT_UNSPECIFIED;
     } else if (absl::ConsumePrefix(&line, "expect-codes:")) {
       for (absl::string_view code : absl::StrSplit(line, ' ', absl::SkipWhitespace())) {
         e->codes.insert(std::string(code));
@@ -111,10 +112,9 @@ TEST_F(ValidateExamples, AtLeastTwelveCoveringEveryCodeAndBothVerdicts) {
     codes.insert(e.codes.begin(), e.codes.end());
     verdicts.insert(e.verdict);
   }
-  for (const char* code :
-       {kDoesNotFit, kKvPoolBelowOneRequest, kConcurrencyAboveSafe, kTtftSloMissed,
-        kTpotSloMissed, kUnstableLoad, kContextBeyondNative, kNoQualityEvidence,
-        kFarFromBaselines, kUnknownEngineVersion}) {
+  for (const char* code : {kDoesNotFit, kKvPoolBelowOneRequest, kConcurrencyAboveSafe,
+                           kTtftSloMissed, kTpotSloMissed, kUnstableLoad, kContextBeyondNative,
+                           kNoQualityEvidence, kFarFromBaselines, kUnknownEngineVersion}) {
     EXPECT_TRUE(codes.count(code)) << "no example shows " << code;
   }
   EXPECT_TRUE(verdicts.count(v1::VERDICT_PASS));

@@ -1,11 +1,12 @@
 // The efficiency priors in data/priors/ are a reproducible fit: refitting the
 // bundled catalogue's baselines gives the same priors (run `capplan priors
 // --out-dir data` after adding baselines).
+#include "service/planner/priors.h"
+
 #include <cmath>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "service/planner/priors.h"
 #include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {

@@ -45,8 +45,8 @@ ModelArchitecture Qwen3_235B() {
   a.vocab_size = 151936;
   a.qk_norm = true;
   a.layers = Uniform(94, AttentionKind::kFull, MlpKind::kMoe);
-  a.moe = MoeSpec{.num_routed_experts = 128, .experts_per_token = 8,
-                  .expert_intermediate_size = 1536};
+  a.moe =
+      MoeSpec{.num_routed_experts = 128, .experts_per_token = 8, .expert_intermediate_size = 1536};
   return a;
 }
 
@@ -63,11 +63,15 @@ ModelArchitecture DeepSeekV3() {
   a.layers = Uniform(3, AttentionKind::kMla, MlpKind::kDense);
   auto moe = Uniform(58, AttentionKind::kMla, MlpKind::kMoe);
   a.layers.insert(a.layers.end(), moe.begin(), moe.end());
-  a.mla = MlaSpec{.q_lora_rank = 1536, .kv_lora_rank = 512,
-                  .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+  a.mla = MlaSpec{.q_lora_rank = 1536,
+                  .kv_lora_rank = 512,
+                  .qk_nope_head_dim = 128,
+                  .qk_rope_head_dim = 64,
                   .v_head_dim = 128};
-  a.moe = MoeSpec{.num_routed_experts = 256, .experts_per_token = 8,
-                  .num_shared_experts = 1, .expert_intermediate_size = 2048};
+  a.moe = MoeSpec{.num_routed_experts = 256,
+                  .experts_per_token = 8,
+                  .num_shared_experts = 1,
+                  .expert_intermediate_size = 2048};
   a.num_mtp_layers = 1;
   return a;
 }
@@ -86,15 +90,16 @@ ModelArchitecture GptOss120B() {
   a.vocab_size = 201088;
   a.sliding_window_tokens = 128;
   for (int i = 0; i < 36; ++i) {
-    a.layers.push_back(LayerSpec{i % 2 == 0 ? AttentionKind::kSlidingWindow
-                                            : AttentionKind::kFull,
+    a.layers.push_back(LayerSpec{i % 2 == 0 ? AttentionKind::kSlidingWindow : AttentionKind::kFull,
                                  MlpKind::kMoe});
   }
   a.attention_bias = true;
   a.attention_output_bias = true;
   a.attention_sinks = true;
-  a.moe = MoeSpec{.num_routed_experts = 128, .experts_per_token = 4,
-                  .expert_intermediate_size = 2880, .router_bias = true,
+  a.moe = MoeSpec{.num_routed_experts = 128,
+                  .experts_per_token = 4,
+                  .expert_intermediate_size = 2880,
+                  .router_bias = true,
                   .expert_bias = true};
   return a;
 }
@@ -109,8 +114,8 @@ ModelArchitecture Mixtral8x7B() {
   a.num_kv_heads = 8;
   a.vocab_size = 32000;
   a.layers = Uniform(32, AttentionKind::kFull, MlpKind::kMoe);
-  a.moe = MoeSpec{.num_routed_experts = 8, .experts_per_token = 2,
-                  .expert_intermediate_size = 14336};
+  a.moe =
+      MoeSpec{.num_routed_experts = 8, .experts_per_token = 2, .expert_intermediate_size = 14336};
   return a;
 }
 
@@ -128,17 +133,18 @@ ModelArchitecture Qwen3Next80B() {
   a.qk_norm = true;
   a.gated_attention_output = true;
   for (int i = 0; i < 48; ++i) {
-    a.layers.push_back(LayerSpec{(i + 1) % 4 == 0 ? AttentionKind::kFull
-                                                  : AttentionKind::kLinear,
-                                 MlpKind::kMoe});
+    a.layers.push_back(
+        LayerSpec{(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear, MlpKind::kMoe});
   }
   a.linear_attention = LinearAttentionSpec{.num_key_heads = 16,
                                            .num_value_heads = 32,
                                            .key_head_dim = 128,
                                            .value_head_dim = 128,
                                            .conv_kernel_size = 4};
-  a.moe = MoeSpec{.num_routed_experts = 512, .experts_per_token = 10,
-                  .num_shared_experts = 1, .expert_intermediate_size = 512,
+  a.moe = MoeSpec{.num_routed_experts = 512,
+                  .experts_per_token = 10,
+                  .num_shared_experts = 1,
+                  .expert_intermediate_size = 512,
                   .shared_expert_intermediate_size = 512,
                   .shared_expert_gate = true};
   a.num_mtp_layers = 1;
@@ -170,21 +176,19 @@ TEST_P(PublishedCountsTest, MatchesModelCard) {
     double active = counts.active_per_token;
     if (c.active_excludes >= 1) active -= counts.embeddings;
     if (c.active_excludes >= 2) active -= counts.Of(Component::kLmHead);
-    EXPECT_NEAR(active / c.active, 1.0, c.active_tolerance)
-        << c.name << " active " << active;
+    EXPECT_NEAR(active / c.active, 1.0, c.active_tolerance) << c.name << " active " << active;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     ModelCards, PublishedCountsTest,
-    ::testing::Values(
-        PublishedCase{"llama31_8b", Llama31_8B, 8.03e9, 0.005, 8.03e9, 0.005, 0},
-        PublishedCase{"qwen3_235b", Qwen3_235B, 235e9, 0.01, 22e9, 0.03, 0},
-        PublishedCase{"deepseek_v3", DeepSeekV3, 671e9, 0.01, 37e9, 0.03, 0},
-        PublishedCase{"gpt_oss_120b", GptOss120B, 116.83e9, 0.005, 5.13e9, 0.01, 1},
-        PublishedCase{"mixtral_8x7b", Mixtral8x7B, 46.7e9, 0.005, 12.9e9, 0.01, 0},
-        // "A3B": a rounded label for the non-embedding active count.
-        PublishedCase{"qwen3_next_80b", Qwen3Next80B, 80e9, 0.01, 3e9, 0.1, 2}),
+    ::testing::Values(PublishedCase{"llama31_8b", Llama31_8B, 8.03e9, 0.005, 8.03e9, 0.005, 0},
+                      PublishedCase{"qwen3_235b", Qwen3_235B, 235e9, 0.01, 22e9, 0.03, 0},
+                      PublishedCase{"deepseek_v3", DeepSeekV3, 671e9, 0.01, 37e9, 0.03, 0},
+                      PublishedCase{"gpt_oss_120b", GptOss120B, 116.83e9, 0.005, 5.13e9, 0.01, 1},
+                      PublishedCase{"mixtral_8x7b", Mixtral8x7B, 46.7e9, 0.005, 12.9e9, 0.01, 0},
+                      // "A3B": a rounded label for the non-embedding active count.
+                      PublishedCase{"qwen3_next_80b", Qwen3Next80B, 80e9, 0.01, 3e9, 0.1, 2}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ComputeParameterCounts, DeepSeekV3MtpModuleIsAboutFourteenBillion) {
@@ -222,15 +226,22 @@ ModelArchitecture Tiny(LayerSpec spec) {
   a.tie_word_embeddings = true;
   a.sliding_window_tokens = 8;
   a.layers = {spec};
-  a.mla = MlaSpec{.q_lora_rank = 32, .kv_lora_rank = 24, .qk_nope_head_dim = 8,
-                  .qk_rope_head_dim = 4, .v_head_dim = 8};
-  a.linear_attention = LinearAttentionSpec{.num_key_heads = 2, .num_value_heads = 4,
-                                           .key_head_dim = 8, .value_head_dim = 8,
+  a.mla = MlaSpec{.q_lora_rank = 32,
+                  .kv_lora_rank = 24,
+                  .qk_nope_head_dim = 8,
+                  .qk_rope_head_dim = 4,
+                  .v_head_dim = 8};
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 2,
+                                           .num_value_heads = 4,
+                                           .key_head_dim = 8,
+                                           .value_head_dim = 8,
                                            .conv_kernel_size = 4};
-  a.mamba = MambaSpec{.num_heads = 4, .head_dim = 8, .state_size = 16,
-                      .num_groups = 1, .conv_kernel_size = 4};
-  a.moe = MoeSpec{.num_routed_experts = 4, .experts_per_token = 2,
-                  .num_shared_experts = 1, .expert_intermediate_size = 32};
+  a.mamba = MambaSpec{
+      .num_heads = 4, .head_dim = 8, .state_size = 16, .num_groups = 1, .conv_kernel_size = 4};
+  a.moe = MoeSpec{.num_routed_experts = 4,
+                  .experts_per_token = 2,
+                  .num_shared_experts = 1,
+                  .expert_intermediate_size = 32};
   return a;
 }
 
@@ -256,11 +267,13 @@ INSTANTIATE_TEST_SUITE_P(
     LayerKinds, LayerParamsTest,
     ::testing::Values(
         LayerCase{"full_dense", {AttentionKind::kFull, MlpKind::kDense}, 12288 + 24576 + 128},
-        LayerCase{"swa_dense", {AttentionKind::kSlidingWindow, MlpKind::kDense}, 12288 + 24576 + 128},
+        LayerCase{
+            "swa_dense", {AttentionKind::kSlidingWindow, MlpKind::kDense}, 12288 + 24576 + 128},
         LayerCase{"mla_dense", {AttentionKind::kMla, MlpKind::kDense}, 9016 + 24576 + 128},
         LayerCase{"gdn_dense", {AttentionKind::kLinear, MlpKind::kDense}, 8976 + 24576 + 128},
         LayerCase{"mamba_dense", {AttentionKind::kMamba, MlpKind::kDense}, 8812 + 24576 + 128},
-        LayerCase{"full_moe", {AttentionKind::kFull, MlpKind::kMoe}, 12288 + 256 + 24576 + 6144 + 128}),
+        LayerCase{
+            "full_moe", {AttentionKind::kFull, MlpKind::kMoe}, 12288 + 256 + 24576 + 6144 + 128}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ComputeParameterCounts, MoeActiveCountsExpertsPerToken) {
@@ -288,8 +301,7 @@ TEST(KvBytesPerToken, PerLayerKind) {
 TEST(StateBytesPerRequest, GatedDeltaNetAndMamba) {
   // Qwen3-Next, 36 GDN layers: conv channels 2·16·128 + 32·128 = 8192 over
   // 3 columns at 2 B, SSM 32·128·128 at 4 B → 36 · (49,152 + 2,097,152).
-  EXPECT_DOUBLE_EQ(StateBytesPerRequest(Qwen3Next80B(), 2.0, 4.0),
-                   36.0 * (49152.0 + 2097152.0));
+  EXPECT_DOUBLE_EQ(StateBytesPerRequest(Qwen3Next80B(), 2.0, 4.0), 36.0 * (49152.0 + 2097152.0));
   // Tiny Mamba2 layer: channels 32 + 32 over 3 columns, SSM 32·16.
   EXPECT_DOUBLE_EQ(StateBytesPerRequest(Tiny({AttentionKind::kMamba, MlpKind::kDense}), 2.0, 4.0),
                    64.0 * 3 * 2 + 32.0 * 16 * 4);
@@ -313,19 +325,21 @@ TEST_P(ValidateArchitectureTest, NamesFieldValueAndRule) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, ValidateArchitectureTest,
-    ::testing::Values(
-        InvalidCase{"kv_zero", [](ModelArchitecture& a) { a.num_kv_heads = 0; },
-                    "ModelArchitecture.num_kv_heads = 0; must be positive"},
-        InvalidCase{"kv_not_dividing", [](ModelArchitecture& a) { a.num_kv_heads = 5; },
-                    "num_kv_heads = 5; must divide num_attention_heads = 32"},
-        InvalidCase{"swa_without_window",
-                    [](ModelArchitecture& a) { a.layers[0].attention = AttentionKind::kSlidingWindow; },
-                    "sliding_window_tokens = 0; must be positive: layers[0]"},
-        InvalidCase{"moe_without_config",
-                    [](ModelArchitecture& a) { a.layers[3].mlp = MlpKind::kMoe; },
-                    "moe.num_routed_experts = 0; must be positive: layers[3] is MoE"},
-        InvalidCase{"no_layers", [](ModelArchitecture& a) { a.layers.clear(); },
-                    "layers.size() = 0"}),
+    ::testing::Values(InvalidCase{"kv_zero", [](ModelArchitecture& a) { a.num_kv_heads = 0; },
+                                  "ModelArchitecture.num_kv_heads = 0; must be positive"},
+                      InvalidCase{"kv_not_dividing",
+                                  [](ModelArchitecture& a) { a.num_kv_heads = 5; },
+                                  "num_kv_heads = 5; must divide num_attention_heads = 32"},
+                      InvalidCase{"swa_without_window",
+                                  [](ModelArchitecture& a) {
+                                    a.layers[0].attention = AttentionKind::kSlidingWindow;
+                                  },
+                                  "sliding_window_tokens = 0; must be positive: layers[0]"},
+                      InvalidCase{"moe_without_config",
+                                  [](ModelArchitecture& a) { a.layers[3].mlp = MlpKind::kMoe; },
+                                  "moe.num_routed_experts = 0; must be positive: layers[3] is MoE"},
+                      InvalidCase{"no_layers", [](ModelArchitecture& a) { a.layers.clear(); },
+                                  "layers.size() = 0"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidateArchitecture, AcceptsAllPublishedModels) {

@@ -94,18 +94,15 @@ TEST(Calibrate, PredictsHeldOutConcurrenciesOfTheOracle) {
   // A deliberately wrong prior (30% off every coefficient).
   prior.coefficients = StepTimeCoefficients::FromVector(Truth().AsVector() * 1.3);
   prior.weight = 0.5;
-  absl::StatusOr<CalibrationResult> fit =
-      Calibrate(Context(MoeInputs()), train, prior);
+  absl::StatusOr<CalibrationResult> fit = Calibrate(Context(MoeInputs()), train, prior);
   ASSERT_TRUE(fit.ok()) << fit.status();
   EXPECT_TRUE(fit->used_prior);
   ASSERT_TRUE(fit->relative_error_band.has_value());
   EXPECT_LT(*fit->relative_error_band, 0.10);
   for (const MeasuredPoint& p : held_out) {
-    absl::StatusOr<LoadPoint> pred =
-        PredictPoint(Context(MoeInputs()), p, fit->coefficients);
+    absl::StatusOr<LoadPoint> pred = PredictPoint(Context(MoeInputs()), p, fit->coefficients);
     ASSERT_TRUE(pred.ok()) << pred.status();
-    EXPECT_LT(RelErr(pred->output_tokens_per_second, *p.output_tokens_per_second),
-              0.10)
+    EXPECT_LT(RelErr(pred->output_tokens_per_second, *p.output_tokens_per_second), 0.10)
         << p.source;
     EXPECT_LT(RelErr(pred->ttft->p50_seconds, *p.ttft_seconds), 0.15) << p.source;
     EXPECT_LT(RelErr(*pred->tpot_seconds, *p.tpot_seconds), 0.10) << p.source;
@@ -123,20 +120,15 @@ TEST(Calibrate, LeaveOneRowOutMedianErrorIsSmall) {
     CoefficientPrior prior;
     prior.coefficients = TypicalCoefficients();
     prior.weight = 0.5;
-    absl::StatusOr<CalibrationResult> fit =
-        Calibrate(Context(MoeInputs()), train, prior);
+    absl::StatusOr<CalibrationResult> fit = Calibrate(Context(MoeInputs()), train, prior);
     ASSERT_TRUE(fit.ok()) << fit.status();
-    absl::StatusOr<LoadPoint> pred =
-        PredictPoint(Context(MoeInputs()), rows[i], fit->coefficients);
+    absl::StatusOr<LoadPoint> pred = PredictPoint(Context(MoeInputs()), rows[i], fit->coefficients);
     ASSERT_TRUE(pred.ok());
-    errors.push_back(
-        RelErr(pred->output_tokens_per_second, *rows[i].output_tokens_per_second));
+    errors.push_back(RelErr(pred->output_tokens_per_second, *rows[i].output_tokens_per_second));
     std::printf("leave-out c=%d: predicted %.1f tok/s, measured %.1f (%+.1f%%)\n",
                 *rows[i].concurrency, pred->output_tokens_per_second,
                 *rows[i].output_tokens_per_second,
-                100 * (pred->output_tokens_per_second /
-                           *rows[i].output_tokens_per_second -
-                       1));
+                100 * (pred->output_tokens_per_second / *rows[i].output_tokens_per_second - 1));
   }
   std::sort(errors.begin(), errors.end());
   EXPECT_LT(errors[errors.size() / 2], 0.05);
@@ -146,8 +138,8 @@ TEST(Calibrate, HuberDownWeightsANonSteadyStateRow) {
   std::vector<MeasuredPoint> rows = Sweep({1, 2, 4, 6, 8, 12, 16});
   // The c=12 row was not in steady state: its TPOT reads 2.5× too long.
   rows[5].tpot_seconds = *rows[5].tpot_seconds * 2.5;
-  absl::StatusOr<CalibrationResult> fit = Calibrate(
-      Context(MoeInputs()), rows, CoefficientPrior{TypicalCoefficients(), 0.5});
+  absl::StatusOr<CalibrationResult> fit =
+      Calibrate(Context(MoeInputs()), rows, CoefficientPrior{TypicalCoefficients(), 0.5});
   ASSERT_TRUE(fit.ok()) << fit.status();
   double outlier_weight = 1;
   double min_other = 1;
@@ -162,8 +154,7 @@ TEST(Calibrate, HuberDownWeightsANonSteadyStateRow) {
   EXPECT_LT(outlier_weight, 0.3);
   EXPECT_GT(min_other, outlier_weight);
   const MeasuredPoint clean = Measure(MoeInputs(), Truth(), 12);
-  absl::StatusOr<LoadPoint> pred =
-      PredictPoint(Context(MoeInputs()), clean, fit->coefficients);
+  absl::StatusOr<LoadPoint> pred = PredictPoint(Context(MoeInputs()), clean, fit->coefficients);
   ASSERT_TRUE(pred.ok());
   EXPECT_LT(RelErr(*pred->tpot_seconds, *clean.tpot_seconds), 0.10);
 }
@@ -186,12 +177,9 @@ TEST(Calibrate, CollinearFeaturesWithoutPriorAreFlaggedOrRefused) {
   EXPECT_EQ(fit->rank, 4);
   EXPECT_GE(fit->coefficients.AsVector().minCoeff(), 0.0);
   const MeasuredPoint held_out = Measure(MoeInputs(), Truth(), 6);
-  absl::StatusOr<LoadPoint> pred =
-      PredictPoint(Context(MoeInputs()), held_out, fit->coefficients);
+  absl::StatusOr<LoadPoint> pred = PredictPoint(Context(MoeInputs()), held_out, fit->coefficients);
   ASSERT_TRUE(pred.ok());
-  EXPECT_LT(RelErr(pred->output_tokens_per_second,
-                   *held_out.output_tokens_per_second),
-            0.10);
+  EXPECT_LT(RelErr(pred->output_tokens_per_second, *held_out.output_tokens_per_second), 0.10);
 }
 
 TEST(Calibrate, CoefficientsAreNeverNegative) {
@@ -206,8 +194,7 @@ TEST(Calibrate, CoefficientsAreNeverNegative) {
 TEST(Calibrate, NoRowsReturnsThePriorAsGiven) {
   CoefficientPrior prior;
   prior.coefficients = StepTimeCoefficients{0.01, 1.1, 1.2, 1.3, 1.4};
-  absl::StatusOr<CalibrationResult> fit =
-      Calibrate(Context(MoeInputs()), {}, prior);
+  absl::StatusOr<CalibrationResult> fit = Calibrate(Context(MoeInputs()), {}, prior);
   ASSERT_TRUE(fit.ok());
   EXPECT_TRUE(fit->used_prior);
   EXPECT_EQ(fit->coefficients.AsVector(), prior.coefficients.AsVector());
@@ -216,8 +203,7 @@ TEST(Calibrate, NoRowsReturnsThePriorAsGiven) {
 }
 
 TEST(Calibrate, NoRowsAndNoPriorIsFailedPrecondition) {
-  absl::StatusOr<CalibrationResult> fit =
-      Calibrate(Context(MoeInputs()), {}, std::nullopt);
+  absl::StatusOr<CalibrationResult> fit = Calibrate(Context(MoeInputs()), {}, std::nullopt);
   EXPECT_THAT(fit, StatusIs(absl::StatusCode::kFailedPrecondition,
                             HasSubstr("Calibrate: no usable measured points and no "
                                       "hardware-class prior")));
@@ -228,8 +214,7 @@ TEST(Calibrate, UnidentifiedCommTakesThePriorOnASingleGpu) {
   for (int c : {1, 2, 4, 8, 16}) rows.push_back(Measure(DenseInputs(), Truth(), c));
   CoefficientPrior prior;
   prior.coefficients = TypicalCoefficients();
-  absl::StatusOr<CalibrationResult> fit =
-      Calibrate(Context(DenseInputs()), rows, prior);
+  absl::StatusOr<CalibrationResult> fit = Calibrate(Context(DenseInputs()), rows, prior);
   ASSERT_TRUE(fit.ok()) << fit.status();
   EXPECT_FALSE(fit->identified[kCommFeature]);
   EXPECT_TRUE(fit->identified[kFlopsFeature]);
@@ -327,8 +312,8 @@ namespace capplan::model {
 namespace {
 
 TEST(MinimiseOnUnitInterval, FindsAnInteriorMinimumAndRespectsTheBounds) {
-  EXPECT_NEAR(MinimiseOnUnitInterval([](double x) { return (x - 0.3137) * (x - 0.3137); }),
-              0.3137, 1e-6);
+  EXPECT_NEAR(MinimiseOnUnitInterval([](double x) { return (x - 0.3137) * (x - 0.3137); }), 0.3137,
+              1e-6);
   // A minimum outside [0, 1] ends at the nearest edge of the search.
   double edge = MinimiseOnUnitInterval([](double x) { return -x; });
   EXPECT_GE(edge, 0.97);

@@ -70,8 +70,7 @@ TEST(MultiNodeScaling, EfficiencyAndTtftFlagsAgainstThresholdsFromData) {
   ScalingThresholds t;
   t.min_efficiency = 0.7;
   t.max_ttft_p99_degradation_fraction = 0.3;
-  absl::StatusOr<ScalingAssessment> a =
-      AssessMultiNodeScaling(2, 1300, 1000, 2.7, 2.0, t);
+  absl::StatusOr<ScalingAssessment> a = AssessMultiNodeScaling(2, 1300, 1000, 2.7, 2.0, t);
   ASSERT_TRUE(a.ok());
   EXPECT_DOUBLE_EQ(a->efficiency, 0.65);
   EXPECT_TRUE(a->efficiency_below_threshold);
@@ -117,9 +116,8 @@ TEST(PrefillSeconds, GrowsFasterThanLinearlyWithContext) {
   const double t16 = *PrefillSeconds(m, 16 * 8192);
   // 16 chunks, each attending to a longer prefix: more than 16×.
   EXPECT_GT(t16, 16 * t1);
-  EXPECT_THAT(PrefillSeconds(m, 0),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("context_tokens = 0; must be >= 1")));
+  EXPECT_THAT(PrefillSeconds(m, 0), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr("context_tokens = 0; must be >= 1")));
 }
 
 }  // namespace

@@ -68,8 +68,8 @@ TEST(LintRows, TtftAboveE2eIsAnError) {
 TEST(LintRows, MillisecondsGivenAsSecondsAreUnitSuspect) {
   std::vector<LintFinding> f = LintRows({Row("r", 8, 1.44, 164, 287, 4.85)}, true);
   ASSERT_GE(Count(f, LintCode::kUnitSuspect), 1);
-  const auto it = std::find_if(f.begin(), f.end(),
-                               [](const LintFinding& x) { return x.code == LintCode::kUnitSuspect; });
+  const auto it = std::find_if(
+      f.begin(), f.end(), [](const LintFinding& x) { return x.code == LintCode::kUnitSuspect; });
   EXPECT_EQ(it->severity, LintSeverity::kError);
   EXPECT_EQ(it->field_path, "r.ttft");
   EXPECT_NEAR(it->expected, 8 / 1.44, 1e-9);
@@ -87,11 +87,11 @@ TEST(LintRows, ThroughputFallingWithFlatTtftIsNonMonotone) {
 
 // Seed 000's c=4 row: 65.8 / 4 = 16.4 tok/s per user against 131 / 6 = 21.8.
 TEST(LintRows, PerUserSpeedRisingWithLoadFlagsTheSlowerRow) {
-  std::vector<LintFinding> f = LintRows(
-      {Row("c6", 6, 1.2, 131, 0.292, 4.1), Row("c4", 4, 0.58, 65.8, 0.296, 6.6)}, true);
+  std::vector<LintFinding> f =
+      LintRows({Row("c6", 6, 1.2, 131, 0.292, 4.1), Row("c4", 4, 0.58, 65.8, 0.296, 6.6)}, true);
   ASSERT_EQ(Count(f, LintCode::kOutlierRow), 1);
-  const auto it = std::find_if(f.begin(), f.end(),
-                               [](const LintFinding& x) { return x.code == LintCode::kOutlierRow; });
+  const auto it = std::find_if(
+      f.begin(), f.end(), [](const LintFinding& x) { return x.code == LintCode::kOutlierRow; });
   EXPECT_EQ(it->field_path, "c4");
   EXPECT_NEAR(it->measured, 16.45, 1e-9);
 }
@@ -109,7 +109,8 @@ TEST(LintRows, OpenLoopComparesTheMeasuredConcurrency) {
 }
 
 TEST(LintMemory, PartsAboveUsedAndUsedAboveTheCard) {
-  LintMemoryAccount a{"m", 20.0 * (1 << 30), 24.0 * (1 << 30), {12.0 * (1 << 30), 12.0 * (1 << 30)}};
+  LintMemoryAccount a{
+      "m", 20.0 * (1 << 30), 24.0 * (1 << 30), {12.0 * (1 << 30), 12.0 * (1 << 30)}};
   std::vector<LintFinding> f = LintMemory(a);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity, LintSeverity::kWarning);

@@ -74,9 +74,9 @@ TEST_P(ShardingTest, WeightsAndKvPerGpu) {
   const ShardCase& c = GetParam();
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.parallelism.tp = c.tp;
-  EXPECT_DOUBLE_EQ(Sum(WeightsPerGpuByComponent(in.arch, in.quantization, in.parallelism,
-                                                in.engine, 0)),
-                   c.expected_weights_bytes);
+  EXPECT_DOUBLE_EQ(
+      Sum(WeightsPerGpuByComponent(in.arch, in.quantization, in.parallelism, in.engine, 0)),
+      c.expected_weights_bytes);
   EXPECT_DOUBLE_EQ(KvBytesPerTokenPerGpu(in.arch, in.parallelism, 2.0, 0, 4),
                    c.expected_kv_bytes_per_token);
 }
@@ -87,18 +87,21 @@ TEST_P(ShardingTest, WeightsAndKvPerGpu) {
 // tp8: 2 heads per rank; 4 KV heads < 8 ranks → one replicated KV head per
 //      rank: 131,072 · 3 + 1,572,864 + 2,048 = 1,968,128 per layer; vocab
 //      4,000 rows → 16,065,536 params; KV 4 · 2 · 1 · 64 · 2 = 1,024 B.
-INSTANTIATE_TEST_SUITE_P(
-    TensorParallel, ShardingTest,
-    ::testing::Values(ShardCase{"tp1", 1, 252725248.0, 4096.0},
-                      ShardCase{"tp2", 2, 126371840.0, 2048.0},
-                      ShardCase{"tp8_replicates_kv_heads", 8, 32131072.0, 1024.0}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(TensorParallel, ShardingTest,
+                         ::testing::Values(ShardCase{"tp1", 1, 252725248.0, 4096.0},
+                                           ShardCase{"tp2", 2, 126371840.0, 2048.0},
+                                           ShardCase{"tp8_replicates_kv_heads", 8, 32131072.0,
+                                                     1024.0}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(KvBytesPerTokenPerGpu, MlaIsNotSplitByTensorParallelism) {
   ModelArchitecture a = Dense();
   a.layers.assign(4, LayerSpec{AttentionKind::kMla, MlpKind::kDense});
-  a.mla = MlaSpec{.q_lora_rank = 0, .kv_lora_rank = 512, .qk_nope_head_dim = 64,
-                  .qk_rope_head_dim = 64, .v_head_dim = 64};
+  a.mla = MlaSpec{.q_lora_rank = 0,
+                  .kv_lora_rank = 512,
+                  .qk_nope_head_dim = 64,
+                  .qk_rope_head_dim = 64,
+                  .v_head_dim = 64};
   ParallelismSpec p;
   for (int64_t tp : {1, 4, 16}) {
     p.tp = tp;
@@ -156,8 +159,7 @@ TEST(PlanMemory, PoolSmallerThanOneRequestIsKvBound) {
   EXPECT_LT(plan->kv_pool_tokens, 4096);
   EXPECT_FALSE(plan->fits);
   EXPECT_EQ(plan->binding_constraint, BindingConstraint::kKvPool);
-  EXPECT_DOUBLE_EQ(plan->shortfall_bytes,
-                   256.0 * 65536.0 - plan->per_gpu.kv_pool_bytes);
+  EXPECT_DOUBLE_EQ(plan->shortfall_bytes, 256.0 * 65536.0 - plan->per_gpu.kv_pool_bytes);
 }
 
 TEST(PlanMemory, SlidingWindowGroupsInVllmHybridAllocator) {
@@ -202,11 +204,13 @@ TEST(PlanMemory, VllmHybridGrowsAttentionBlockToTheMambaPage) {
   a.native_context_tokens = 262144;
   a.layers.clear();
   for (int i = 0; i < 48; ++i) {
-    a.layers.push_back({(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear,
-                        MlpKind::kDense});
+    a.layers.push_back(
+        {(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear, MlpKind::kDense});
   }
-  a.linear_attention = LinearAttentionSpec{.num_key_heads = 16, .num_value_heads = 32,
-                                           .key_head_dim = 128, .value_head_dim = 128,
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 16,
+                                           .num_value_heads = 32,
+                                           .key_head_dim = 128,
+                                           .value_head_dim = 128,
                                            .conv_kernel_size = 4};
   EngineBehaviour e = Vllm();
   e.hybrid_kv_cache_groups = true;
@@ -244,8 +248,7 @@ TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
 ModelArchitecture Moe() {
   ModelArchitecture a = Dense();
   a.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kMoe});
-  a.moe = MoeSpec{.num_routed_experts = 8, .experts_per_token = 2,
-                  .expert_intermediate_size = 256};
+  a.moe = MoeSpec{.num_routed_experts = 8, .experts_per_token = 2, .expert_intermediate_size = 256};
   return a;
 }
 
@@ -330,8 +333,10 @@ TEST(PlanMemory, SglangHybridSplitsStateAndKvPools) {
               {AttentionKind::kLinear, MlpKind::kDense},
               {AttentionKind::kLinear, MlpKind::kDense},
               {AttentionKind::kFull, MlpKind::kDense}};
-  a.linear_attention = LinearAttentionSpec{.num_key_heads = 4, .num_value_heads = 8,
-                                           .key_head_dim = 64, .value_head_dim = 64,
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 4,
+                                           .num_value_heads = 8,
+                                           .key_head_dim = 64,
+                                           .value_head_dim = 64,
                                            .conv_kernel_size = 4};
   EngineBehaviour e;
   e.budget_rule = BudgetRule::kSglangStatic;
@@ -428,9 +433,9 @@ TEST(FitOverhead, RecoversKnownCoefficientsFromSyntheticLogs) {
 TEST(FitOverhead, RejectsEmptyInput) {
   EXPECT_THAT(FitOverhead({}, {}), StatusIs(absl::StatusCode::kInvalidArgument,
                                             HasSubstr("FitOverhead: no observations")));
-  EXPECT_THAT(FitProportional({0.0}, {1.0}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("FitProportional: every x is zero")));
+  EXPECT_THAT(
+      FitProportional({0.0}, {1.0}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("FitProportional: every x is zero")));
   EXPECT_THAT(FitProportional({}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("FitProportional: 0 x values, 0 y values; need equal, non-zero "

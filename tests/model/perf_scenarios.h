@@ -95,9 +95,8 @@ inline Scenario RandomScenario(uint64_t seed) {
   const int running = static_cast<int>(u(4, 48));
   s.limits.max_running_requests = running;
   // KV pool sized between 0.7× and 2× what `running` mean requests need.
-  s.limits.kv_pool_tokens = std::round(
-      running * (s.workload.input_tokens + s.workload.output_tokens) *
-      u(0.7, 2.0));
+  s.limits.kv_pool_tokens =
+      std::round(running * (s.workload.input_tokens + s.workload.output_tokens) * u(0.7, 2.0));
   if (u(0, 1) < 0.5) {
     s.concurrency = static_cast<int>(u(1, 2.2 * running));
     s.think_time_seconds = u(0, 1) < 0.5 ? 0.0 : u(0.5, 5.0);

@@ -42,10 +42,9 @@ Workload MakeWorkload(double in, double out, double cv = 0) {
   return w;
 }
 
-LoadDependentServer Server(const StepTimeInputs& in, const Workload& w,
-                           int slots) {
-  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-      Model(in), w, Slots{slots, SlotBound::kRunningRequestLimit});
+LoadDependentServer Server(const StepTimeInputs& in, const Workload& w, int slots) {
+  absl::StatusOr<LoadDependentServer> s =
+      LoadDependentServer::Create(Model(in), w, Slots{slots, SlotBound::kRunningRequestLimit});
   EXPECT_TRUE(s.ok()) << s.status();
   return *s;
 }
@@ -62,15 +61,14 @@ struct SlotCase {
 class ComputeSlotsCases : public ::testing::TestWithParam<SlotCase> {};
 
 TEST_P(ComputeSlotsCases, PicksTheSmallestLimit) {
-  absl::StatusOr<Slots> s =
-      ComputeSlots(GetParam().limits, MakeWorkload(1000, 200));
+  absl::StatusOr<Slots> s = ComputeSlots(GetParam().limits, MakeWorkload(1000, 200));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->slots, GetParam().slots);
   EXPECT_EQ(s->bound, GetParam().bound);
 }
 
-SlotLimits Limits(std::optional<int> running, std::optional<int> gate,
-                  std::optional<double> kv, std::optional<int> state) {
+SlotLimits Limits(std::optional<int> running, std::optional<int> gate, std::optional<double> kv,
+                  std::optional<int> state) {
   SlotLimits l;
   l.max_running_requests = running;
   l.operator_concurrency_gate = gate;
@@ -84,20 +82,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         SlotCase{"Running", Limits(16, std::nullopt, 1e6, std::nullopt), 16,
                  SlotBound::kRunningRequestLimit},
-        SlotCase{"Gate", Limits(256, 8, 1e6, std::nullopt), 8,
-                 SlotBound::kOperatorGate},
+        SlotCase{"Gate", Limits(256, 8, 1e6, std::nullopt), 8, SlotBound::kOperatorGate},
         // 10,000 tokens ÷ 1,200 per request = 8.33 → 8.
-        SlotCase{"KvPool", Limits(256, std::nullopt, 10000, std::nullopt), 8,
-                 SlotBound::kKvPool},
-        SlotCase{"StateSlots", Limits(256, std::nullopt, 1e6, 5), 5,
-                 SlotBound::kStateSlots}),
+        SlotCase{"KvPool", Limits(256, std::nullopt, 10000, std::nullopt), 8, SlotBound::kKvPool},
+        SlotCase{"StateSlots", Limits(256, std::nullopt, 1e6, 5), 5, SlotBound::kStateSlots}),
     [](const ::testing::TestParamInfo<SlotCase>& i) { return i.param.name; });
 
 TEST(ComputeSlots, KvPoolUsesLengthBiasedTokensWhenOutputsVary) {
   // 1000 + 200·(1 + 0.5²) = 1250 tokens per request in service.
-  absl::StatusOr<Slots> s = ComputeSlots(
-      Limits(std::nullopt, std::nullopt, 10000, std::nullopt),
-      MakeWorkload(1000, 200, 0.5));
+  absl::StatusOr<Slots> s = ComputeSlots(Limits(std::nullopt, std::nullopt, 10000, std::nullopt),
+                                         MakeWorkload(1000, 200, 0.5));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->slots, 8);
   s = ComputeSlots(Limits(std::nullopt, std::nullopt, 9999, std::nullopt),
@@ -106,8 +100,8 @@ TEST(ComputeSlots, KvPoolUsesLengthBiasedTokensWhenOutputsVary) {
 }
 
 TEST(ComputeSlots, KvPoolBelowOneRequestIsFailedPrecondition) {
-  absl::StatusOr<Slots> s = ComputeSlots(
-      Limits(8, std::nullopt, 500, std::nullopt), MakeWorkload(1000, 200));
+  absl::StatusOr<Slots> s =
+      ComputeSlots(Limits(8, std::nullopt, 500, std::nullopt), MakeWorkload(1000, 200));
   // One request needs 1000 + 200 = 1200 tokens; 500 cannot hold it.
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition,
                           HasSubstr("SlotLimits.kv_pool_tokens = 500; cannot hold one request "
@@ -115,21 +109,20 @@ TEST(ComputeSlots, KvPoolBelowOneRequestIsFailedPrecondition) {
 }
 
 TEST(ComputeSlots, RejectsNoLimitAndBadValues) {
-  EXPECT_THAT(ComputeSlots(SlotLimits{}, MakeWorkload(10, 10)),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("SlotLimits: every limit is absent")));
-  EXPECT_THAT(ComputeSlots(Limits(0, std::nullopt, std::nullopt, std::nullopt),
-                           MakeWorkload(10, 10)),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("SlotLimits.max_running_requests = 0; must be >= 1")));
+  EXPECT_THAT(
+      ComputeSlots(SlotLimits{}, MakeWorkload(10, 10)),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SlotLimits: every limit is absent")));
+  EXPECT_THAT(
+      ComputeSlots(Limits(0, std::nullopt, std::nullopt, std::nullopt), MakeWorkload(10, 10)),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("SlotLimits.max_running_requests = 0; must be >= 1")));
 }
 
 // --------------------------------------------------------------- closed loop
 
 // Stationary law of the closed network (N users, exponential think time Z,
 // station with rates μ(min(k, S))) by solving the CTMC's balance equations.
-Eigen::VectorXd BruteForceClosed(const LoadDependentServer& s, int n,
-                                 double z) {
+Eigen::VectorXd BruteForceClosed(const LoadDependentServer& s, int n, double z) {
   Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n + 1, n + 1);
   for (int k = 0; k <= n; ++k) {
     if (k < n) q(k, k + 1) = (n - k) / z;
@@ -144,8 +137,7 @@ Eigen::VectorXd BruteForceClosed(const LoadDependentServer& s, int n,
 }
 
 TEST(ClosedLoop, MvaMatchesBruteForceMarkovChain) {
-  const LoadDependentServer s =
-      Server(MoeInputs(), MakeWorkload(1500, 300, 0.3), 6);
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1500, 300, 0.3), 6);
   const double z = 2.0;
   const std::vector<int> ns = {1, 2, 3, 5, 6, 7, 9, 12, 20};
   absl::StatusOr<std::vector<LoadPoint>> curve = ClosedLoopCurve(s, ns, z);
@@ -169,8 +161,7 @@ TEST(ClosedLoop, SingleUserThroughputIsOneOverThinkPlusLife) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(800, 100), 4);
   absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, {1}, 0.7);
   ASSERT_TRUE(c.ok());
-  EXPECT_NEAR(c->front().requests_per_second,
-              1.0 / (0.7 + s.Phase(1).life_seconds), 1e-12);
+  EXPECT_NEAR(c->front().requests_per_second, 1.0 / (0.7 + s.Phase(1).life_seconds), 1e-12);
   EXPECT_NEAR(c->front().ttft->mean_seconds, s.Phase(1).prefill_seconds, 1e-9);
   EXPECT_EQ(c->front().slot_wait_probability, 0.0);
 }
@@ -182,8 +173,7 @@ TEST(ClosedLoop, ThroughputRisesAndSaturatesAtMuOfS) {
   absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, ns, 0.0);
   ASSERT_TRUE(c.ok());
   for (size_t i = 1; i < c->size(); ++i) {
-    EXPECT_GE((*c)[i].requests_per_second,
-              (*c)[i - 1].requests_per_second * (1 - 1e-12));
+    EXPECT_GE((*c)[i].requests_per_second, (*c)[i - 1].requests_per_second * (1 - 1e-12));
     EXPECT_LE((*c)[i].requests_per_second, s.SaturationRate() * (1 + 1e-12));
   }
   EXPECT_NEAR(c->back().requests_per_second, s.SaturationRate(), 1e-9);
@@ -210,8 +200,7 @@ TEST(ClosedLoop, KneeAboveSlotLimitWithTtftJump) {
 }
 
 TEST(ClosedLoop, PercentilesAreOrdered) {
-  const LoadDependentServer s =
-      Server(MoeInputs(), MakeWorkload(1024, 256, 0.5), 12);
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 256, 0.5), 12);
   std::vector<int> ns;
   for (int n = 1; n <= 40; n += 3) ns.push_back(n);
   for (double z : {0.0, 3.0}) {
@@ -231,8 +220,7 @@ TEST(ClosedLoop, PercentilesAreOrdered) {
 // ----------------------------------------------------------------- open loop
 
 TEST(OpenLoop, StationaryLawMatchesTruncatedChainSolvedNumerically) {
-  const LoadDependentServer s =
-      Server(DenseInputs(), MakeWorkload(1000, 200, 0.4), 5);
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(1000, 200, 0.4), 5);
   const double mu = s.SaturationRate();
   const std::vector<double> rates = {0.2 * mu, 0.6 * mu, 0.9 * mu};
   absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(s, rates);
@@ -242,8 +230,7 @@ TEST(OpenLoop, StationaryLawMatchesTruncatedChainSolvedNumerically) {
     // The chain OpenLoopCurve documents: holding time includes the mean
     // prefill-stage wait.
     const double w = PrefillStageMeanWait(
-        s, rates[i],
-        std::clamp(static_cast<int>(std::lround(rates[i] / mu * 5)), 1, 5));
+        s, rates[i], std::clamp(static_cast<int>(std::lround(rates[i] / mu * 5)), 1, 5));
     EXPECT_GT(w, 0);
     Eigen::MatrixXd q = Eigen::MatrixXd::Zero(n_max + 1, n_max + 1);
     for (int k = 0; k <= n_max; ++k) {
@@ -271,8 +258,7 @@ TEST(OpenLoop, StationaryLawMatchesTruncatedChainSolvedNumerically) {
 }
 
 TEST(OpenLoop, PercentilesOrderedAndTtftRisesSteeplyTowardsSaturation) {
-  const LoadDependentServer s =
-      Server(MoeInputs(), MakeWorkload(2000, 300, 0.4), 8);
+  const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(2000, 300, 0.4), 8);
   const double mu = s.SaturationRate();
   std::vector<double> rates;
   for (int i = 1; i <= 40; ++i) rates.push_back(mu * i / 40.4);
@@ -299,8 +285,7 @@ TEST(OpenLoop, PercentilesOrderedAndTtftRisesSteeplyTowardsSaturation) {
 TEST(OpenLoop, PastSaturationPointsAreUnstableWithoutLatency) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 4);
   const double mu = s.SaturationRate();
-  absl::StatusOr<std::vector<LoadPoint>> c =
-      OpenLoopCurve(s, {0.5 * mu, 0.99 * mu, mu, 2 * mu});
+  absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(s, {0.5 * mu, 0.99 * mu, mu, 2 * mu});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE((*c)[0].stable);
   EXPECT_TRUE((*c)[1].stable);
@@ -329,9 +314,9 @@ TEST(ErlangCdf, MatchesNumericalIntegrationOfTheDensity) {
       for (int i = 0; i <= steps; ++i) {
         const double x = i * h;
         const double f =
-            x == 0 ? (k == 1 ? rate : 0.0)
-                   : std::exp(k * std::log(rate) + (k - 1) * std::log(x) -
-                              rate * x - std::lgamma(k));
+            x == 0
+                ? (k == 1 ? rate : 0.0)
+                : std::exp(k * std::log(rate) + (k - 1) * std::log(x) - rate * x - std::lgamma(k));
         sum += f * (i == 0 || i == steps ? 1 : (i % 2 ? 4 : 2));
       }
       EXPECT_NEAR(ErlangCdf(k, rate, t), sum * h / 3, 1e-7) << k << " " << t;
@@ -348,8 +333,7 @@ TEST(WaitCdf, GeometricFormEqualsExplicitErlangMixture) {
       geo.phases_per_completion = kappa;
       WaitLaw expl;
       for (int m = 1; m <= 1500; ++m) {
-        expl.erlangs.push_back(
-            {(1 - r) * std::pow(r, m - 1), m * kappa, geo.phase_rate});
+        expl.erlangs.push_back({(1 - r) * std::pow(r, m - 1), m * kappa, geo.phase_rate});
       }
       for (double t : {0.05, 0.5, 1.0, 2.0, 5.0, 10.0, 40.0}) {
         EXPECT_NEAR(WaitCdf(geo, t), WaitCdf(expl, t), 1e-9)
@@ -421,8 +405,8 @@ std::vector<LoadPoint> KneeCurve() {
 TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
   // U = uniform position among K + 1 arrivals, K ~ Binomial(n, q):
   // E[U] = n·q / 2 and P(U = 0) = E[1/(K+1)] = (1 − (1−q)^(n+1)) / ((n+1)q).
-  for (const auto& [n, q] : std::vector<std::pair<int, double>>{
-           {1, 0.3}, {7, 0.05}, {40, 0.01}, {2000, 0.02}}) {
+  for (const auto& [n, q] :
+       std::vector<std::pair<int, double>>{{1, 0.3}, {7, 0.05}, {40, 0.01}, {2000, 0.02}}) {
     const std::vector<double> pu = CoArrivalPositions(n, q);
     double total = 0;
     double mean = 0;
@@ -436,8 +420,7 @@ TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
     }
     EXPECT_NEAR(total, 1.0, 1e-9) << n << " " << q;
     EXPECT_NEAR(mean, n * q / 2, 1e-9 * std::max(1.0, n * q)) << n;
-    EXPECT_NEAR(pu[0], (1 - std::pow(1 - q, n + 1)) / ((n + 1) * q), 1e-12)
-        << n;
+    EXPECT_NEAR(pu[0], (1 - std::pow(1 - q, n + 1)) / ((n + 1) * q), 1e-12) << n;
   }
   EXPECT_EQ(CoArrivalPositions(0, 0.5), std::vector<double>{1.0});
   EXPECT_EQ(CoArrivalPositions(5, 0.0), std::vector<double>{1.0});
@@ -445,8 +428,7 @@ TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
 
 TEST(FindKnee, NoKneeWhenTtftStaysFlat) {
   const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 256), 64);
-  absl::StatusOr<std::vector<LoadPoint>> c =
-      ClosedLoopCurve(s, {1, 5, 10, 15, 20}, 0.0);
+  absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, {1, 5, 10, 15, 20}, 0.0);
   ASSERT_TRUE(c.ok());
   absl::StatusOr<std::optional<Knee>> k = FindKnee(*c);
   ASSERT_TRUE(k.ok());
@@ -482,8 +464,8 @@ TEST(FindKnee, RejectsBadRatioAndEmptyCurve) {
   EXPECT_THAT(FindKnee(KneeCurve(), o),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("KneeOptions.flat_ratio = 1; must be finite and > 1")));
-  EXPECT_THAT(FindKnee({}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                     HasSubstr("FindKnee.points is empty")));
+  EXPECT_THAT(FindKnee({}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("FindKnee.points is empty")));
 }
 
 TEST(SafeOperatingPoint, SlotWaitBindsPastTheGateWithoutSlo) {
@@ -523,8 +505,7 @@ TEST(SafeOperatingPoint, TpotSloAndLoadRange) {
 TEST(SafeOperatingPoint, StabilityBindsInOpenLoop) {
   const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(500, 100), 64);
   const double mu = s.SaturationRate();
-  absl::StatusOr<std::vector<LoadPoint>> c =
-      OpenLoopCurve(s, {0.3 * mu, 0.6 * mu, 1.2 * mu});
+  absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(s, {0.3 * mu, 0.6 * mu, 1.2 * mu});
   ASSERT_TRUE(c.ok());
   absl::StatusOr<SafeOperatingPoint> p = FindSafeOperatingPoint(*c, Slo{});
   ASSERT_TRUE(p.ok());
@@ -554,14 +535,13 @@ TEST(LoadValidation, ConcurrencyListMustIncrease) {
   EXPECT_THAT(ClosedLoopCurve(s, {1}, -1),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("ClosedLoop.think_time_seconds = -1; must be finite and >= 0")));
-  EXPECT_THAT(ClosedLoopCurve(s, {}, 0),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("ClosedLoop.concurrency is empty")));
-  EXPECT_THAT(ClosedLoopCurve(s, {kMaxClosedLoopConcurrency + 1}, 0),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr(absl::StrCat("ClosedLoop.concurrency[0] = ",
-                                              kMaxClosedLoopConcurrency + 1, "; must be <= ",
-                                              kMaxClosedLoopConcurrency))));
+  EXPECT_THAT(ClosedLoopCurve(s, {}, 0), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  HasSubstr("ClosedLoop.concurrency is empty")));
+  EXPECT_THAT(
+      ClosedLoopCurve(s, {kMaxClosedLoopConcurrency + 1}, 0),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr(absl::StrCat("ClosedLoop.concurrency[0] = ", kMaxClosedLoopConcurrency + 1,
+                                      "; must be <= ", kMaxClosedLoopConcurrency))));
 }
 
 TEST(LoadValidation, AtMost4096PointsAndPositiveRates) {
@@ -582,8 +562,8 @@ TEST(LoadValidation, AtMost4096PointsAndPositiveRates) {
 TEST(LoadDependentServer, RejectsCoefficientsGivingZeroStepTime) {
   PerformanceModel m = Model(DenseInputs());
   m.coefficients = StepTimeCoefficients{0, 0, 0, 0, 1.0};  // only comm; TP = 1
-  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-      m, MakeWorkload(100, 10), Slots{4, SlotBound::kKvPool});
+  absl::StatusOr<LoadDependentServer> s =
+      LoadDependentServer::Create(m, MakeWorkload(100, 10), Slots{4, SlotBound::kKvPool});
   // Only beta_comm > 0 and TP = 1 sends nothing: a request's life is 0 s.
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
                           HasSubstr("StepTimeCoefficients: request life = 0 s with 1 in service; "
@@ -600,9 +580,7 @@ namespace {
 // returns finite figures — never NaN, never a crash.
 TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
   std::mt19937_64 g(2024);
-  auto pick = [&g](std::initializer_list<double> v) {
-    return *(v.begin() + g() % v.size());
-  };
+  auto pick = [&g](std::initializer_list<double> v) { return *(v.begin() + g() % v.size()); };
   int ok_curves = 0;
   // A refusal is a reason, never an internal error.
   auto expect_refusal = [](const absl::Status& s, int trial) {
@@ -612,10 +590,8 @@ TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
   };
   for (int trial = 0; trial < 300; ++trial) {
     PerformanceModel m = Model(pick({0, 1}) ? MoeInputs() : DenseInputs());
-    m.coefficients = StepTimeCoefficients{pick({0, 1e-9, 0.004, 10}),
-                                          pick({0, 1e-6, 1.3, 1e3}),
-                                          pick({0, 1.5}), pick({0, 2, 1e4}),
-                                          pick({0, 1.4})};
+    m.coefficients = StepTimeCoefficients{pick({0, 1e-9, 0.004, 10}), pick({0, 1e-6, 1.3, 1e3}),
+                                          pick({0, 1.5}), pick({0, 2, 1e4}), pick({0, 1.4})};
     m.scheduler.max_batched_tokens = static_cast<int>(pick({1, 16, 8192, 1e6}));
     Workload w;
     w.input_tokens = pick({0, 1, 1000, 1e6, 1e9, std::nan("")});
@@ -631,8 +607,7 @@ TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
       expect_refusal(slots.status(), trial);
       continue;
     }
-    absl::StatusOr<LoadDependentServer> s =
-        LoadDependentServer::Create(m, w, *slots);
+    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(m, w, *slots);
     if (!s.ok()) {
       expect_refusal(s.status(), trial);
       continue;

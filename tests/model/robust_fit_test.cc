@@ -35,8 +35,7 @@ Eigen::MatrixXd RandomDesign(int rows, int cols, std::mt19937_64& g) {
 
 // Brute-force NNLS: the best unconstrained least-squares solution over
 // every subset of columns whose solution is non-negative.
-Eigen::VectorXd BruteForceNnls(const Eigen::MatrixXd& a,
-                               const Eigen::VectorXd& b) {
+Eigen::VectorXd BruteForceNnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
   const int n = static_cast<int>(a.cols());
   Eigen::VectorXd best = Eigen::VectorXd::Zero(n);
   double best_cost = b.squaredNorm();
@@ -68,8 +67,7 @@ TEST(RobustFit, RecoversExactCoefficientsWithoutNoise) {
   const Eigen::VectorXd b = a * truth;
   absl::StatusOr<RobustFitResult> r = RobustNonNegativeLeastSquares(a, b);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_LT((r->coefficients - truth).cwiseAbs().maxCoeff(), 1e-8)
-      << r->coefficients.transpose();
+  EXPECT_LT((r->coefficients - truth).cwiseAbs().maxCoeff(), 1e-8) << r->coefficients.transpose();
   EXPECT_EQ(r->rank, 4);
   ASSERT_TRUE(r->relative_error_band.has_value());
   EXPECT_LT(*r->relative_error_band, 1e-8);
@@ -121,10 +119,8 @@ TEST(RobustFit, HuberResistsOutliersThatDragPlainLeastSquares) {
   absl::StatusOr<RobustFitResult> hub = RobustNonNegativeLeastSquares(a, b);
   ASSERT_TRUE(ls.ok());
   ASSERT_TRUE(hub.ok());
-  const double ls_err =
-      ((ls->coefficients - truth).array() / truth.array()).abs().maxCoeff();
-  const double hub_err =
-      ((hub->coefficients - truth).array() / truth.array()).abs().maxCoeff();
+  const double ls_err = ((ls->coefficients - truth).array() / truth.array()).abs().maxCoeff();
+  const double hub_err = ((hub->coefficients - truth).array() / truth.array()).abs().maxCoeff();
   EXPECT_GT(ls_err, 0.10);
   EXPECT_LT(hub_err, 0.05) << hub->coefficients.transpose();
   // The outlier rows are the down-weighted ones.

@@ -75,15 +75,14 @@ TEST(Simulator, SingleUserMatchesHandComputedSteps) {
   prefill.prefill_tokens = 1000;
   prefill.prefill_sequences = 1;
   prefill.prefill_context_tokens = 500;
-  const double t_prefill = StepSeconds(
-      c.model.coefficients, ComputeStepFeatures(c.model.inputs, prefill));
+  const double t_prefill =
+      StepSeconds(c.model.coefficients, ComputeStepFeatures(c.model.inputs, prefill));
   double t_decode = 0;
   for (int g = 1; g < 200; ++g) {
     StepShape d;
     d.decode_sequences = 1;
     d.decode_context_tokens = 1000 + g;
-    t_decode += StepSeconds(c.model.coefficients,
-                            ComputeStepFeatures(c.model.inputs, d));
+    t_decode += StepSeconds(c.model.coefficients, ComputeStepFeatures(c.model.inputs, d));
   }
   EXPECT_NEAR(r->ttft.p50_seconds, t_prefill, 1e-9);
   EXPECT_NEAR(r->e2e.p50_seconds, t_prefill + t_decode, 1e-9);
@@ -155,10 +154,9 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
   constexpr double kTolerance = 0.15;
   int agree = 0;
   int runs = 0;
-  std::printf(
-      "%3s %-6s %4s %5s %5s %5s %4s %6s | %9s %9s %6s | %8s %8s %6s | %6s %6s %6s %6s\n", "id",
-      "loop", "S", "in", "out", "load", "kap", "rho", "ttft95_an", "ttft95_sim",
-      "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "pw_an", "pw_sim");
+  std::printf("%3s %-6s %4s %5s %5s %5s %4s %6s | %9s %9s %6s | %8s %8s %6s | %6s %6s %6s %6s\n",
+              "id", "loop", "S", "in", "out", "load", "kap", "rho", "ttft95_an", "ttft95_sim",
+              "err", "rps_an", "rps_sim", "err", "nb_an", "nb_sim", "pw_an", "pw_sim");
   for (int i = 0; i < scenarios; ++i) {
     Scenario sc = RandomScenario(first_seed + i);
     absl::StatusOr<Slots> slots = ComputeSlots(sc.limits, sc.workload);
@@ -188,30 +186,24 @@ TEST(SimulatorAgreement, AnalyticalTtftP95AndThroughputWithin15Percent) {
     sim.seed = 77 + i;
     absl::StatusOr<SimulationResult> r = Simulate(sim);
     ASSERT_TRUE(r.ok()) << r.status();
-    const double e_ttft =
-        p.ttft->p95_seconds / r->ttft.p95_seconds - 1.0;
+    const double e_ttft = p.ttft->p95_seconds / r->ttft.p95_seconds - 1.0;
     const double e_rps = p.requests_per_second / r->requests_per_second - 1.0;
-    const bool ok =
-        std::abs(e_ttft) <= kTolerance && std::abs(e_rps) <= kTolerance;
+    const bool ok = std::abs(e_ttft) <= kTolerance && std::abs(e_rps) <= kTolerance;
     agree += ok;
     ++runs;
     std::printf(
         "%3d %-6s %4d %5.0f %5.0f %5.2f %4d %6.3f | %9.4f %9.4f %+6.1f%% | "
         "%8.3f %8.3f %+6.1f%% | %6.2f %6.2f %6.3f %6.3f | %5.2f %6.3f %6.3f "
         "%s\n",
-        i, sc.concurrency ? "closed" : "open", slots->slots,
-        sc.workload.input_tokens, sc.workload.output_tokens,
-        sc.concurrency ? static_cast<double>(*sc.concurrency)
-                       : *sc.arrival_rate_rps,
-        server->PhasesPerCompletion(), p.utilization, p.ttft->p95_seconds,
-        r->ttft.p95_seconds, 100 * e_ttft, p.requests_per_second,
-        r->requests_per_second, 100 * e_rps, p.mean_batch_size,
-        r->mean_batch_size, p.slot_wait_probability, r->slot_wait_fraction,
-        sc.think_time_seconds, p.ttft->mean_seconds, r->ttft.mean_seconds,
-        ok ? "" : "<-- disagree");
+        i, sc.concurrency ? "closed" : "open", slots->slots, sc.workload.input_tokens,
+        sc.workload.output_tokens,
+        sc.concurrency ? static_cast<double>(*sc.concurrency) : *sc.arrival_rate_rps,
+        server->PhasesPerCompletion(), p.utilization, p.ttft->p95_seconds, r->ttft.p95_seconds,
+        100 * e_ttft, p.requests_per_second, r->requests_per_second, 100 * e_rps, p.mean_batch_size,
+        r->mean_batch_size, p.slot_wait_probability, r->slot_wait_fraction, sc.think_time_seconds,
+        p.ttft->mean_seconds, r->ttft.mean_seconds, ok ? "" : "<-- disagree");
   }
-  std::printf("agreement: %d / %d scenarios within %.0f%%\n", agree, runs,
-              100 * kTolerance);
+  std::printf("agreement: %d / %d scenarios within %.0f%%\n", agree, runs, 100 * kTolerance);
   EXPECT_GE(agree, static_cast<int>(std::ceil(0.9 * runs)));
 }
 
@@ -241,14 +233,13 @@ TEST(SimulatorSpeculative, TokensPerStepAndTpotMatchTheAnalyticalModel) {
   absl::StatusOr<SimulationResult> r = Simulate(c);
   ASSERT_TRUE(r.ok()) << r.status();
   // Decode iterations per request ≈ (o − 1) / E[tokens per step].
-  absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-      c.model, c.workload, Slots{8, SlotBound::kRunningRequestLimit});
+  absl::StatusOr<LoadDependentServer> s =
+      LoadDependentServer::Create(c.model, c.workload, Slots{8, SlotBound::kRunningRequestLimit});
   ASSERT_TRUE(s.ok());
   absl::StatusOr<std::vector<LoadPoint>> p = ClosedLoopCurve(*s, {4}, 0.0);
   ASSERT_TRUE(p.ok());
   EXPECT_NEAR(*p->front().tpot_seconds / r->tpot_mean_seconds, 1.0, 0.05);
-  EXPECT_NEAR(p->front().requests_per_second / r->requests_per_second, 1.0,
-              0.05);
+  EXPECT_NEAR(p->front().requests_per_second / r->requests_per_second, 1.0, 0.05);
   // Speculation pays at this batch: faster than the same run without it.
   SimulationConfig plain = c;
   plain.model.speculative.reset();
@@ -291,8 +282,7 @@ namespace {
 // path (CoArrivalPositions). Without that branch the analytical TTFT p95 is
 // 30-42% below the simulator's in these two cases; with it, within 15%.
 TEST(SimulatorCoArrivals, ClosedLoopWithoutThinkTimeTtftP95MatchesOracle) {
-  for (const auto& [in, out] :
-       std::vector<std::pair<double, double>>{{1000, 16}, {3000, 64}}) {
+  for (const auto& [in, out] : std::vector<std::pair<double, double>>{{1000, 16}, {3000, 64}}) {
     SimulationConfig c;
     c.model.inputs = testing::DenseInputs();
     c.model.coefficients = testing::TypicalCoefficients();

@@ -88,8 +88,7 @@ TEST(DraftPassFromMemoryPlan, DraftAtTheActiveShareAndTheLmHead) {
   EXPECT_EQ(s.draft_tokens, 1);
   EXPECT_DOUBLE_EQ(s.draft_weight_bytes_per_gpu, 350);
   // LM head: vocab × hidden = 1000 × 1024 parameters (untied).
-  EXPECT_DOUBLE_EQ(s.draft_active_parameters_per_token_per_gpu,
-                   (counts.draft + 1000.0 * 1024) / 2);
+  EXPECT_DOUBLE_EQ(s.draft_active_parameters_per_token_per_gpu, (counts.draft + 1000.0 * 1024) / 2);
 }
 
 }  // namespace

@@ -25,8 +25,7 @@ TEST(ExpertsTouched, MatchesHandComputedValues) {
   // 8 · (1 − (6/8)^2) = 3.5
   EXPECT_NEAR(ExpertsTouched(8, 2, 2), 3.5, 1e-12);
   // 256 experts, 8 per token, 16 tokens: 256 · (1 − (248/256)^16)
-  EXPECT_NEAR(ExpertsTouched(256, 8, 16),
-              256 * (1 - std::pow(248.0 / 256.0, 16)), 1e-9);
+  EXPECT_NEAR(ExpertsTouched(256, 8, 16), 256 * (1 - std::pow(248.0 / 256.0, 16)), 1e-9);
   EXPECT_NEAR(ExpertsTouched(8, 8, 3), 8.0, 1e-12);
   EXPECT_NEAR(ExpertsTouched(128, 8, 1e5), 128.0, 1e-9);
 }
@@ -42,13 +41,10 @@ TEST(WeightBytesRead, DenseIsIndependentOfBatchMoeGrowsAndSaturates) {
     prev = w;
   }
   EXPECT_NEAR(WeightBytesRead(moe, 1e6),
-              moe.dense_weight_bytes_per_gpu +
-                  moe.routed_expert_weight_bytes_per_gpu,
-              1.0);
+              moe.dense_weight_bytes_per_gpu + moe.routed_expert_weight_bytes_per_gpu, 1.0);
   // One token reads k/E of the routed experts.
   EXPECT_NEAR(WeightBytesRead(moe, 1),
-              moe.dense_weight_bytes_per_gpu +
-                  moe.routed_expert_weight_bytes_per_gpu * 8.0 / 128.0,
+              moe.dense_weight_bytes_per_gpu + moe.routed_expert_weight_bytes_per_gpu * 8.0 / 128.0,
               1.0);
 }
 
@@ -92,8 +88,7 @@ TEST(ComputeStepFeatures, MatchesHandComputedRoofline) {
   EXPECT_NEAR(f(kFlopsFeature), (500.0 + 3 * 32) / 1000, 1e-12);
   EXPECT_NEAR(f(kCommFeature), 4.0 * 5 / 8, 1e-12);
   const StepTimeCoefficients c{0.5, 1, 2, 3, 4};
-  EXPECT_NEAR(StepSeconds(c, f),
-              0.5 + f(1) + 2 * f(2) + 3 * f(3) + 4 * f(4), 1e-12);
+  EXPECT_NEAR(StepSeconds(c, f), 0.5 + f(1) + 2 * f(2) + 3 * f(3) + 4 * f(4), 1e-12);
 }
 
 TEST(ComputeEngineStepFeatures, SpeculativeVerifiesKPlusOneTokensPerSequence) {
@@ -112,28 +107,20 @@ TEST(ComputeEngineStepFeatures, SpeculativeVerifiesKPlusOneTokensPerSequence) {
   const StepFeatures verify = ComputeStepFeatures(in, plain);
   // Weights: the verification pass over 16 tokens plus 3 draft passes.
   EXPECT_NEAR(with(kWeightsFeature),
-              verify(kWeightsFeature) +
-                  3 * 1e9 / in.memory_bandwidth_bytes_per_second,
-              1e-12);
+              verify(kWeightsFeature) + 3 * 1e9 / in.memory_bandwidth_bytes_per_second, 1e-12);
   EXPECT_NEAR(with(kFlopsFeature),
-              verify(kFlopsFeature) +
-                  3 * 2 * 2e8 * 4 / in.peak_flops_per_second,
-              1e-12);
+              verify(kFlopsFeature) + 3 * 2 * 2e8 * 4 / in.peak_flops_per_second, 1e-12);
   EXPECT_EQ(with(kAlphaFeature), 1.0);
 }
 
 // Per-token decode time with and without speculation at batch b.
-double PerTokenSeconds(const StepTimeInputs& in,
-                       const std::optional<SpeculativeDecoding>& spec,
+double PerTokenSeconds(const StepTimeInputs& in, const std::optional<SpeculativeDecoding>& spec,
                        double b) {
   StepShape s;
   s.decode_sequences = b;
   s.decode_context_tokens = 2000;
-  const double step =
-      StepSeconds(TypicalCoefficients(), ComputeEngineStepFeatures(in, spec, s));
-  const double tau =
-      spec ? ExpectedTokensPerStep(spec->draft_tokens, spec->acceptance_rate)
-           : 1.0;
+  const double step = StepSeconds(TypicalCoefficients(), ComputeEngineStepFeatures(in, spec, s));
+  const double tau = spec ? ExpectedTokensPerStep(spec->draft_tokens, spec->acceptance_rate) : 1.0;
   return step / tau;
 }
 
@@ -145,14 +132,12 @@ TEST(Speculative, HelpsAtLowBatchAndLosesOnMoeAtHighBatch) {
   spec.draft_weight_bytes_per_gpu = 0.5e9;
   spec.draft_active_parameters_per_token_per_gpu = 1e8;
   EXPECT_LT(PerTokenSeconds(in, spec, 1), PerTokenSeconds(in, std::nullopt, 1));
-  EXPECT_GT(PerTokenSeconds(in, spec, 1024),
-            PerTokenSeconds(in, std::nullopt, 1024));
+  EXPECT_GT(PerTokenSeconds(in, spec, 1024), PerTokenSeconds(in, std::nullopt, 1024));
   // A single crossover.
   int crossings = 0;
   bool prev = true;
   for (int b = 1; b <= 1024; ++b) {
-    const bool better =
-        PerTokenSeconds(in, spec, b) < PerTokenSeconds(in, std::nullopt, b);
+    const bool better = PerTokenSeconds(in, spec, b) < PerTokenSeconds(in, std::nullopt, b);
     if (better != prev) ++crossings;
     prev = better;
   }
@@ -189,10 +174,8 @@ TEST(RequestPhases, SingleRequestIsPrefillThenDecodeSteps) {
   decode.decode_sequences = 1;
   decode.decode_context_tokens = 1000 + 101 / 2.0;
   const RequestPhaseTimes t = ToPhaseTimes(f, c, w.output_tokens);
-  EXPECT_NEAR(t.prefill_seconds, StepSeconds(c, ComputeStepFeatures(in, prefill)),
-              1e-12);
-  EXPECT_NEAR(t.tpot_seconds, StepSeconds(c, ComputeStepFeatures(in, decode)),
-              1e-12);
+  EXPECT_NEAR(t.prefill_seconds, StepSeconds(c, ComputeStepFeatures(in, prefill)), 1e-12);
+  EXPECT_NEAR(t.tpot_seconds, StepSeconds(c, ComputeStepFeatures(in, decode)), 1e-12);
   EXPECT_NEAR(t.life_seconds, t.prefill_seconds + 100 * t.tpot_seconds, 1e-12);
   EXPECT_DOUBLE_EQ(f.prefill_steps, 1);
 }
@@ -201,13 +184,13 @@ TEST(RequestPhases, ChunkedPrefillTakesCeilInputOverBudgetSteps) {
   Workload w;
   w.input_tokens = 10000;
   w.output_tokens = 10;
-  const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
-      DenseInputs(), SchedulerConfig{4096}, std::nullopt, w, 1);
+  const RequestPhaseFeatures f =
+      ComputeRequestPhaseFeatures(DenseInputs(), SchedulerConfig{4096}, std::nullopt, w, 1);
   EXPECT_DOUBLE_EQ(f.prefill_steps, 3);
   // A prefix-cache hit removes recomputed tokens.
   w.prefix_cache_hit_rate = 0.8;
-  const RequestPhaseFeatures g = ComputeRequestPhaseFeatures(
-      DenseInputs(), SchedulerConfig{4096}, std::nullopt, w, 1);
+  const RequestPhaseFeatures g =
+      ComputeRequestPhaseFeatures(DenseInputs(), SchedulerConfig{4096}, std::nullopt, w, 1);
   EXPECT_DOUBLE_EQ(g.prefill_steps, 1);
 }
 
@@ -218,8 +201,7 @@ TEST(RequestPhases, TpotGrowsWithPopulation) {
   double prev = 0;
   for (int n : {1, 2, 4, 8, 16, 32}) {
     const RequestPhaseTimes t = ToPhaseTimes(
-        ComputeRequestPhaseFeatures(MoeInputs(), SchedulerConfig{8192},
-                                    std::nullopt, w, n),
+        ComputeRequestPhaseFeatures(MoeInputs(), SchedulerConfig{8192}, std::nullopt, w, n),
         TypicalCoefficients(), w.output_tokens);
     EXPECT_GT(t.tpot_seconds, prev) << n;
     prev = t.tpot_seconds;
@@ -247,29 +229,19 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, StepTimeInputsValidation,
     ::testing::Values(
         BadInputCase{"ZeroBandwidth",
-                     [](StepTimeInputs& in) {
-                       in.memory_bandwidth_bytes_per_second = 0;
-                     },
+                     [](StepTimeInputs& in) { in.memory_bandwidth_bytes_per_second = 0; },
                      "StepTimeInputs.memory_bandwidth_bytes_per_second = 0; "
                      "must be finite and > 0"},
-        BadInputCase{"NanPeak",
-                     [](StepTimeInputs& in) {
-                       in.peak_flops_per_second = std::nan("");
-                     },
+        BadInputCase{"NanPeak", [](StepTimeInputs& in) { in.peak_flops_per_second = std::nan(""); },
                      "StepTimeInputs.peak_flops_per_second = nan"},
         BadInputCase{"TooManyExpertsPerToken",
                      [](StepTimeInputs& in) { in.experts_per_token = 200; },
                      "StepTimeInputs.experts_per_token = 200; must be in [1, "
                      "routed_experts = 128]"},
-        BadInputCase{"NegativeKv",
-                     [](StepTimeInputs& in) {
-                       in.kv_bytes_per_token_per_gpu = -1;
-                     },
+        BadInputCase{"NegativeKv", [](StepTimeInputs& in) { in.kv_bytes_per_token_per_gpu = -1; },
                      "StepTimeInputs.kv_bytes_per_token_per_gpu = -1"},
         BadInputCase{"CommWithoutLink",
-                     [](StepTimeInputs& in) {
-                       in.link_bandwidth_bytes_per_second.reset();
-                     },
+                     [](StepTimeInputs& in) { in.link_bandwidth_bytes_per_second.reset(); },
                      "StepTimeInputs.link_bandwidth_bytes_per_second is "
                      "absent"},
         BadInputCase{"DenseWithRoutedBytes",
@@ -278,9 +250,7 @@ INSTANTIATE_TEST_SUITE_P(
                        in.experts_per_token = 0;
                      },
                      "StepTimeInputs.routed_expert_weight_bytes_per_gpu"}),
-    [](const ::testing::TestParamInfo<BadInputCase>& info) {
-      return info.param.name;
-    });
+    [](const ::testing::TestParamInfo<BadInputCase>& info) { return info.param.name; });
 
 TEST(StepTimeValidation, DefaultInputsAreInvalidAndTypicalAreValid) {
   // The first check: dense 0 + routed-expert 0 weight bytes is not > 0.

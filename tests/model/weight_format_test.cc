@@ -26,9 +26,9 @@ class BitsPerParameterTest : public ::testing::TestWithParam<BitsCase> {};
 
 TEST_P(BitsPerParameterTest, MatchesHandCount) {
   const BitsCase& c = GetParam();
-  EXPECT_NEAR(BitsPerParameter(c.format, c.group_size, c.out_features, c.in_features,
-                               NumberType::kBf16),
-              c.expected_bits, 1e-9)
+  EXPECT_NEAR(
+      BitsPerParameter(c.format, c.group_size, c.out_features, c.in_features, NumberType::kBf16),
+      c.expected_bits, 1e-9)
       << c.name;
 }
 

@@ -5,7 +5,8 @@
 // absl::StatusOr<T> (Abseil 20220623 ships none), so a test states the code
 // and the field path an error must name in one line:
 //   EXPECT_THAT(Plan(catalog, request),
-//               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("PlanRequest.duty_factor")));
+//               StatusIs(absl::StatusCode::kInvalidArgument,
+//               HasSubstr("PlanRequest.duty_factor")));
 
 #include <ostream>
 #include <string>

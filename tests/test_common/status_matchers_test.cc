@@ -30,10 +30,10 @@ TEST(StatusIs, FailsWithTheActualCodeAndMessage) {
   EXPECT_NONFATAL_FAILURE(
       EXPECT_THAT(absl::NotFoundError("no such id"), StatusIs(absl::StatusCode::kInvalidArgument)),
       "NOT_FOUND");
-  EXPECT_NONFATAL_FAILURE(EXPECT_THAT(absl::InvalidArgumentError("tp = 3"),
-                                      StatusIs(absl::StatusCode::kInvalidArgument,
-                                               HasSubstr("pp"))),
-                          "tp = 3");
+  EXPECT_NONFATAL_FAILURE(
+      EXPECT_THAT(absl::InvalidArgumentError("tp = 3"),
+                  StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pp"))),
+      "tp = 3");
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -43,9 +43,7 @@ inline constexpr char k000[] = "seed-000-122b-moe-int4-4gpu-pcie-sglang";
 inline constexpr char k002[] = "seed-002-qwen3-next-nvfp4-4x-rtx5090";
 
 // The bundled catalogue of the source tree.
-inline std::string BundledDataDir() {
-  return std::string(CAPPLAN_SOURCE_DIR) + "/data";
-}
+inline std::string BundledDataDir() { return std::string(CAPPLAN_SOURCE_DIR) + "/data"; }
 
 // The bundled catalogue, loaded once per test binary.
 inline const service::Catalog& BundledCatalogue() {

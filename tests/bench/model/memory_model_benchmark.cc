@@ -21,8 +21,11 @@ ModelArchitecture DeepSeekShape() {
   a.layers.assign(3, LayerSpec{AttentionKind::kMla, MlpKind::kDense});
   a.layers.resize(61, LayerSpec{AttentionKind::kMla, MlpKind::kMoe});
   a.mla = MlaSpec{1536, 512, 128, 64, 128};
-  a.moe = MoeSpec{.num_routed_experts = 256, .experts_per_token = 8, .num_shared_experts = 1,
-                  .expert_intermediate_size = 2048, .router_bias = true};
+  a.moe = MoeSpec{.num_routed_experts = 256,
+                  .experts_per_token = 8,
+                  .num_shared_experts = 1,
+                  .expert_intermediate_size = 2048,
+                  .router_bias = true};
   a.num_mtp_layers = 1;
   a.native_context_tokens = 163840;
   return a;
@@ -37,12 +40,15 @@ ModelArchitecture HybridShape() {
   a.vocab_size = 151936;
   a.gated_attention_output = true;
   for (int i = 0; i < 48; ++i) {
-    a.layers.push_back({(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear,
-                        MlpKind::kMoe});
+    a.layers.push_back(
+        {(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear, MlpKind::kMoe});
   }
   a.linear_attention = LinearAttentionSpec{16, 32, 128, 128, 4};
-  a.moe = MoeSpec{.num_routed_experts = 512, .experts_per_token = 10, .num_shared_experts = 1,
-                  .expert_intermediate_size = 512, .shared_expert_intermediate_size = 512};
+  a.moe = MoeSpec{.num_routed_experts = 512,
+                  .experts_per_token = 10,
+                  .num_shared_experts = 1,
+                  .expert_intermediate_size = 512,
+                  .shared_expert_intermediate_size = 512};
   a.native_context_tokens = 262144;
   return a;
 }

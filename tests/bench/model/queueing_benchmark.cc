@@ -33,8 +33,8 @@ void BM_ClosedLoopSweep64(benchmark::State& state) {
   std::vector<int> ns;
   for (int i = 1; i <= 64; ++i) ns.push_back(i * slots / 32);  // up to 2·S
   for (auto _ : state) {
-    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-        Model(), Load(), Slots{slots, SlotBound::kKvPool});
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
     absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(*s, ns, 0.0);
     benchmark::DoNotOptimize(c);
   }
@@ -44,15 +44,15 @@ BENCHMARK(BM_ClosedLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::k
 
 void BM_OpenLoopSweep64(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
-  absl::StatusOr<LoadDependentServer> probe = LoadDependentServer::Create(
-      Model(), Load(), Slots{slots, SlotBound::kKvPool});
+  absl::StatusOr<LoadDependentServer> probe =
+      LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
   const double mu = probe->SaturationRate();
   std::vector<double> rates;
   // ρ from 1/64 to 0.995, the last points near saturation.
   for (int i = 1; i <= 64; ++i) rates.push_back(mu * 0.995 * i / 64);
   for (auto _ : state) {
-    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-        Model(), Load(), Slots{slots, SlotBound::kKvPool});
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
     absl::StatusOr<std::vector<LoadPoint>> c = OpenLoopCurve(*s, rates);
     benchmark::DoNotOptimize(c);
   }
@@ -63,8 +63,8 @@ BENCHMARK(BM_OpenLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMi
 void BM_ServerCreate(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
   for (auto _ : state) {
-    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(
-        Model(), Load(), Slots{slots, SlotBound::kKvPool});
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
     benchmark::DoNotOptimize(s);
   }
 }

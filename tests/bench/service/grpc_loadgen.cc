@@ -83,7 +83,10 @@ int main(int argc, char** argv) {
   double seconds = std::clamp(absl::GetFlag(FLAGS_seconds), 0.1, 600.0);
   int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_requests));
   std::string method = absl::GetFlag(FLAGS_method);
-  int only = method == "get_baseline" ? 0 : method == "list_hardware" ? 1 : method == "memory" ? 2 : -1;
+  int only = method == "get_baseline"    ? 0
+             : method == "list_hardware" ? 1
+             : method == "memory"        ? 2
+                                         : -1;
   if (only < 0 && method != "mixed") {
     std::cerr << "capplan-loadgen: --method = " << method << "; must be get_baseline, "
               << "list_hardware, memory or mixed\n";
@@ -134,8 +137,8 @@ int main(int argc, char** argv) {
           capplan::v1::MemoryPlan reply;
           status = stub->PlanMemory(&context, memory, &reply);
         }
-        double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-                             .count();
+        double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         samples[t].push_back({m, elapsed, status.ok()});
       }
     });

@@ -48,9 +48,9 @@ id: "test-gpu-24gb"
 vendr: "Test"
 )");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
-  EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
-                                AllOf(HasSubstr("hardware/test-gpu-24gb.txtpb:4:6:"),
-                                      HasSubstr("vendr"))));
+  EXPECT_THAT(catalog,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("hardware/test-gpu-24gb.txtpb:4:6:"), HasSubstr("vendr"))));
 }
 
 TEST(Catalog, ValidationErrorPointsAtTheField) {
@@ -105,8 +105,9 @@ TEST(Catalog, IdMustMatchFileName) {
 TEST(Catalog, WrongHeaderMessageIsAnError) {
   TempDir dir;
   WriteMiniCatalogue(dir);
-  dir.Write("models/x.txtpb", "# proto-file: capplan/v1/catalog.proto\n"
-                              "# proto-message: Hardware\nid: \"x\"\n");
+  dir.Write("models/x.txtpb",
+            "# proto-file: capplan/v1/catalog.proto\n"
+            "# proto-message: Hardware\nid: \"x\"\n");
   auto catalog = Catalog::LoadFromDirectory(dir.path().string());
   EXPECT_THAT(catalog, StatusIs(absl::StatusCode::kInvalidArgument,
                                 HasSubstr("models/x.txtpb:2:3: header names message 'Hardware'")));

@@ -47,33 +47,29 @@ TEST_P(BaselineValidation, ReportsFieldPathAndRule) {
       EXPECT_THAT(f.message, HasSubstr(GetParam().message));
     }
   }
-  EXPECT_TRUE(found) << "no finding at " << GetParam().field_path << "; first: "
-                     << findings[0].field_path << ": " << findings[0].message;
+  EXPECT_TRUE(found) << "no finding at " << GetParam().field_path
+                     << "; first: " << findings[0].field_path << ": " << findings[0].message;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BaselineValidation,
     ::testing::Values(
         BadCase{"BadId", R"(id: "Bad_Id")", "id", "kebab-case"},
-        BadCase{"FractionAboveOne",
-                "deployment { engine { mem_fraction_static: 1.2 } }",
-                "deployment.engine.mem_fraction_static",
-                "= 1.2; must be in (0, 1]"},
-        BadCase{"NegativeSeconds",
-                "sweeps { rows { concurrency: 1 ttft { p50_seconds: -1 } } }",
+        BadCase{"FractionAboveOne", "deployment { engine { mem_fraction_static: 1.2 } }",
+                "deployment.engine.mem_fraction_static", "= 1.2; must be in (0, 1]"},
+        BadCase{"NegativeSeconds", "sweeps { rows { concurrency: 1 ttft { p50_seconds: -1 } } }",
                 "sweeps[0].rows[0].ttft.p50_seconds", "must be > 0"},
         BadCase{"RowWithoutLoad", "sweeps { rows { output_tokens_per_second: 3 } }",
                 "sweeps[0].rows[0]", "none of concurrency, arrival_rate_rps and burst_requests"},
-        BadCase{"BurstWithAConcurrency",
-                "sweeps { rows { burst_requests: 10 concurrency: 4 } }",
+        BadCase{"BurstWithAConcurrency", "sweeps { rows { burst_requests: 10 concurrency: 4 } }",
                 "sweeps[0].rows[0].burst_requests", "a burst has neither"},
         BadCase{"TpNotDividingGpus", "deployment { parallelism { tp: 3 } }",
                 "deployment.parallelism.tp", "must divide gpu_count = 2"},
         // 65536 × 65536 wraps a 32-bit product to 0 (a division by zero).
         BadCase{"TpTimesPpBeyond32Bits", "deployment { parallelism { tp: 65536 pp: 65536 } }",
                 "deployment.parallelism.tp", "must divide gpu_count = 2"},
-        BadCase{"ZeroKvPool", "kv_pools { name: \"x\" tokens: 0 }",
-                "kv_pools[0].tokens", "must be > 0"}),
+        BadCase{"ZeroKvPool", "kv_pools { name: \"x\" tokens: 0 }", "kv_pools[0].tokens",
+                "must be > 0"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(HardwareValidation, UncitedFigureIsReported) {
@@ -83,7 +79,8 @@ id: "gpu" vendor: "V" name: "N"
 memory_bytes: 100 usable_memory_bytes: 90
 memory_bandwidth_bytes_per_second: 5
 sources { fields: "memory_bytes" fields: "usable_memory_bytes" document: "d" }
-)", &h));
+)",
+                                                            &h));
   std::vector<Finding> findings = ValidateEntity(h);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].field_path, "memory_bandwidth_bytes_per_second");
@@ -98,7 +95,8 @@ memory_bytes: 100 usable_memory_bytes: 200
 memory_bandwidth_bytes_per_second: 5
 sources { fields: "memory_bytes" fields: "usable_memory_bytes"
           fields: "memory_bandwidth_bytes_per_second" document: "d" }
-)", &h));
+)",
+                                                            &h));
   std::vector<Finding> findings = ValidateEntity(h);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].field_path, "usable_memory_bytes");
@@ -114,7 +112,8 @@ layer_blocks { repeat: 1 layers { count: 1 attention: ATTENTION_KIND_FULL mlp: M
 sources { fields: "hidden_size" fields: "intermediate_size" fields: "num_attention_heads"
           fields: "num_kv_heads" fields: "vocab_size" fields: "native_context_tokens"
           fields: "layer_blocks" document: "d" }
-)", &m));
+)",
+                                                            &m));
   std::vector<Finding> findings = ValidateEntity(m);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].field_path, "num_kv_heads");
@@ -132,7 +131,8 @@ moe { num_routed_experts: 4 experts_per_token: 8 expert_intermediate_size: 32 }
 sources { fields: "hidden_size" fields: "num_attention_heads" fields: "num_kv_heads"
           fields: "vocab_size" fields: "native_context_tokens" fields: "layer_blocks"
           fields: "moe" document: "d" }
-)", &m));
+)",
+                                                            &m));
   std::vector<Finding> findings = ValidateEntity(m);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].field_path, "moe.experts_per_token");

@@ -12,9 +12,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(CliArgs, ParsesBothValueFormsSwitchesAndPositionals) {
-  auto args = CliArgs::Parse({"memory", "--gpu", "h100", "--tp=2", "--json", "--allow", "A",
-                              "--allow=B"},
-                             {"json"}, {"gpu", "tp", "allow"});
+  auto args =
+      CliArgs::Parse({"memory", "--gpu", "h100", "--tp=2", "--json", "--allow", "A", "--allow=B"},
+                     {"json"}, {"gpu", "tp", "allow"});
   ASSERT_TRUE(args.ok()) << args.status();
   EXPECT_THAT(args->positional(), ElementsAre("memory"));
   EXPECT_EQ(args->Get("gpu"), "h100");
@@ -44,9 +44,8 @@ TEST(CliArgs, SwitchWithValueIsAnError) {
 TEST(CliArgs, TypedGettersNameFlagValueAndRule) {
   auto args = CliArgs::Parse({"--tp", "0", "--f", "x"}, {}, {"tp", "f"});
   ASSERT_TRUE(args.ok());
-  EXPECT_THAT(args->GetInt("tp", 1),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("--tp = 0; must be a whole number >= 1")));
+  EXPECT_THAT(args->GetInt("tp", 1), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("--tp = 0; must be a whole number >= 1")));
   EXPECT_THAT(args->GetDouble("f"), StatusIs(absl::StatusCode::kInvalidArgument,
                                              HasSubstr("--f = x; must be a finite number")));
 }

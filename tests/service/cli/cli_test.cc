@@ -44,11 +44,14 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, OfflineAndServerAnswersAreIdentical) {
   for (const std::vector<std::string>& command :
-       std::vector<std::vector<std::string>>{
-           {"hardware", "list"}, {"hardware", "get", "test-gpu-24gb"},
-           {"models", "list"}, {"models", "get", "Test/Test-Model-1B"},
-           {"baselines", "list"}, {"baselines", "get", "test-baseline"},
-           {"baselines", "list", "--json"}, {"models", "get", "nope"}}) {
+       std::vector<std::vector<std::string>>{{"hardware", "list"},
+                                             {"hardware", "get", "test-gpu-24gb"},
+                                             {"models", "list"},
+                                             {"models", "get", "Test/Test-Model-1B"},
+                                             {"baselines", "list"},
+                                             {"baselines", "get", "test-baseline"},
+                                             {"baselines", "list", "--json"},
+                                             {"models", "get", "nope"}}) {
     Result offline = RunCapplan(Offline(command));
     Result online = RunCapplan(Online(command));
     EXPECT_EQ(offline.code, online.code) << command[0] << " " << command[1];
@@ -114,8 +117,9 @@ class CliBundledTest : public ::testing::Test {
 };
 
 TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
-  std::vector<std::string> command = {"memory", "--model", "meta-llama/Llama-3.1-8B-Instruct",
-                                      "--gpu", "nvidia-l4-24gb", "--max-model-len", "8192"};
+  std::vector<std::string> command = {
+      "memory",          "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "nvidia-l4-24gb",
+      "--max-model-len", "8192"};
   Result offline = RunCapplan(command);
   Result online = RunCapplan(Online(command));
   ASSERT_EQ(offline.code, kExitOk) << offline.err;
@@ -130,10 +134,11 @@ TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
 }
 
 TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheField) {
-  Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
-                         "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"});
+  Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
+                         "--tp", "3", "--gpus", "3"});
   EXPECT_EQ(r.code, kExitInvalid);
-  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: PlanMemoryRequest.deployment.parallelism.tp = 3"));
+  EXPECT_THAT(r.err,
+              HasSubstr("INVALID_ARGUMENT: PlanMemoryRequest.deployment.parallelism.tp = 3"));
   Result online = RunCapplan(Online({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
                                      "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"}));
   EXPECT_EQ(online.err, r.err);

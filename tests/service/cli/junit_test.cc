@@ -58,9 +58,9 @@ constexpr char kMissingPython[] =
 int ParseWithPython(const std::string& xml) {
   TempFile file("doc.xml");
   file.Write(xml);
-  std::string command = absl::StrCat(
-      kPython, " -c \"import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])\" '",
-      file.path(), "' 2>/dev/null");
+  std::string command =
+      absl::StrCat(kPython, " -c \"import xml.etree.ElementTree as E,sys; E.parse(sys.argv[1])\" '",
+                   file.path(), "' 2>/dev/null");
   return std::system(command.c_str());
 }
 
@@ -77,8 +77,8 @@ google::protobuf::Struct ElementsSeenByPython(const std::string& xml) {
       "open(sys.argv[2],'w',encoding='utf-8').write(json.dumps({'elements':out}))\n";
   TempFile script_file("seen.py");
   script_file.Write(script);
-  std::string command = absl::StrCat(kPython, " '", script_file.path(), "' '", doc.path(),
-                                     "' '", dump.path(), "'");
+  std::string command =
+      absl::StrCat(kPython, " '", script_file.path(), "' '", doc.path(), "' '", dump.path(), "'");
   google::protobuf::Struct parsed;
   if (std::system(command.c_str()) != 0) return parsed;
   google::protobuf::util::JsonParseOptions options;
@@ -91,11 +91,11 @@ google::protobuf::Struct ElementsSeenByPython(const std::string& xml) {
 // Text with everything XML must escape, control characters, ill-formed
 // UTF-8 and a few well-formed multi-byte characters.
 const std::string& NastyText() {
-  static const std::string* const kText = new std::string(
-      std::string("a & b < c > d \"e\" 'f' ]]> <!-- x --> \t tab\nline\r\n") +
-      std::string("nul:") + std::string(1, '\0') + "bell:\x07 esc:\x1b" +
-      " bad:\xC3 \xFF\xFE lone:\xE2\x82 over:\xC0\xAF surrogate:\xED\xA0\x80" +
-      " ok:\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x9A\x80 nonchar:\xEF\xBF\xBF");
+  static const std::string* const kText =
+      new std::string(std::string("a & b < c > d \"e\" 'f' ]]> <!-- x --> \t tab\nline\r\n") +
+                      std::string("nul:") + std::string(1, '\0') + "bell:\x07 esc:\x1b" +
+                      " bad:\xC3 \xFF\xFE lone:\xE2\x82 over:\xC0\xAF surrogate:\xED\xA0\x80" +
+                      " ok:\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x9A\x80 nonchar:\xEF\xBF\xBF");
   return *kText;
 }
 
@@ -104,17 +104,35 @@ JunitSuite MixedSuite() {
   suite.name = "capplan validate";
   JunitCase pass{"DOES_NOT_FIT", "capplan.validate.memory", 0.002, {}, {}, {}, {}};
   JunitCase pass2{"TTFT_SLO_MISSED", "capplan.validate.latency", {}, {}, {}, {}, "p95 0.41 s"};
-  JunitCase fail{"KV_POOL_BELOW_ONE_REQUEST", "capplan.validate.memory", 0.001,
+  JunitCase fail{"KV_POOL_BELOW_ONE_REQUEST",
+                 "capplan.validate.memory",
+                 0.001,
                  JunitProblem{"KV pool holds 0.61 requests of 131072 tokens",
                               "KV_POOL_BELOW_ONE_REQUEST", "kv_pool_tokens = 79872 < 131072"},
-                 {}, {}, {}};
-  JunitCase fail2{"NO_QUALITY_EVIDENCE", "capplan.validate.quality", {},
-                  JunitProblem{NastyText(), "NO_QUALITY_EVIDENCE", NastyText()}, {}, {},
+                 {},
+                 {},
+                 {}};
+  JunitCase fail2{"NO_QUALITY_EVIDENCE",
+                  "capplan.validate.quality",
+                  {},
+                  JunitProblem{NastyText(), "NO_QUALITY_EVIDENCE", NastyText()},
+                  {},
+                  {},
                   NastyText()};
-  JunitCase error{"UNKNOWN_ENGINE_VERSION", "capplan.validate.engine", {}, {},
-                  JunitProblem{"version 9.9 is unknown", "UNKNOWN_ENGINE_VERSION", ""}, {}, {}};
-  JunitCase skipped{"UNSTABLE_LOAD", "capplan.validate.load", {}, {}, {},
-                    std::string("no expected load given"), {}};
+  JunitCase error{"UNKNOWN_ENGINE_VERSION",
+                  "capplan.validate.engine",
+                  {},
+                  {},
+                  JunitProblem{"version 9.9 is unknown", "UNKNOWN_ENGINE_VERSION", ""},
+                  {},
+                  {}};
+  JunitCase skipped{"UNSTABLE_LOAD",
+                    "capplan.validate.load",
+                    {},
+                    {},
+                    {},
+                    std::string("no expected load given"),
+                    {}};
   suite.cases = {pass, pass2, fail, fail2, error, skipped};
   return suite;
 }
@@ -154,9 +172,7 @@ TEST(JunitXml, PythonReadsBackWhatWasWritten) {
     const auto& a = elements[i].struct_value().fields().at("attrib").struct_value().fields();
     return a.contains(name) ? a.at(name).string_value() : std::string("<absent>");
   };
-  auto text = [&](int i) {
-    return elements[i].struct_value().fields().at("text").string_value();
-  };
+  auto text = [&](int i) { return elements[i].struct_value().fields().at("text").string_value(); };
   EXPECT_EQ(tag(0), "testsuites");
   EXPECT_EQ(tag(1), "testsuite");
   EXPECT_EQ(attr(1, "name"), "capplan validate");
@@ -172,8 +188,9 @@ TEST(JunitXml, PythonReadsBackWhatWasWritten) {
   const std::string fffd = "\xEF\xBF\xBD";
   const std::string decoded =
       "a & b < c > d \"e\" 'f' ]]> <!-- x --> \t tab\nline\r\n"
-      "nul:\\x00bell:\\x07 esc:\\x1B bad:" + fffd + " " + fffd + fffd + " lone:" + fffd + fffd +
-      " over:" + fffd + fffd + " surrogate:" + fffd + fffd + fffd +
+      "nul:\\x00bell:\\x07 esc:\\x1B bad:" +
+      fffd + " " + fffd + fffd + " lone:" + fffd + fffd + " over:" + fffd + fffd +
+      " surrogate:" + fffd + fffd + fffd +
       " ok:\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x9A\x80 nonchar:" + fffd;
   int failure_with_nasty_text = -1;
   for (int i = 0; i < elements.size(); ++i) {
@@ -218,8 +235,7 @@ INSTANTIATE_TEST_SUITE_P(
         EscapeCase{"MultiByteKept", "\xE4\xB8\xAD \xF0\x9F\x9A\x80", true,
                    "\xE4\xB8\xAD \xF0\x9F\x9A\x80"},
         EscapeCase{"StrayContinuationByte", "a\x80z", false, "a\xEF\xBF\xBDz"},
-        EscapeCase{"TruncatedSequenceAtEnd", "a\xE4\xB8", false,
-                   "a\xEF\xBF\xBD\xEF\xBF\xBD"},
+        EscapeCase{"TruncatedSequenceAtEnd", "a\xE4\xB8", false, "a\xEF\xBF\xBD\xEF\xBF\xBD"},
         EscapeCase{"OverlongSlash", "\xC0\xAF", false, "\xEF\xBF\xBD\xEF\xBF\xBD"},
         EscapeCase{"NonCharacterFFFE", "\xEF\xBF\xBE", false, "\xEF\xBF\xBD"},
         EscapeCase{"BeyondUnicode", "\xF4\x90\x80\x80", false,

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/cli/cli.h"
 #include "service/server/server.h"
@@ -21,8 +21,8 @@ namespace capplan::service {
 namespace {
 
 using Result = ::capplan::testing::CliResult;
-using ::capplan::testing::RunCapplan;
 using ::capplan::testing::BundledDataDir;
+using ::capplan::testing::RunCapplan;
 using ::capplan::testing::StatusIs;
 using ::capplan::testing::TempDir;
 using ::testing::AllOf;
@@ -90,13 +90,13 @@ TEST_F(CliLoadTest, TableShowsUnitsKneeSafePointSlotsAndTiers) {
 }
 
 TEST_F(CliLoadTest, BadInputNamesTheFieldAndExitsTwo) {
-  Result r = RunCapplan(Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
-                                 "--input-tokens", "512", "--output-tokens", "128",
-                                 "--concurrency", "1,8,4"}));
+  Result r = RunCapplan(
+      Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--input-tokens", "512",
+               "--output-tokens", "128", "--concurrency", "1,8,4"}));
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("PredictLoadRequest.closed_loop.concurrencies[2] = 4"));
-  r = RunCapplan(Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
-                          "--concurrency", "1"}));
+  r = RunCapplan(
+      Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--concurrency", "1"}));
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--input-tokens"));
   r = RunCapplan(Offline({"sweep", "--baseline", k002, "--concurrency", "1", "--rate", "1"}));
@@ -132,10 +132,9 @@ TEST_F(CliLoadTest, CalibrationFileAloneFitsTheCurve) {
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(b.sweeps(0), &json).ok());
   TempDir dir;
   dir.Write("ladder.json", json);
-  Result r = RunCapplan(Offline({"sweep", "--baseline", k002, "--speculative-method", "none",
-                                 "--concurrency", "1,10", "--calibration",
-                                 (dir.path() / "ladder.json").string(),
-                                 "--no-catalog-calibration"}));
+  Result r = RunCapplan(Offline(
+      {"sweep", "--baseline", k002, "--speculative-method", "none", "--concurrency", "1,10",
+       "--calibration", (dir.path() / "ladder.json").string(), "--no-catalog-calibration"}));
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("CALIBRATED"));
   EXPECT_THAT(r.out, HasSubstr("fitted on the request's calibration sweeps"));
@@ -147,12 +146,11 @@ TEST_F(CliLoadTest, CalibrationFileAloneFitsTheCurve) {
       ParseCalibrationSweeps("calibration {\n" + text + "}\ncalibration {\n" + text + "}\n");
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_EQ(two->size(), 2u);
-  absl::StatusOr<std::vector<v1::Sweep>> bad =
-      ParseCalibrationSweeps("rows {\n  nonsense: 1 }");
+  absl::StatusOr<std::vector<v1::Sweep>> bad = ParseCalibrationSweeps("rows {\n  nonsense: 1 }");
   // The parser's position of the typo (line 2) reaches the user.
-  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument,
-                            AllOf(HasSubstr("neither a text-format Sweep (2:"),
-                                  HasSubstr("nonsense"))));
+  EXPECT_THAT(bad,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("neither a text-format Sweep (2:"), HasSubstr("nonsense"))));
 }
 
 TEST_F(CliLoadTest, AccuracyPrintsMediansPerBaselineAndMetric) {

@@ -26,8 +26,10 @@ v1::LoadCurve Curve(bool closed) {
   const double ttft[] = {0.2, 0.21, 0.22, 3.0, -1};
   for (int i = 0; i < 5; ++i) {
     v1::LoadCurvePoint* p = c.add_points();
-    if (closed) p->set_concurrency(static_cast<uint32_t>(loads[i]));
-    else p->set_arrival_rate_rps(loads[i] / 4);
+    if (closed)
+      p->set_concurrency(static_cast<uint32_t>(loads[i]));
+    else
+      p->set_arrival_rate_rps(loads[i] / 4);
     p->set_output_tokens_per_second(30 * loads[i]);
     p->set_stable(ttft[i] > 0);
     if (ttft[i] > 0) {
@@ -41,8 +43,10 @@ v1::LoadCurve Curve(bool closed) {
     c.mutable_knee()->set_arrival_rate_rps(1.5);
   }
   c.mutable_safe_operating_point()->set_found(true);
-  if (closed) c.mutable_safe_operating_point()->set_concurrency(4);
-  else c.mutable_safe_operating_point()->set_arrival_rate_rps(1);
+  if (closed)
+    c.mutable_safe_operating_point()->set_concurrency(4);
+  else
+    c.mutable_safe_operating_point()->set_arrival_rate_rps(1);
   return c;
 }
 

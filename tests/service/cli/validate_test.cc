@@ -22,8 +22,8 @@ using ::testing::Not;
 
 TEST(CliValidate, LongContextOnA4090FailsWithExitOne) {
   Result r = RunCapplan({"validate", "--launch",
-                      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
-                      "--gpu", "nvidia-rtx-4090-24gb"});
+                         "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
+                         "--gpu", "nvidia-rtx-4090-24gb"});
   EXPECT_EQ(r.code, kExitFail) << r.err;
   EXPECT_THAT(r.out, HasSubstr("verdict: FAIL"));
   EXPECT_THAT(r.out, HasSubstr("KV_POOL_BELOW_ONE_REQUEST"));
@@ -31,16 +31,16 @@ TEST(CliValidate, LongContextOnA4090FailsWithExitOne) {
 
 TEST(CliValidate, ShortContextOnAnH100PassesWithExitZero) {
   Result r = RunCapplan({"validate", "--launch",
-                      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192",
-                      "--gpu", "nvidia-h100-sxm-80gb"});
+                         "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192",
+                         "--gpu", "nvidia-h100-sxm-80gb"});
   EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
   EXPECT_THAT(r.out, HasSubstr("verdict: PASS"));
 }
 
 TEST(CliValidate, AllowListTurnsTheErrorIntoAWarning) {
   Result r = RunCapplan({"validate", "--launch",
-                      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
-                      "--gpu", "nvidia-rtx-4090-24gb", "--allow", "KV_POOL_BELOW_ONE_REQUEST"});
+                         "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
+                         "--gpu", "nvidia-rtx-4090-24gb", "--allow", "KV_POOL_BELOW_ONE_REQUEST"});
   EXPECT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("(allowed)"));
 }
@@ -68,7 +68,7 @@ TEST(CliValidate, MalformedSpecExitsTwoNamingTheField) {
 
 TEST(CliValidate, UnreachableServerExitsTwo) {
   Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--server",
-                      "127.0.0.1:1", "--timeout-seconds", "2"});
+                         "127.0.0.1:1", "--timeout-seconds", "2"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("unreachable"));
 }
@@ -80,8 +80,8 @@ TEST(CliValidate, LaunchNeedsTheGpu) {
 }
 
 TEST(CliValidate, UnknownAllowCodeIsInvalid) {
-  Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--allow",
-                      "NOT_A_CODE"});
+  Result r = RunCapplan(
+      {"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--allow", "NOT_A_CODE"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("ValidateRequest.allow[0] = \"NOT_A_CODE\""));
 }
@@ -90,8 +90,8 @@ TEST(CliValidate, JunitReportParsesAndListsTheFailedCheck) {
   TempDir dir;
   std::string xml = (dir.path() / "report.xml").string();
   Result r = RunCapplan({"validate", "--launch",
-                      "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
-                      "--gpu", "nvidia-rtx-4090-24gb", "--junit", xml});
+                         "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072",
+                         "--gpu", "nvidia-rtx-4090-24gb", "--junit", xml});
   ASSERT_EQ(r.code, kExitFail) << r.err;
   std::ifstream in(xml);
   std::stringstream text;
@@ -113,29 +113,29 @@ TEST(CliValidate, JunitReportParsesAndListsTheFailedCheck) {
 
 TEST(CliValidate, JunitWriteFailureLeavesNoFileAndExitsTwo) {
   Result r = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--junit",
-                      "/nonexistent-dir/report.xml"});
+                         "/nonexistent-dir/report.xml"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--junit = /nonexistent-dir/report.xml; cannot write"));
 }
 
 TEST(CliPlan, BaselinePlanPrintsCapacityWithUnits) {
-  Result r = RunCapplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
-                      "--ttft-p95", "1"});
+  Result r = RunCapplan(
+      {"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang", "--ttft-p95", "1"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("tokens/month"));
   EXPECT_THAT(r.out, HasSubstr("30-day month"));
   EXPECT_THAT(r.out, HasSubstr("PEAK"));
-  Result json = RunCapplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang",
-                         "--json"});
+  Result json =
+      RunCapplan({"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang", "--json"});
   ASSERT_EQ(json.code, kExitOk) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"tokens_per_month_total\""));
   EXPECT_THAT(json.out, HasSubstr("\"measured_capacity\""));
 }
 
 TEST(CliPlan, ConflictingTargetsAreRejected) {
-  Result r = RunCapplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
-                      "--input-tokens", "100", "--output-tokens", "100", "--target-rps", "1",
-                      "--target-users", "3"});
+  Result r =
+      RunCapplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--input-tokens", "100",
+                  "--output-tokens", "100", "--target-rps", "1", "--target-users", "3"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("exclude each other"));
 }

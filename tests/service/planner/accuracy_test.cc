@@ -11,10 +11,10 @@
 namespace capplan::service {
 namespace {
 
-using ::capplan::testing::StatusIs;
-using ::testing::HasSubstr;
 using ::capplan::testing::k000;
 using ::capplan::testing::k002;
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
 
 const Catalog& Bundled() { return capplan::testing::BundledCatalogue(); }
 

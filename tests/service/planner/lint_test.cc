@@ -32,8 +32,8 @@ TEST(Lint, FindsTheFourInconsistenciesOfTheSeedReports) {
   ASSERT_TRUE(r.ok()) << r.status();
   const auto s000 = CodesAndFields(*r, testing::k000);
   EXPECT_TRUE(s000.count({"TOKS_VS_REQS", "sustained_runs[0].output_tokens_per_second"}));
-  EXPECT_TRUE(s000.count({"LITTLE_LAW", "sweeps[0].rows[5]"}));  // c = 16
-  EXPECT_TRUE(s000.count({"LITTLE_LAW", "sweeps[0].rows[6]"}));  // c = 32
+  EXPECT_TRUE(s000.count({"LITTLE_LAW", "sweeps[0].rows[5]"}));   // c = 16
+  EXPECT_TRUE(s000.count({"LITTLE_LAW", "sweeps[0].rows[6]"}));   // c = 32
   EXPECT_FALSE(s000.count({"LITTLE_LAW", "sweeps[0].rows[4]"}));  // c = 8 holds (6.98)
   EXPECT_TRUE(s000.count({"OUTLIER_ROW", "sweeps[0].rows[2]"}));  // c = 4
   const auto s002 = CodesAndFields(*r, testing::k002);

@@ -92,7 +92,8 @@ TEST(PredictLoad, Seed000KneeAboveEightAtMostSixteenBecauseOfTheOperatorGate) {
 
 v1::PredictLoadRequest Seed002(bool mtp, const std::vector<uint32_t>& cs) {
   v1::PredictLoadRequest r = FromBaseline(k002, cs);
-  if (!mtp) r.mutable_deployment()->mutable_engine()->set_speculative_method(v1::SPECULATIVE_METHOD_NONE);
+  if (!mtp)
+    r.mutable_deployment()->mutable_engine()->set_speculative_method(v1::SPECULATIVE_METHOD_NONE);
   return r;
 }
 
@@ -137,8 +138,8 @@ TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt
     const double mu = 0.1 / light->points(0).utilization();
     v1::PredictLoadRequest r = probe;
     r.mutable_open_loop()->clear_arrival_rates_rps();
-    const std::vector<double> rhos = {0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995,
-                                      1.05, 1.5};
+    const std::vector<double> rhos = {0.1,  0.3,  0.5,  0.7,   0.8,  0.9,
+                                      0.95, 0.98, 0.99, 0.995, 1.05, 1.5};
     for (double rho : rhos) r.mutable_open_loop()->add_arrival_rates_rps(rho * mu);
     absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
     ASSERT_TRUE(curve.ok()) << curve.status();
@@ -179,8 +180,8 @@ TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt
     const double p95_01 = curve->points(0).ttft_p95_seconds();
     const double p95_05 = curve->points(2).ttft_p95_seconds();
     const double p95_0995 = curve->points(last).ttft_p95_seconds();
-    std::printf("%s open loop TTFT p95: rho 0.1 %.3f s, 0.5 %.3f s, last stable %.3f s\n", id, p95_01,
-                p95_05, p95_0995);
+    std::printf("%s open loop TTFT p95: rho 0.1 %.3f s, 0.5 %.3f s, last stable %.3f s\n", id,
+                p95_01, p95_05, p95_0995);
     EXPECT_GT(p95_0995 - curve->points(6).ttft_p95_seconds(), p95_05 - p95_01) << id;
     EXPECT_GT(p95_0995, 3 * p95_01) << id;
     EXPECT_THAT(curve->safe_operating_point().binding(),
@@ -225,8 +226,9 @@ TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
   ASSERT_TRUE(roofline.ok()) << roofline.status();
   EXPECT_EQ(Provenance(*roofline, "ttft").tier(), v1::TIER_ROOFLINE);
   EXPECT_EQ(Provenance(*roofline, "ttft").baseline_ids_size(), 0);
-  EXPECT_TRUE(std::any_of(roofline->notes().begin(), roofline->notes().end(),
-                          [](const std::string& n) { return n.find("typical efficiencies") != n.npos; }));
+  EXPECT_TRUE(
+      std::any_of(roofline->notes().begin(), roofline->notes().end(),
+                  [](const std::string& n) { return n.find("typical efficiencies") != n.npos; }));
 }
 
 TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {
@@ -249,7 +251,8 @@ TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {
   EXPECT_LE(errors[errors.size() / 2], 0.17);  // 15% before the physical floor
   // Without the catalogue the fit differs from the catalogue's (which also
   // holds the speculative and long-context rows).
-  absl::StatusOr<v1::LoadCurve> catalogue = PredictLoad(Bundled(), Seed002(false, SweepConcurrencies(k002)));
+  absl::StatusOr<v1::LoadCurve> catalogue =
+      PredictLoad(Bundled(), Seed002(false, SweepConcurrencies(k002)));
   ASSERT_TRUE(catalogue.ok()) << catalogue.status();
   EXPECT_NE(own->coefficients().observations(), catalogue->coefficients().observations());
 }
@@ -301,7 +304,8 @@ TEST_P(PredictLoadBadInput, IsInvalidArgumentNamingTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, PredictLoadBadInput,
     ::testing::Values(
-        BadCase{"ZeroInput", [](v1::PredictLoadRequest* r) { r->mutable_workload()->set_input_tokens(0); },
+        BadCase{"ZeroInput",
+                [](v1::PredictLoadRequest* r) { r->mutable_workload()->set_input_tokens(0); },
                 "PredictLoadRequest.workload.input_tokens = 0; must be > 0"},
         BadCase{"NegativeOutput",
                 [](v1::PredictLoadRequest* r) { r->mutable_workload()->set_output_tokens(-5); },
@@ -312,17 +316,19 @@ INSTANTIATE_TEST_SUITE_P(
                   r->mutable_open_loop()->add_arrival_rates_rps(-2);
                 },
                 "PredictLoadRequest.open_loop.arrival_rates_rps[1] = -2"},
-        BadCase{"ZeroSlo", [](v1::PredictLoadRequest* r) { r->mutable_slo()->set_ttft_p95_seconds(0); },
+        BadCase{"ZeroSlo",
+                [](v1::PredictLoadRequest* r) { r->mutable_slo()->set_ttft_p95_seconds(0); },
                 "PredictLoadRequest.slo.ttft_p95_seconds = 0"},
         BadCase{"NegativeTpotSlo",
                 [](v1::PredictLoadRequest* r) { r->mutable_slo()->set_tpot_seconds(-0.1); },
                 "PredictLoadRequest.slo.tpot_seconds = -0.1"},
-        BadCase{"TooManyPoints",
-                [](v1::PredictLoadRequest* r) {
-                  r->mutable_closed_loop()->clear_concurrencies();
-                  for (uint32_t c = 1; c <= 4097; ++c) r->mutable_closed_loop()->add_concurrencies(c);
-                },
-                "PredictLoadRequest.closed_loop.concurrencies has 4097 entries; must be at most 4096"},
+        BadCase{
+            "TooManyPoints",
+            [](v1::PredictLoadRequest* r) {
+              r->mutable_closed_loop()->clear_concurrencies();
+              for (uint32_t c = 1; c <= 4097; ++c) r->mutable_closed_loop()->add_concurrencies(c);
+            },
+            "PredictLoadRequest.closed_loop.concurrencies has 4097 entries; must be at most 4096"},
         BadCase{"NotIncreasing",
                 [](v1::PredictLoadRequest* r) { r->mutable_closed_loop()->add_concurrencies(4); },
                 "PredictLoadRequest.closed_loop.concurrencies[3] = 4; must be greater than"},
@@ -335,7 +341,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NoAxis", [](v1::PredictLoadRequest* r) { r->clear_load(); },
                 "PredictLoadRequest.load"},
         BadCase{"BadCalibrationRow",
-                [](v1::PredictLoadRequest* r) { r->add_calibration()->add_rows()->set_output_tokens_per_second(3); },
+                [](v1::PredictLoadRequest* r) {
+                  r->add_calibration()->add_rows()->set_output_tokens_per_second(3);
+                },
                 "PredictLoadRequest.calibration[0].rows[0]: set concurrency or arrival_rate_rps"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 

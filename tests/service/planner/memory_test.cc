@@ -63,8 +63,8 @@ TEST(PlanMemory, SpeculationOffPicksTheOtherMeasuredPool) {
 }
 
 TEST(PlanMemory, ChangedConfigurationIsNotMeasured) {
-  auto plan = PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + Seed002().id() +
-                                            "\" gpu_count: 8 }"));
+  auto plan = PlanMemory(
+      Bundled(), Request("deployment { baseline_id: \"" + Seed002().id() + "\" gpu_count: 8 }"));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_NE(plan->provenance().tier(), v1::TIER_MEASURED);
   EXPECT_EQ(plan->deployment().gpu_count(), 8u);
@@ -134,11 +134,12 @@ INSTANTIATE_TEST_SUITE_P(
                    absl::StatusCode::kInvalidArgument,
                    "PlanMemoryRequest.deployment.engine.gpu_memory_utilization = 1.5; must be "
                    "in (0, 1]"},
-        BadRequest{"ZeroFraction",
-                   R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
+        BadRequest{
+            "ZeroFraction",
+            R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
                       engine { kind: ENGINE_KIND_SGLANG mem_fraction_static: 0 } })",
-                   absl::StatusCode::kInvalidArgument,
-                   "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be in (0, 1]"},
+            absl::StatusCode::kInvalidArgument,
+            "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be in (0, 1]"},
         BadRequest{"ContextBeyondNative",
                    R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb"
                       engine { max_model_len: 1000000 } })",
@@ -158,7 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
                       engine { speculative_method: SPECULATIVE_METHOD_MTP } })",
                    absl::StatusCode::kInvalidArgument, "ships no MTP layers"},
         BadRequest{"NoModel", R"(deployment { hardware_id: "nvidia-l4-24gb" })",
-                   absl::StatusCode::kInvalidArgument, "PlanMemoryRequest.deployment.model_id is empty"},
+                   absl::StatusCode::kInvalidArgument,
+                   "PlanMemoryRequest.deployment.model_id is empty"},
         BadRequest{"UnknownModel",
                    R"(deployment { model_id: "no-such-model" hardware_id: "nvidia-l4-24gb" })",
                    absl::StatusCode::kNotFound,
@@ -167,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
                    absl::StatusCode::kNotFound,
                    "PlanMemoryRequest.deployment.hardware_id = \"gpu-x\""},
         BadRequest{"UnknownBaseline", R"(deployment { baseline_id: "nope" })",
-                   absl::StatusCode::kNotFound, "PlanMemoryRequest.deployment.baseline_id = \"nope\""},
+                   absl::StatusCode::kNotFound,
+                   "PlanMemoryRequest.deployment.baseline_id = \"nope\""},
         BadRequest{"ZeroMeanSequence",
                    R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" }
                       mean_sequence_tokens: 0)",
@@ -183,7 +186,8 @@ TEST(PlanMemory, BaselineWithoutGpuNeedsOne) {
   EXPECT_THAT(PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + id + "\" }")),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("PlanMemoryRequest.deployment.hardware_id is empty and "
-                                 "baseline '" + id + "' does not name its GPU")));
+                                 "baseline '" +
+                                 id + "' does not name its GPU")));
   auto with_gpu = PlanMemory(Bundled(), Request("deployment { baseline_id: \"" + id +
                                                 "\" hardware_id: \"nvidia-l40s-48gb\" }"));
   EXPECT_THAT(with_gpu, IsOk());

@@ -63,9 +63,9 @@ v1::Deployment DeploymentOf(const Pair& p) {
 }
 
 struct Limits {
-  double peak_flops_total = 0;       // GPUs × the GEMM format's dense peak
-  double active_parameters = 0;      // per token
-  double tpot_floor_seconds = 0;     // active weight bytes per GPU ÷ bandwidth
+  double peak_flops_total = 0;    // GPUs × the GEMM format's dense peak
+  double active_parameters = 0;   // per token
+  double tpot_floor_seconds = 0;  // active weight bytes per GPU ÷ bandwidth
 };
 
 Limits LimitsOf(const Pair& p) {
@@ -87,10 +87,10 @@ Limits LimitsOf(const Pair& p) {
   absl::StatusOr<v1::MemoryPlan> plan = PlanMemory(Bundled(), request);
   EXPECT_TRUE(plan.ok()) << plan.status();
   if (!plan.ok()) return l;
-  const double share = l.active_parameters /
-                       static_cast<double>(info->derived().total_parameters());
-  l.tpot_floor_seconds = plan->per_gpu().weights_bytes() * share /
-                         hw->memory_bandwidth_bytes_per_second();
+  const double share =
+      l.active_parameters / static_cast<double>(info->derived().total_parameters());
+  l.tpot_floor_seconds =
+      plan->per_gpu().weights_bytes() * share / hw->memory_bandwidth_bytes_per_second();
   return l;
 }
 
@@ -98,7 +98,8 @@ int CheckCurve(const Pair& p, const Workload& w, const Limits& l, const v1::Load
   int violations = 0;
   const double flops_per_request = 2 * l.active_parameters * (w.input + w.output);
   for (const v1::LoadCurvePoint& point : curve.points()) {
-    const double compute_share = point.requests_per_second() * flops_per_request / l.peak_flops_total;
+    const double compute_share =
+        point.requests_per_second() * flops_per_request / l.peak_flops_total;
     if (compute_share > 1 + 1e-9) {
       ++violations;
       ADD_FAILURE() << p.model << " on " << p.gpus << "x " << p.gpu << " " << w.input << "/"
@@ -164,7 +165,8 @@ TEST(PhysicsFloors, ThroughputAtHighLoadDoesNotFallAsTpGrowsOnNvlink) {
   double previous = 0;
   for (int tp : {2, 4, 8}) {
     v1::PredictLoadRequest request;
-    *request.mutable_deployment() = DeploymentOf({"llama-3.1-70b-instruct", "nvidia-h200-sxm-141gb", tp});
+    *request.mutable_deployment() =
+        DeploymentOf({"llama-3.1-70b-instruct", "nvidia-h200-sxm-141gb", tp});
     request.mutable_workload()->set_input_tokens(1000);
     request.mutable_workload()->set_output_tokens(200);
     request.mutable_closed_loop()->add_concurrencies(128);

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
@@ -74,14 +74,13 @@ TEST(Plan, Seed000MeasuredRunGivesTheReportsMonthlyCapacity) {
   double days = claim.days_per_month();
   // req/s × (input + output) × 86,400 × days, from the catalogue's own figures.
   double expected = run.arrival_rate_rps() *
-                    (run.workload().input_tokens() + run.workload().output_tokens()) * 86400 *
-                    days;
+                    (run.workload().input_tokens() + run.workload().output_tokens()) * 86400 * days;
   EXPECT_NEAR(m.from_requests().tokens_per_month_total(), expected, 1e-6 * expected);
   EXPECT_EQ(m.from_requests().days_per_month(), days);
   // The report rounds to two digits (2.4e9, 3.9e8); ours must round to them.
   EXPECT_NEAR(m.from_requests().tokens_per_month_total() / claim.tokens_per_month(), 1, 0.02);
-  EXPECT_NEAR(m.from_output_rate().output_tokens_per_month() / claim.output_tokens_per_month(),
-              1, 0.02);
+  EXPECT_NEAR(m.from_output_rate().output_tokens_per_month() / claim.output_tokens_per_month(), 1,
+              0.02);
   EXPECT_EQ(m.from_output_rate().tokens_per_month_total(), 0) << "output-only run: no total";
   EXPECT_THAT(m.note(), HasSubstr("30-day month"));
   // The plan's own figures are at the safe point, and peak is labelled.
@@ -93,8 +92,8 @@ TEST(Plan, Seed000MeasuredRunGivesTheReportsMonthlyCapacity) {
 
 TEST(Plan, ProposedChangeIsNotMeasuredAndCarriesAnErrorBand) {
   const v1::Baseline& seed = Seed("000_");
-  for (const std::string& change : {std::string("gpu_count: 8"),
-                                    std::string("engine { max_model_len: 16384 }")}) {
+  for (const std::string& change :
+       {std::string("gpu_count: 8"), std::string("engine { max_model_len: 16384 }")}) {
     SCOPED_TRACE(change);
     auto plan = Plan(Bundled(), Request("deployment { baseline_id: \"" + seed.id() + "\" " +
                                         change + " } slo { ttft_p95_seconds: 1 }"));
@@ -129,7 +128,8 @@ TEST(Plan, ReplicasAreTheCeilingOfTargetOverSafeLoad) {
   EXPECT_LT((s.replicas() - 1) * safe, 25);
   EXPECT_EQ(s.gpus(), s.replicas() * plan->memory().deployment().gpu_count());
   ASSERT_TRUE(plan->has_cost_per_million_output_tokens());
-  double gpu_hours = 24 * plan->capacity().days_per_month() * plan->memory().deployment().gpu_count();
+  double gpu_hours =
+      24 * plan->capacity().days_per_month() * plan->memory().deployment().gpu_count();
   EXPECT_NEAR(plan->cost_per_million_output_tokens(),
               2.5 * gpu_hours / (plan->capacity().output_tokens_per_month() / 1e6), 1e-9);
 }

@@ -1,7 +1,7 @@
 #include "service/planner/planner.h"
 
-#include <memory>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -48,8 +48,8 @@ TEST(Planner, ListHardwareFiltersByVendorIgnoringCase) {
   ASSERT_THAT(some, IsOk());
   std::vector<std::string> ids;
   for (const v1::Hardware& h : some->hardware()) ids.push_back(h.id());
-  EXPECT_THAT(ids, UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb",
-                                        "amd-mi325x-256gb", "amd-mi355x-288gb"));
+  EXPECT_THAT(ids, UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb",
+                                        "amd-mi355x-288gb"));
   amd.set_vendor("NVIDIA");
   EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), nvidia);
   EXPECT_EQ(total, nvidia + 4);

@@ -50,19 +50,35 @@ class Randomizer {
       case FieldDescriptor::CPPTYPE_MESSAGE:
         if (depth < 4) MutateOne(r->MutableMessage(m, f), depth + 1, ids);
         break;
-      case FieldDescriptor::CPPTYPE_DOUBLE: r->SetDouble(m, f, Double()); break;
-      case FieldDescriptor::CPPTYPE_FLOAT: r->SetFloat(m, f, static_cast<float>(Double())); break;
-      case FieldDescriptor::CPPTYPE_UINT32: r->SetUInt32(m, f, static_cast<uint32_t>(Int())); break;
-      case FieldDescriptor::CPPTYPE_UINT64: r->SetUInt64(m, f, Int()); break;
-      case FieldDescriptor::CPPTYPE_INT32: r->SetInt32(m, f, static_cast<int32_t>(Int())); break;
-      case FieldDescriptor::CPPTYPE_INT64: r->SetInt64(m, f, static_cast<int64_t>(Int())); break;
-      case FieldDescriptor::CPPTYPE_BOOL: r->SetBool(m, f, Chance(0.5)); break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        r->SetDouble(m, f, Double());
+        break;
+      case FieldDescriptor::CPPTYPE_FLOAT:
+        r->SetFloat(m, f, static_cast<float>(Double()));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        r->SetUInt32(m, f, static_cast<uint32_t>(Int()));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        r->SetUInt64(m, f, Int());
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        r->SetInt32(m, f, static_cast<int32_t>(Int()));
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        r->SetInt64(m, f, static_cast<int64_t>(Int()));
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        r->SetBool(m, f, Chance(0.5));
+        break;
       case FieldDescriptor::CPPTYPE_ENUM: {
         const auto* e = f->enum_type();
         r->SetEnum(m, f, e->value(Pick(e->value_count())));
         break;
       }
-      case FieldDescriptor::CPPTYPE_STRING: r->SetString(m, f, ids[Pick(ids.size())]); break;
+      case FieldDescriptor::CPPTYPE_STRING:
+        r->SetString(m, f, ids[Pick(ids.size())]);
+        break;
     }
   }
 
@@ -73,22 +89,48 @@ class Randomizer {
       case FieldDescriptor::CPPTYPE_MESSAGE:
         if (depth < 3) MutateOne(r->AddMessage(m, f), depth + 1, ids);
         break;
-      case FieldDescriptor::CPPTYPE_DOUBLE: r->AddDouble(m, f, Double()); break;
-      case FieldDescriptor::CPPTYPE_UINT32: r->AddUInt32(m, f, static_cast<uint32_t>(Int())); break;
-      case FieldDescriptor::CPPTYPE_STRING: r->AddString(m, f, ids[Pick(ids.size())]); break;
-      default: break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        r->AddDouble(m, f, Double());
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        r->AddUInt32(m, f, static_cast<uint32_t>(Int()));
+        break;
+      case FieldDescriptor::CPPTYPE_STRING:
+        r->AddString(m, f, ids[Pick(ids.size())]);
+        break;
+      default:
+        break;
     }
   }
   bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   size_t Pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
   double Double() {
-    static const double kValues[] = {0, -1, 1e-300, 0.5, 1, 2, 8, 100, 1e6, 1e300,
+    static const double kValues[] = {0,
+                                     -1,
+                                     1e-300,
+                                     0.5,
+                                     1,
+                                     2,
+                                     8,
+                                     100,
+                                     1e6,
+                                     1e300,
                                      std::numeric_limits<double>::infinity(),
-                                     std::numeric_limits<double>::quiet_NaN(), -1e9};
+                                     std::numeric_limits<double>::quiet_NaN(),
+                                     -1e9};
     return kValues[Pick(std::size(kValues))];
   }
   uint64_t Int() {
-    static const uint64_t kValues[] = {0, 1, 2, 3, 7, 8, 64, 4096, 65536, 1u << 31,
+    static const uint64_t kValues[] = {0,
+                                       1,
+                                       2,
+                                       3,
+                                       7,
+                                       8,
+                                       64,
+                                       4096,
+                                       65536,
+                                       1u << 31,
                                        std::numeric_limits<uint32_t>::max(),
                                        std::numeric_limits<uint64_t>::max()};
     return kValues[Pick(std::size(kValues))];
@@ -149,7 +191,8 @@ void Hammer(absl::StatusOr<Response> (Planner::*rpc)(const Request&), const std:
     } else {
       EXPECT_FALSE(response.status().message().empty()) << request.ShortDebugString();
       EXPECT_NE(response.status().code(), absl::StatusCode::kInternal)
-          << response.status() << "\n" << request.ShortDebugString();
+          << response.status() << "\n"
+          << request.ShortDebugString();
     }
   }
   std::printf("%d of %d mutated requests answered, the rest refused with a reason\n", answered,

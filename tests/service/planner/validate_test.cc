@@ -345,11 +345,10 @@ INSTANTIATE_TEST_SUITE_P(
                              "\"",
                              k002, "\" }"),
                 "ValidateRequest.deployment.baseline_id is set with a launch_line"},
-        BadCase{
-            "BrokenLaunchLine",
-            R"(launch_line: "vllm serve 'Qwen/Qwen3-8B"
+        BadCase{"BrokenLaunchLine",
+                R"(launch_line: "vllm serve 'Qwen/Qwen3-8B"
                deployment { hardware_id: "nvidia-l4-24gb" })",
-            "ValidateRequest.launch_line: launch line: unterminated ' quote"}),
+                "ValidateRequest.launch_line: launch line: unterminated ' quote"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(Validate, UnknownIdsAreNotFound) {

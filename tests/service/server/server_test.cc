@@ -4,10 +4,10 @@
 
 #include "capplan/v1/planner.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "service/rpc/grpc_status.h"
 #include "tests/test_common/loopback_server.h"
 #include "tests/test_common/status_matchers.h"
@@ -29,8 +29,7 @@ ServerOptions TestOptions(const TempDir& dir) {
 
 std::unique_ptr<v1::CapacityPlanner::Stub> StubFor(const PlannerServer& server) {
   return v1::CapacityPlanner::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(server.port()),
-      grpc::InsecureChannelCredentials()));
+      "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
 }
 
 double CounterValue(const prometheus::Registry& registry, const std::string& name,
@@ -95,7 +94,7 @@ TEST(PlannerServer, AnswersCatalogueRpcsAndCountsThem) {
   v1::ModelInfo info;
   status = stub->GetModel(&empty_context, {}, &info);
   EXPECT_THAT(FromGrpcStatus(status), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("GetModelRequest.id is empty")));
+                                               HasSubstr("GetModelRequest.id is empty")));
 
   const prometheus::Registry& registry = *(*server)->metrics().registry();
   EXPECT_EQ(CounterValue(registry, "grpc_server_handled_total",
@@ -113,8 +112,7 @@ TEST(PlannerServer, HealthIsServingAfterLoad) {
   auto server = PlannerServer::Create(TestOptions(dir));
   ASSERT_TRUE(server.ok()) << server.status();
   auto health = grpc::health::v1::Health::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string((*server)->port()),
-      grpc::InsecureChannelCredentials()));
+      "127.0.0.1:" + std::to_string((*server)->port()), grpc::InsecureChannelCredentials()));
   for (const std::string& service : {std::string(""), std::string("capplan.v1.CapacityPlanner")}) {
     grpc::ClientContext context;
     grpc::health::v1::HealthCheckRequest request;
@@ -156,8 +154,8 @@ TEST(PlannerServer, FailedReloadKeepsServingThePreviousCatalogue) {
   auto server = PlannerServer::Create(TestOptions(dir));
   ASSERT_TRUE(server.ok()) << server.status();
   dir.Write("models/broken.txtpb", "# proto-message: Model\nid: {\n");
-  EXPECT_THAT((*server)->Reload(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                            HasSubstr("models/broken.txtpb:2:")));
+  EXPECT_THAT((*server)->Reload(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("models/broken.txtpb:2:")));
 
   auto stub = StubFor(**server);
   grpc::ClientContext context;
@@ -165,8 +163,8 @@ TEST(PlannerServer, FailedReloadKeepsServingThePreviousCatalogue) {
   request.set_id("test-model");
   v1::ModelInfo info;
   EXPECT_TRUE(stub->GetModel(&context, request, &info).ok());
-  EXPECT_EQ(CounterValue(*(*server)->metrics().registry(),
-                         "capplan_catalog_reloads_total", {{"result", "failure"}}),
+  EXPECT_EQ(CounterValue(*(*server)->metrics().registry(), "capplan_catalog_reloads_total",
+                         {{"result", "failure"}}),
             1);
 }
 
@@ -183,9 +181,9 @@ TEST(PlannerServer, ShutdownDrainsAndStops) {
   v1::ListHardwareResponse response;
   // The listening port is closed after Wait(): the channel cannot connect,
   // so the call fails fast with UNAVAILABLE (not a deadline, not an answer).
-  EXPECT_THAT(FromGrpcStatus(stub->ListHardware(&context, {}, &response)),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       HasSubstr("failed to connect to all addresses")));
+  EXPECT_THAT(
+      FromGrpcStatus(stub->ListHardware(&context, {}, &response)),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("failed to connect to all addresses")));
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ v1::Baseline NewBaseline(const std::string& id) {
              ttft { p50_seconds: 0.1 } e2e { p50_seconds: 2.0 } }
       rows { concurrency: 4 requests_per_second: 1.8 output_tokens_per_second: 180
              ttft { p50_seconds: 0.12 } e2e { p50_seconds: 2.2 } } }
-  )", &b));
+  )",
+                                                            &b));
   b.set_id(id);
   return b;
 }
@@ -141,23 +142,22 @@ TEST(PutBaseline, InvalidOrLintErrorsAreRefusedWithTheFieldPath) {
   impossible.mutable_sweeps(0)->mutable_rows(0)->mutable_ttft()->set_p50_seconds(5);
   s = Put(*w->stub, impossible, kToken, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(s.error_message(),
-              HasSubstr("PutBaselineRequest.baseline.sweeps[0].rows[0].ttft"));
+  EXPECT_THAT(s.error_message(), HasSubstr("PutBaselineRequest.baseline.sweeps[0].rows[0].ttft"));
   EXPECT_THAT(s.error_message(), HasSubstr("TTFT_ABOVE_E2E"));
   v1::Baseline bad_id = NewBaseline("Bad Id");
   s = Put(*w->stub, bad_id, kToken, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("PutBaselineRequest.baseline.id"));
   for (const char* id : {"bad-gpu", "impossible"}) {
-    EXPECT_FALSE(std::filesystem::exists(w->dir.path() / "baselines" / (std::string(id) + ".txtpb")));
+    EXPECT_FALSE(
+        std::filesystem::exists(w->dir.path() / "baselines" / (std::string(id) + ".txtpb")));
   }
 }
 
 TEST(PutBaseline, AReplicaOnTheSameDirectoryPicksTheWriteUpWhenItPolls) {
   auto writer = Start(true);
   ASSERT_NE(writer, nullptr);
-  ServerOptions options =
-      capplan::testing::LoopbackServerOptions(writer->dir.path().string());
+  ServerOptions options = capplan::testing::LoopbackServerOptions(writer->dir.path().string());
   auto reader = PlannerServer::Create(options);
   ASSERT_TRUE(reader.ok()) << reader.status();
   absl::StatusOr<bool> unchanged = (*reader)->ReloadIfChanged();

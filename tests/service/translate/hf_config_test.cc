@@ -149,12 +149,14 @@ TEST_P(MalformedConfigTest, NamesKeyValueAndRule) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().message)));
 }
 
-#define BASE R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100)"
+#define BASE \
+  R"("model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "vocab_size": 100)"
 
 INSTANTIATE_TEST_SUITE_P(
     Keys, MalformedConfigTest,
     ::testing::Values(
-        BadConfig{"kv_heads_zero", "{" BASE R"(, "num_attention_heads": 4, "num_key_value_heads": 0})",
+        BadConfig{"kv_heads_zero",
+                  "{" BASE R"(, "num_attention_heads": 4, "num_key_value_heads": 0})",
                   "config.json: num_key_value_heads = 0; must be positive"},
         BadConfig{"kv_heads_not_dividing",
                   "{" BASE R"(, "num_attention_heads": 4, "num_key_value_heads": 3})",
@@ -168,30 +170,36 @@ INSTANTIATE_TEST_SUITE_P(
                       "vocab_size": 100})",
                   "config.json: num_hidden_layers is missing; required"},
         BadConfig{"not_json", "{not json", "config.json: not a JSON object"},
-        BadConfig{"unknown_quant_method",
-                  "{" BASE R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "bitsandbytes"}})",
-                  "config.json: quantization_config.quant_method = \"bitsandbytes\"; supported:"},
-        BadConfig{"awq_three_bits",
-                  "{" BASE R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "awq", "bits": 3}})",
-                  "config.json: quantization_config.bits = 3; awq supports 4 bits"},
+        BadConfig{
+            "unknown_quant_method",
+            "{" BASE
+            R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "bitsandbytes"}})",
+            "config.json: quantization_config.quant_method = \"bitsandbytes\"; supported:"},
+        BadConfig{
+            "awq_three_bits",
+            "{" BASE
+            R"(, "num_attention_heads": 4, "quantization_config": {"quant_method": "awq", "bits": 3}})",
+            "config.json: quantization_config.bits = 3; awq supports 4 bits"},
         BadConfig{"layer_types_length",
                   "{" BASE R"(, "num_attention_heads": 4, "layer_types": ["full_attention"]})",
                   "layer_types has 1 entries; must have num_hidden_layers = 2"},
-        BadConfig{"sliding_without_window",
-                  "{" BASE R"(, "num_attention_heads": 4, "layer_types": ["sliding_attention", "full_attention"]})",
-                  "config.json: sliding_window is missing"},
-        BadConfig{"experts_per_token_too_many",
-                  R"({"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128,
+        BadConfig{
+            "sliding_without_window",
+            "{" BASE
+            R"(, "num_attention_heads": 4, "layer_types": ["sliding_attention", "full_attention"]})",
+            "config.json: sliding_window is missing"},
+        BadConfig{
+            "experts_per_token_too_many",
+            R"({"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128,
                       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
                       "num_local_experts": 4, "num_experts_per_tok": 8})",
-                  "config.json: num_experts_per_tok = 8; must not exceed the number of experts = 4"},
+            "config.json: num_experts_per_tok = 8; must not exceed the number of experts = 4"},
         BadConfig{"gpt_oss_experts_per_token_too_many",
                   R"({"model_type": "gpt_oss", "hidden_size": 64, "intermediate_size": 128,
                       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
                       "num_local_experts": 4, "experts_per_token": 8})",
                   "config.json: experts_per_token = 8; must not exceed the number of experts = 4"},
-        BadConfig{"heads_beyond_32_bits",
-                  "{" BASE R"(, "num_attention_heads": 4294967304})",
+        BadConfig{"heads_beyond_32_bits", "{" BASE R"(, "num_attention_heads": 4294967304})",
                   "config.json: num_attention_heads = 4294967304; must be at most 4294967295"},
         BadConfig{"mlp_only_layer_out_of_range",
                   R"({"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2,

@@ -363,11 +363,7 @@ INSTANTIATE_TEST_SUITE_P(
                       gpu_count: 4
                       weight_format: WEIGHT_FORMAT_INT8
                       parallelism { tp: 2 }
-                      engine {
-                        kind: ENGINE_KIND_SGLANG
-                        block_size: 64
-                        enforce_eager: true
-                      })pb",
+                      engine { kind: ENGINE_KIND_SGLANG block_size: 64 enforce_eager: true })pb",
                  {"--max-total-tokens 200000"},
                  {"--host 0.0.0.0", "--port 30000"},
                  {}},
@@ -531,8 +527,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "launch line: tp × pp × dp = 1024 × 1024 × 1024 GPUs; must be at most 1048576"},
         BadCase{"MaxNumSeqsZero", "vllm serve X --max-num-seqs 0",
                 "--max-num-seqs = 0; must be a whole number ≥ 1"},
-        BadCase{"SglangEpWord",
-                "python3 -m sglang.launch_server --model-path X --ep-size eight",
+        BadCase{"SglangEpWord", "python3 -m sglang.launch_server --model-path X --ep-size eight",
                 "--ep-size = eight; must be a whole number ≥ 1"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
@@ -576,8 +571,7 @@ INSTANTIATE_TEST_SUITE_P(
         WordsCase{"RedirectionsAreDropped", "a > log 2>&1 b >>more c", {"a", "b", "c"}},
         WordsCase{"QuotedOperatorsAreText", "a 'x|y' \"p;q\" r\\&s", {"a", "x|y", "p;q", "r&s"}},
         WordsCase{"CommentAtWordStart", "a b # c d\n", {"a", "b"}},
-        WordsCase{"HashInsideAWord", "a#b", {"a#b"}},
-        WordsCase{"NothingAtAll", "", {}}),
+        WordsCase{"HashInsideAWord", "a#b", {"a#b"}}, WordsCase{"NothingAtAll", "", {}}),
     [](const ::testing::TestParamInfo<WordsCase>& info) { return info.param.name; });
 
 TEST(SplitShellWords, UnterminatedQuoteIsInvalid) {
@@ -641,16 +635,15 @@ TEST(ParseLaunchLine, StrayWordsAreReportedNotDropped) {
 }
 
 TEST(ParseLaunchLine, PythonInterpreterOptionsBeforeModule) {
-  absl::StatusOr<LaunchLine> parsed = ParseLaunchLine(
-      "/usr/bin/python3.11 -u -m sglang.launch_server --model-path Qwen/Qwen3-8B");
+  absl::StatusOr<LaunchLine> parsed =
+      ParseLaunchLine("/usr/bin/python3.11 -u -m sglang.launch_server --model-path Qwen/Qwen3-8B");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->deployment.engine().kind(), v1::ENGINE_KIND_SGLANG);
 }
 
 TEST(ParseLaunchLine, NegativeNumberIsAValueNotAFlag) {
   // -1 after an unmodelled flag is its value, and the model is still found.
-  absl::StatusOr<LaunchLine> parsed =
-      ParseLaunchLine("vllm serve X --max-log-len -1 --seed -7");
+  absl::StatusOr<LaunchLine> parsed = ParseLaunchLine("vllm serve X --max-log-len -1 --seed -7");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_THAT(parsed->unmodelled_flags, ElementsAre("--max-log-len -1", "--seed -7"));
   EXPECT_EQ(parsed->model_argument, "X");

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "google/protobuf/text_format.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
@@ -27,13 +27,25 @@ M Text(const std::string& text) {
 
 TEST(ToArchitecture, ExpandsLayerBlocks) {
   const v1::Model m = Text<v1::Model>(R"pb(
-    id: "tiny" hidden_size: 64 intermediate_size: 128 num_attention_heads: 4
-    num_kv_heads: 2 vocab_size: 100 linear_attention { num_key_heads: 2 num_value_heads: 4
-    key_head_dim: 16 value_head_dim: 16 conv_kernel_size: 4 }
+    id: "tiny"
+    hidden_size: 64
+    intermediate_size: 128
+    num_attention_heads: 4
+    num_kv_heads: 2
+    vocab_size: 100
+    linear_attention {
+      num_key_heads: 2
+      num_value_heads: 4
+      key_head_dim: 16
+      value_head_dim: 16
+      conv_kernel_size: 4
+    }
     moe { num_routed_experts: 4 experts_per_token: 2 expert_intermediate_size: 32 }
-    layer_blocks { repeat: 3
+    layer_blocks {
+      repeat: 3
       layers { count: 3 attention: ATTENTION_KIND_LINEAR mlp: MLP_KIND_MOE }
-      layers { count: 1 attention: ATTENTION_KIND_FULL mlp: MLP_KIND_MOE } })pb");
+      layers { count: 1 attention: ATTENTION_KIND_FULL mlp: MLP_KIND_MOE }
+    })pb");
   const absl::StatusOr<model::ModelArchitecture> a = ToArchitecture(m);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(a->layers.size(), 12u);
@@ -46,7 +58,9 @@ TEST(ToArchitecture, ExpandsLayerBlocks) {
 
 TEST(ToArchitecture, UnsetAttentionKindNamesTheField) {
   const v1::Model m = Text<v1::Model>(R"pb(
-    hidden_size: 64 num_attention_heads: 4 vocab_size: 100
+    hidden_size: 64
+    num_attention_heads: 4
+    vocab_size: 100
     layer_blocks { layers { count: 2 } })pb");
   EXPECT_THAT(ToArchitecture(m),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -56,8 +70,13 @@ TEST(ToArchitecture, UnsetAttentionKindNamesTheField) {
 
 TEST(ToArchitecture, InconsistentModelIsInvalid) {
   const v1::Model m = Text<v1::Model>(R"pb(
-    id: "bad" hidden_size: 64 intermediate_size: 128 num_attention_heads: 4 num_kv_heads: 3
-    vocab_size: 100 layer_blocks { layers { count: 2 attention: ATTENTION_KIND_FULL } })pb");
+    id: "bad"
+    hidden_size: 64
+    intermediate_size: 128
+    num_attention_heads: 4
+    num_kv_heads: 3
+    vocab_size: 100
+    layer_blocks { layers { count: 2 attention: ATTENTION_KIND_FULL } })pb");
   EXPECT_THAT(ToArchitecture(m),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("ModelArchitecture.num_kv_heads = 3; must divide "
@@ -75,13 +94,12 @@ TEST_P(ParseVersionTest, ReadsDottedNumbers) {
   EXPECT_EQ(ParseVersion(GetParam().text), GetParam().parts);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Strings, ParseVersionTest,
-    ::testing::Values(VersionCase{"0.11.0", {0, 11, 0}},
-                      VersionCase{"0.13.0+faa43dbf.nv26.01", {0, 13, 0}},
-                      VersionCase{"~0.6.4 (inferred)", {0, 6, 4}},
-                      VersionCase{"v0.10.1.1", {0, 10, 1, 1}},
-                      VersionCase{"", {}}, VersionCase{"latest", {}}));
+INSTANTIATE_TEST_SUITE_P(Strings, ParseVersionTest,
+                         ::testing::Values(VersionCase{"0.11.0", {0, 11, 0}},
+                                           VersionCase{"0.13.0+faa43dbf.nv26.01", {0, 13, 0}},
+                                           VersionCase{"~0.6.4 (inferred)", {0, 6, 4}},
+                                           VersionCase{"v0.10.1.1", {0, 10, 1, 1}},
+                                           VersionCase{"", {}}, VersionCase{"latest", {}}));
 
 TEST(CompareVersions, NumericNotLexicographic) {
   EXPECT_EQ(CompareVersions({0, 10, 1}, {0, 9}), 1);
@@ -117,7 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.6.4", "vllm-v0-profiled", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.8.0", "vllm-v1-0.8", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.10.1.1", "vllm-v1-0.8", false},
-                      PresetCase{v1::ENGINE_KIND_VLLM, "0.13.0+faa43dbf.nv26.01", "vllm-v1-0.11", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.13.0+faa43dbf.nv26.01", "vllm-v1-0.11",
+                                 false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.19.2", "vllm-v1-0.11", true},
                       PresetCase{v1::ENGINE_KIND_SGLANG, "0.4.6", "sglang-0.4", false},
                       PresetCase{v1::ENGINE_KIND_SGLANG, "0.5.2", "sglang-0.4", true}));
@@ -155,8 +174,9 @@ TEST(ToEngineBehaviour, EveryBundledPresetTranslates) {
 }
 
 TEST(ToEngineBehaviour, MissingBudgetRuleNamesThePreset) {
-  EXPECT_THAT(ToEngineBehaviour(Text<v1::EnginePreset>(
-                  R"pb(id: "x" engine: ENGINE_KIND_VLLM default_memory_fraction: 0.9)pb")),
+  EXPECT_THAT(ToEngineBehaviour(Text<v1::EnginePreset>(R"pb(id: "x"
+                                                            engine: ENGINE_KIND_VLLM
+                                                            default_memory_fraction: 0.9)pb")),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("EnginePreset(x).budget_rule = ENGINE_BUDGET_RULE_UNSPECIFIED; must be "
                           "set")));
@@ -164,9 +184,11 @@ TEST(ToEngineBehaviour, MissingBudgetRuleNamesThePreset) {
 
 TEST(ToEngineSettings, TakesEachEnginesOwnFraction) {
   const model::EngineSettings s = ToEngineSettings(Text<v1::EngineConfig>(
-      R"pb(kind: ENGINE_KIND_SGLANG mem_fraction_static: 0.93 max_model_len: 40960
-           kv_cache_dtype: KV_CACHE_DTYPE_FP8 speculative { method: SPECULATIVE_METHOD_MTP
-           num_speculative_tokens: 3 })pb"));
+      R"pb(kind: ENGINE_KIND_SGLANG
+           mem_fraction_static: 0.93
+           max_model_len: 40960
+           kv_cache_dtype: KV_CACHE_DTYPE_FP8
+           speculative { method: SPECULATIVE_METHOD_MTP num_speculative_tokens: 3 })pb"));
   EXPECT_DOUBLE_EQ(s.memory_fraction, 0.93);
   EXPECT_EQ(s.max_model_len, 40960);
   EXPECT_EQ(s.kv_cache_dtype, model::NumberType::kFp8);
@@ -175,8 +197,12 @@ TEST(ToEngineSettings, TakesEachEnginesOwnFraction) {
 }
 
 TEST(ToHardwareSpec, PrefersUsableMemory) {
-  const absl::StatusOr<model::HardwareSpec> h = ToHardwareSpec(Text<v1::Hardware>(
-      R"pb(id: "c" name: "Card" memory_bytes: 100 usable_memory_bytes: 90 unified_memory: true)pb"));
+  const absl::StatusOr<model::HardwareSpec> h =
+      ToHardwareSpec(Text<v1::Hardware>(R"pb(id: "c"
+                                             name: "Card"
+                                             memory_bytes: 100
+                                             usable_memory_bytes: 90
+                                             unified_memory: true)pb"));
   ASSERT_TRUE(h.ok());
   EXPECT_DOUBLE_EQ(h->memory_bytes, 90.0);
   EXPECT_TRUE(h->unified_memory);
