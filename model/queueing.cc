@@ -701,7 +701,10 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
                    LatencyLaw* e2e) {
   if (others < 1) return;
   const RequestPhaseTimes& p = server.Phase(n);
-  const double q = std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
+  // In waves every other user comes back at the same boundary.
+  const double q = server.workload().synchronized
+                       ? 1.0
+                       : std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
   const std::vector<double> occupancies = PrefillOccupancies(server, n);
   const double occupancy =
       std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();

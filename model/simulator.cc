@@ -201,6 +201,16 @@ class EngineSimulation {
   Measurements m_;
 };
 
+// One request's life with the loop's users in service (the mean-step
+// approximation), to spread the users' first submissions over.
+double EstimatedLifeSeconds(const SimulationConfig& c) {
+  const double n = std::max(1, std::min(*c.concurrency, c.limits.max_running_requests.value_or(
+                                                             *c.concurrency)));
+  const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
+      c.model.inputs, c.model.scheduler, c.model.speculative, c.workload, n);
+  return ToPhaseTimes(f, c.model.coefficients, c.workload.output_tokens).life_seconds;
+}
+
 EngineSimulation::EngineSimulation(const SimulationConfig& c)
     : c_(c),
       limits_(ResolveAdmissionLimits(c)),
@@ -210,9 +220,15 @@ EngineSimulation::EngineSimulation(const SimulationConfig& c)
       total_requests_(c.warmup_requests + c.measured_requests),
       first_measured_id_(c.warmup_requests),
       rng_(c.seed) {
-  // Closed loop: every user submits at t = 0; open loop: the first Poisson arrival.
+  // Closed loop: users in waves (synchronized) all submit at t = 0; otherwise
+  // their first submissions are spread evenly over one request life, as users
+  // of real traffic (or of varied lengths) are; open loop: the first Poisson
+  // arrival.
   if (c.concurrency) {
-    for (int u = 0; u < *c.concurrency; ++u) future_.push({0.0, u});
+    const double spread = c.workload.synchronized ? 0.0 : EstimatedLifeSeconds(c);
+    for (int u = 0; u < *c.concurrency; ++u) {
+      future_.push({spread * u / *c.concurrency, u});
+    }
   } else {
     future_.push({rng_.Exponential(1.0 / *c.arrival_rate_rps), std::nullopt});
   }
@@ -376,9 +392,12 @@ void EngineSimulation::Complete(const Request& r) {
   }
   if (r.id >= first_measured_id_) {
     ++m_.measured_done;
-    m_.ttft_seconds.push_back(*r.first_token_seconds - r.arrival_seconds);
+    // The request's way in and out is outside the engine: it adds to what
+    // the user sees (and, in a closed loop, to the user's cycle).
+    const double latency = c_.model.coefficients.request_latency_seconds;
+    m_.ttft_seconds.push_back(*r.first_token_seconds - r.arrival_seconds + latency);
     m_.waited_count += r.waited;
-    m_.e2e_seconds.push_back(now_seconds_ - r.arrival_seconds);
+    m_.e2e_seconds.push_back(now_seconds_ - r.arrival_seconds + latency);
     if (r.output_tokens > 1) {
       m_.tpot_seconds.push_back((now_seconds_ - *r.first_token_seconds) / (r.output_tokens - 1));
     }
@@ -386,7 +405,8 @@ void EngineSimulation::Complete(const Request& r) {
   if (c_.concurrency) {
     const double think_seconds =
         c_.think_time_seconds > 0 ? rng_.Exponential(c_.think_time_seconds) : 0.0;
-    future_.push({now_seconds_ + think_seconds, r.user});
+    future_.push(
+        {now_seconds_ + c_.model.coefficients.request_latency_seconds + think_seconds, r.user});
   }
 }
 

@@ -235,6 +235,16 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
                       std::move(origin), priors_);
 }
 
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithoutBaselines(
+    const std::vector<std::string>& ids, std::vector<v1::EfficiencyPrior> priors) const {
+  std::vector<v1::Baseline> kept;
+  for (const v1::Baseline& b : baselines_) {
+    if (std::find(ids.begin(), ids.end(), b.id()) == ids.end()) kept.push_back(b);
+  }
+  return FromEntities(hardware_, models_, std::move(kept), engine_presets_, origin_,
+                      std::move(priors));
+}
+
 absl::Status Catalog::Index() {
   std::vector<std::string> errors;
   auto where = [this](const std::string& id) {

@@ -39,6 +39,11 @@ class Catalog {
                                                              std::vector<v1::Baseline> baselines,
                                                              absl::string_view path) const;
 
+  // A copy without these baselines and with `priors` in place of its own
+  // (the accuracy harness's held-out catalogue).
+  absl::StatusOr<std::shared_ptr<const Catalog>> WithoutBaselines(
+      const std::vector<std::string>& ids, std::vector<v1::EfficiencyPrior> priors) const;
+
   // nullptr when absent.
   const v1::Hardware* FindHardware(absl::string_view id) const;
   // Accepts a catalogue id, a Hugging Face repo id or an alias (repo ids are

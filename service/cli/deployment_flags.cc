@@ -145,6 +145,14 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
     workload()->set_input_tokens(*in);
     workload()->set_output_tokens(*out);
   }
+  if (args.Has("synchronized")) {
+    if (!in.has_value()) {
+      return absl::InvalidArgumentError(
+          "--synchronized describes fixed-length requests: give --input-tokens and "
+          "--output-tokens too");
+    }
+    workload()->set_synchronized(true);
+  }
   return absl::OkStatus();
 }
 

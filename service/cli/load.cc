@@ -154,35 +154,58 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
   return kExitOk;
 }
 
+absl::StatusOr<v1::AccuracyMode> AccuracyModeOf(const CliArgs& args) {
+  const std::string mode = args.Get("mode").value_or("rows");
+  if (mode == "rows") return v1::ACCURACY_MODE_ROWS;
+  if (mode == "baselines") return v1::ACCURACY_MODE_BASELINES;
+  if (mode == "alternate") return v1::ACCURACY_MODE_ALTERNATE_ROWS;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--mode = ", mode, "; must be rows, baselines or alternate"));
+}
+
+void PrintAccuracySummary(const v1::AccuracyResponse& r, std::ostream& out) {
+  TextTable summary({"GROUP", "METRIC", "ROWS", "MEDIAN |ERROR| (%)", "WITHIN 2x (%)",
+                     "MAX |ERROR| (%)", "BAND COVERAGE (%)"});
+  for (const v1::AccuracySummary& s : r.summaries()) {
+    summary.AddRow({s.group(), s.metric(), absl::StrCat(s.count()),
+                    absl::StrFormat("%.1f", 100 * s.median_abs_error_fraction()),
+                    absl::StrFormat("%.0f", 100 * s.within_2x_fraction()),
+                    absl::StrFormat("%.1f", 100 * s.max_abs_error_fraction()),
+                    s.has_band_coverage_fraction()
+                        ? absl::StrFormat("%.0f", 100 * s.band_coverage_fraction())
+                        : "-"});
+  }
+  summary.Print(out);
+}
+
 absl::StatusOr<int> Accuracy(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError("usage: capplan accuracy [--baseline ID]");
-  }
-  if (ctx.args.Has("server")) {
     return absl::InvalidArgumentError(
-        "capplan accuracy refits the catalogue in-process; drop --server (use --data-dir)");
+        "usage: capplan accuracy [--mode rows|baselines|alternate] [--baseline ID]");
   }
-  std::string dir = ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR);
-  absl::StatusOr<std::shared_ptr<const Catalog>> catalog = Catalog::LoadFromDirectory(dir);
-  if (!catalog.ok()) return catalog.status();
-  CAPPLAN_ASSIGN_OR_RETURN(AccuracyReport report,
-                           LeaveOneRowOut(**catalog, ctx.args.Get("baseline").value_or("")));
+  v1::AccuracyRequest request;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyMode mode, AccuracyModeOf(ctx.args));
+  request.set_mode(mode);
+  request.set_baseline_id(ctx.args.Get("baseline").value_or(""));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyResponse r, ctx.planner->Accuracy(request));
+  if (ctx.json) {
+    CAPPLAN_RETURN_IF_ERROR(PrintJson(r, ctx.out));
+    return kExitOk;
+  }
   TextTable rows({"BASELINE", "HELD-OUT ROW", "METRIC", "MEASURED", "PREDICTED", "ERROR (%)"});
-  for (const AccuracyRow& r : report.rows) {
-    rows.AddRow({r.baseline_id, r.source.substr(r.source.find('/') + 1), r.metric,
-                 absl::StrFormat("%.4g", r.measured), absl::StrFormat("%.4g", r.predicted),
-                 absl::StrFormat("%+.1f", 100 * r.error_fraction)});
+  for (const v1::AccuracyPrediction& p : r.predictions()) {
+    rows.AddRow({p.baseline_id(), p.source().substr(p.source().find('/') + 1), p.metric(),
+                 absl::StrFormat("%.4g", p.measured()), absl::StrFormat("%.4g", p.predicted()),
+                 absl::StrFormat("%+.1f", 100 * p.error_fraction())});
   }
   rows.Print(ctx.out);
-  ctx.out << "\nleave-one-row-out summary (units: tok/s for throughput, s for latency):\n";
-  TextTable summary({"BASELINE", "METRIC", "ROWS", "MEDIAN |ERROR| (%)", "MAX |ERROR| (%)"});
-  for (const AccuracySummary& s : report.summaries) {
-    summary.AddRow({s.baseline_id, s.metric, absl::StrCat(s.count),
-                    absl::StrFormat("%.1f", 100 * s.median_abs_error_fraction),
-                    absl::StrFormat("%.1f", 100 * s.max_abs_error_fraction)});
-  }
-  summary.Print(ctx.out);
-  for (const std::string& n : report.notes) ctx.out << "note: " << n << "\n";
+  ctx.out << "\nsummary (" << (mode == v1::ACCURACY_MODE_ROWS ? "leave one row out"
+                               : mode == v1::ACCURACY_MODE_BASELINES
+                                   ? "leave the baseline out: nothing of it seen"
+                                   : "calibrated on alternate rows")
+          << "; throughput in tok/s, latencies in s):\n";
+  PrintAccuracySummary(r, ctx.out);
+  for (const std::string& n : r.notes()) ctx.out << "note: " << n << "\n";
   return kExitOk;
 }
 
@@ -198,6 +221,7 @@ std::vector<std::string> SweepValuedFlags() {
 std::vector<std::string> SweepSwitches() {
   std::vector<std::string> s = DeploymentSwitches();
   s.push_back("no-catalog-calibration");
+  s.push_back("synchronized");
   return s;
 }
 
@@ -206,7 +230,7 @@ std::vector<std::string> SweepSwitches() {
 std::vector<CliCommandSpec> LoadCliCommands() {
   return {
       {"sweep", &Sweep, SweepValuedFlags(), SweepSwitches()},
-      {"accuracy", &Accuracy, {"baseline"}, {}},
+      {"accuracy", &Accuracy, {"baseline", "mode"}, {}},
   };
 }
 

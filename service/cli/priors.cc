@@ -43,12 +43,13 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
     }
     CAPPLAN_RETURN_IF_ERROR(RemoveStale(dir, ids));
   }
-  TextTable table({"PRIOR", "BASELINES", "ROWS", "ALPHA (ms)", "ETA WEIGHTS", "ETA KV", "ETA FLOPS",
-                   "ETA COMM", "HELD-OUT ERROR"});
+  TextTable table({"PRIOR", "BASELINES", "ROWS", "ALPHA (ms)", "REQUEST (ms)", "ETA WEIGHTS",
+                   "ETA KV", "ETA FLOPS", "ETA COMM", "HELD-OUT ERROR"});
   for (const v1::EfficiencyPrior& p : priors) {
     table.AddRow(
         {p.id(), absl::StrCat(p.baseline_ids_size()), absl::StrCat(p.observations()),
          absl::StrFormat("%.2f", 1e3 * p.alpha_seconds()),
+         absl::StrFormat("%.0f", 1e3 * p.request_latency_seconds()),
          absl::StrFormat("%.2f", 1 / p.beta_weights()), absl::StrFormat("%.2f", 1 / p.beta_kv()),
          absl::StrFormat("%.2f", 1 / p.beta_flops()), absl::StrFormat("%.3f", 1 / p.beta_comm()),
          p.leave_one_out_relative_error() > 0

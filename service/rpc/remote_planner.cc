@@ -87,6 +87,11 @@ absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateR
 absl::StatusOr<v1::LintResponse> RemotePlanner::Lint(const v1::LintRequest& request) {
   return Call<v1::LintRequest, v1::LintResponse>(&v1::CapacityPlanner::Stub::Lint, request);
 }
+absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(
+    const v1::AccuracyRequest& request) {
+  return Call<v1::AccuracyRequest, v1::AccuracyResponse>(&v1::CapacityPlanner::Stub::Accuracy,
+                                                          request);
+}
 absl::StatusOr<v1::PutBaselineResponse> RemotePlanner::PutBaseline(
     const v1::PutBaselineRequest& request) {
   return Call<v1::PutBaselineRequest, v1::PutBaselineResponse>(

@@ -32,6 +32,7 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
   absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
+  absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
 
