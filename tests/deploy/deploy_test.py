@@ -350,7 +350,8 @@ def check_manifest(r, docs, known, dockerfile):
 
     probe = container["readinessProbe"].get("grpc", {})
     r.check("readiness probe is the gRPC health check on the gRPC port",
-            probe.get("port") == ports["grpc"] and probe.get("service") == "capplan.v1.CapacityPlanner")
+            probe.get("port") == ports["grpc"]
+            and probe.get("service") == "capplan.v1.CapacityPlanner")
     r.check("liveness probe is the gRPC health check on the gRPC port",
             container["livenessProbe"].get("grpc", {}).get("port") == ports["grpc"])
 
@@ -443,8 +444,9 @@ def check_manifest(r, docs, known, dockerfile):
             and csc.get("capabilities", {}).get("drop") == ["ALL"], csc)
     r.check("no service account token mounted", pod_spec.get("automountServiceAccountToken")
             is False)
-    r.check("no volume is writable (nothing is written at run time)",
-            not pod_spec.get("volumes") and not container.get("volumeMounts"))
+    mounts = [m for c in pod_spec["containers"] for m in c.get("volumeMounts", [])]
+    r.check("every volume is mounted read-only (nothing is written at run time)",
+            all(m.get("readOnly") is True for m in mounts), mounts)
 
     # Shutdown: endpoints drop the pod (preStop), then the server drains.
     pre = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
