@@ -92,6 +92,10 @@ absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(
   return Call<v1::AccuracyRequest, v1::AccuracyResponse>(&v1::CapacityPlanner::Stub::Accuracy,
                                                           request);
 }
+absl::StatusOr<v1::LoadCurve> RemotePlanner::SimulateLoad(const v1::PredictLoadRequest& request) {
+  return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::SimulateLoad,
+                                                     request);
+}
 absl::StatusOr<v1::PutBaselineResponse> RemotePlanner::PutBaseline(
     const v1::PutBaselineRequest& request) {
   return Call<v1::PutBaselineRequest, v1::PutBaselineResponse>(
