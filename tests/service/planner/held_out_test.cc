@@ -52,8 +52,8 @@ TEST(Accuracy, LeaveOneBaselineOutMostPointsWithinTwoTimes) {
 }
 
 // Calibrated on alternate rows. The issue's bar is a median |error| <= 10%
-// for output tok/s and <= 20% for TTFT p50; NOT MET at this commit (20.2% and
-// 25.4% over 59 and 53 points; the worst are B300 under confidential
+// for output tok/s and <= 20% for TTFT p50; NOT MET at this commit (12.3% and
+// 29.0% over 59 and 53 points; the worst are B300 under confidential
 // computing, vLLM 0.6 without chunked prefill, and MTP rows). This test holds
 // the level reached so that a change cannot lose it unnoticed; the gap is on
 // the load-model issue.
@@ -65,8 +65,8 @@ TEST(Accuracy, AlternateRowsMedianErrorHoldsItsLevel) {
               "(bar 20%%)\n",
               100 * tps.median_abs_error_fraction(), 100 * ttft.median_abs_error_fraction());
   EXPECT_GE(tps.count(), 50u);
-  EXPECT_LE(tps.median_abs_error_fraction(), 0.22);
-  EXPECT_LE(ttft.median_abs_error_fraction(), 0.27);
+  EXPECT_LE(tps.median_abs_error_fraction(), 0.14);
+  EXPECT_LE(ttft.median_abs_error_fraction(), 0.31);
   EXPECT_GE(tps.within_2x_fraction(), 0.9);
 }
 
