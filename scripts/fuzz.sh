@@ -59,13 +59,15 @@ run_target() {
   "$FUZZ_BUILD/bin/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 \
     -timeout=30 -rss_limit_mb=3072 -artifact_prefix="$artifacts/" \
     "$work" "$CAPPLAN_ROOT/tests/fuzz/corpus/$t" >"$FUZZ_BUILD/logs/$t.log" 2>&1 || status=$?
-  local runs
+  local runs crashes slow
   runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$FUZZ_BUILD/logs/$t.log" |
-    awk '{print $2}' || true)
-  local crashes
-  crashes=$(find "$artifacts" -type f | wc -l)
-  printf '%-24s %12s executions %3d crash inputs  exit %d  %ss\n' \
-    "$t" "${runs:-?}" "$crashes" "$status" "$seconds"
+    tail -1 | awk '{print $2}' || true)
+  # crash-, leak-, timeout- and oom- inputs; slow-unit- ones (above 10 s) are counted apart.
+  crashes=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+    -o -name 'oom-*' \) | wc -l)
+  slow=$(find "$artifacts" -type f -name 'slow-unit-*' | wc -l)
+  printf '%-24s %12s executions %3d crash inputs %3d slow units  exit %d  %ss\n' \
+    "$t" "${runs:-?}" "$crashes" "$slow" "$status" "$seconds"
 }
 
 summary="$FUZZ_BUILD/fuzz-summary.txt"
