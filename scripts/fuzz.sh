@@ -9,7 +9,8 @@
 #   --parallel P   targets run at once (default 1)
 #   TARGET         names as in tests/fuzz/corpus/ (rpc_plan, ingest_vllm_json, ...);
 #                  default: all of them
-# Crash inputs land in build-fuzz/artifacts/<target>/; the summary in
+# Crash inputs of the latest run land in build-fuzz/artifacts/<target>/ (copy
+# the ones you fix into tests/fuzz/regressions/<target>/); the summary in
 # build-fuzz/fuzz-summary.txt. Exit status 1 when any target crashed.
 # Not part of the default test command (the sanitized build takes a second
 # full compile); the normal suite replays the corpora (ctest -R fuzz_replay).
@@ -54,6 +55,8 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 run_target() {
   local t="$1"
   local work="$FUZZ_BUILD/corpus/$t" artifacts="$FUZZ_BUILD/artifacts/$t"
+  # The working corpus grows from run to run; the artifacts are this run's.
+  rm -rf "$artifacts"
   mkdir -p "$work" "$artifacts" "$FUZZ_BUILD/logs"
   local status=0
   "$FUZZ_BUILD/bin/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 \
