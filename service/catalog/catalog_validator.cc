@@ -365,7 +365,9 @@ Location LocateField(const Message& entity, const google::protobuf::TextFormat::
     size_t bracket = part.find('[');
     absl::string_view name = part.substr(0, bracket);
     if (bracket != absl::string_view::npos) {
-      absl::SimpleAtoi(part.substr(bracket + 1, part.size() - bracket - 2), &index);
+      if (!absl::SimpleAtoi(part.substr(bracket + 1, part.size() - bracket - 2), &index)) {
+        index = -1;
+      }
     }
     const FieldDescriptor* f = descriptor->FindFieldByName(std::string(name));
     if (f == nullptr) break;

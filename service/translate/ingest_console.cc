@@ -18,6 +18,7 @@
 // command line) since the previous block count for the next one. Lines may be
 // prefixed with "# " or "> " (pasted into scripts and Markdown).
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -106,7 +107,8 @@ absl::StatusOr<double> LineNumber(absl::string_view file, int line, const Labele
 
 absl::StatusOr<uint32_t> LineWhole(absl::string_view file, int line, const Labeled& l) {
   CAPPLAN_ASSIGN_OR_RETURN(double x, LineNumber(file, line, l));
-  if (x != static_cast<double>(static_cast<uint64_t>(x)) || x > kMaxCount) {
+  // The range first: converting a double past 2^64 to an integer is undefined.
+  if (x > kMaxCount || x != std::floor(x)) {
     return LineError(file, line, l, "must be a whole number");
   }
   return static_cast<uint32_t>(x);

@@ -243,6 +243,20 @@ TEST(IngestVllmConsole, NegativeFigureIsRefused) {
                                  "be negative")));
 }
 
+// Found by fuzz_ingest_vllm_console: a count past 2^64 was converted to an
+// integer before its range was checked (undefined behaviour).
+TEST(IngestVllmConsole, CountTooLargeForAnIntegerIsRefused) {
+  const std::string text =
+      "============ Serving Benchmark Result ============\n"
+      "Successful requests:                     77777777777777777777777777777777777777\n"
+      "==================================================\n";
+  EXPECT_THAT(ParseMeasurementFile("bench.txt", text),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("bench.txt:2: \"Successful requests:\" = "
+                                 "\"77777777777777777777777777777777777777\"; must be a whole "
+                                 "number")));
+}
+
 TEST(IngestVllmConsole, BlockWithoutFiguresIsRefused) {
   const std::string text =
       "============ Serving Benchmark Result ============\n"
