@@ -124,6 +124,7 @@ absl::Status ResolveModelId(CliContext& ctx, IngestSpec* spec) {
                      " (or give its config.json with --model-config)"));
   }
   spec->deployment.set_model_id(info->model().id());
+  spec->model = info->model();
   return absl::OkStatus();
 }
 
@@ -136,7 +137,11 @@ absl::StatusOr<int> RunIngest(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<IngestedFile> files, ParseFiles(ctx));
   std::optional<v1::Model> model;
   CAPPLAN_ASSIGN_OR_RETURN(IngestSpec spec, SpecFromFlags(ctx, &model));
-  if (!model.has_value()) CAPPLAN_RETURN_IF_ERROR(ResolveModelId(ctx, &spec));
+  if (model.has_value()) {
+    spec.model = *model;
+  } else {
+    CAPPLAN_RETURN_IF_ERROR(ResolveModelId(ctx, &spec));
+  }
   v1::PutBaselineRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_baseline(), AssembleBaseline(spec, files));
   if (model.has_value()) *request.mutable_model() = *model;
