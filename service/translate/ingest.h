@@ -177,8 +177,10 @@ struct EngineLogFacts {
 struct IngestedFile {
   std::string file_name;
   IngestFormat format = IngestFormat::kAuto;  // as detected or given; never kAuto
-  // The tool the format belongs to ("vllm bench serve", "sglang.bench_serving",
-  // "guidellm", "aiperf", "genai-perf"); absent for engine logs.
+  // The tool the format belongs to ("sglang.bench_serving", "guidellm",
+  // "aiperf", "genai-perf"; vLLM's "vllm bench serve" or
+  // "benchmark_serving.py" as the file's command line shows it, else
+  // "vllm bench serve / benchmark_serving.py"); absent for engine logs.
   std::optional<std::string> tool;
   std::optional<std::string> tool_version;  // when the file states it
   std::optional<std::string> date;          // YYYY-MM-DD, when the file states it

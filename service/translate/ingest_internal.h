@@ -145,6 +145,14 @@ absl::Status ParseAiperfJson(const std::vector<JsonDocument>& docs, IngestedFile
 absl::Status ParseBenchConsole(absl::string_view text, IngestedFile& out);
 absl::Status ParseEngineLog(absl::string_view text, IngestedFile& out);
 
+// vLLM's benchmark tool when a file does not say which: `vllm bench serve`
+// and benchmarks/benchmark_serving.py print the same block and write the same
+// JSON.
+inline constexpr absl::string_view kVllmToolEither = "vllm bench serve / benchmark_serving.py";
+// "vllm bench serve" or "benchmark_serving.py" when the text's command line
+// names one of them (and not the other), else kVllmToolEither.
+std::string VllmToolOf(absl::string_view text);
+
 // Content sniffing used by DetectIngestFormat.
 // The JSON format of the first document; nullopt when none fits.
 std::optional<IngestFormat> JsonFormatOf(const JsonDocument& first);

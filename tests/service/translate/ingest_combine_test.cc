@@ -61,7 +61,7 @@ TEST(CombineMeasurements, FilePerConcurrencyBecomesOneSortedClosedLoopSweep) {
   EXPECT_DOUBLE_EQ(s.workload().input_tokens(), 1024.0);
   EXPECT_FALSE(s.workload().has_output_tokens());
   EXPECT_THAT(s.workload().output_tokens_note(), HasSubstr("differs between runs"));
-  EXPECT_EQ(c->provenance.benchmark_tool(), "vllm bench serve");
+  EXPECT_EQ(c->provenance.benchmark_tool(), "vllm bench serve / benchmark_serving.py");
   EXPECT_EQ(c->provenance.date(), "2026-03-14");
   EXPECT_THAT(c->provenance.tpot_definition(), HasSubstr("first token excluded"));
 }
