@@ -27,7 +27,9 @@
 // Latency statistics land in v1::LatencyFigures: mean → mean, median and p50
 // → p50, p90, p95, p99, min, max. Every other statistic the file has (std,
 // p99.9, p25, …) is kept by its own name in the row's `note`, e.g.
-// "p99.9 TTFT 2.954739 s".
+// "p99.9 TTFT 2.954739 s". So is a statistic of 0 (AIPerf's
+// inter_chunk_latency min = 0.0 ms), and a rate or
+// duration of 0: the catalogue's figures are positive.
 //
 // TPOT is capplan's definition: (e2e − ttft) / (output tokens − 1) per
 // request, the first token excluded — vLLM's and SGLang's TPOT, and AIPerf's

@@ -87,6 +87,15 @@ RunBuilder::RunBuilder(std::string source) { run_.source = std::move(source); }
 
 void RunBuilder::SetLatency(LatencyMetric metric, absl::string_view stat, double seconds) {
   const std::string name = absl::AsciiStrToLower(stat);
+  const bool field = name == "mean" || name == "avg" || name == "median" || name == "p50" ||
+                     name == "p90" || name == "p95" || name == "p99" || name == "min" ||
+                     name == "max";
+  if (field && !(seconds > 0)) {
+    stat_notes_.push_back(absl::StrCat(stat, " ", LatencyMetricLabel(metric), " ",
+                                       FormatFigure(seconds),
+                                       " s (as reported; a latency figure must be positive)"));
+    return;
+  }
   v1::LatencyFigures* f = FiguresOf(run_.row, metric);
   auto set = [&](bool has, double current, auto setter) {
     if (!has) {
@@ -124,8 +133,41 @@ void RunBuilder::SetTokenTotals(std::optional<uint64_t> input, std::optional<uin
   if (output) run_.row.set_output_tokens_total(*output);
 }
 
+namespace {
+
+// Rates of 0 stay in the note: the catalogue's rate and duration fields are
+// positive.
+void MoveZeroRatesToNotes(v1::SweepRow& row, std::vector<std::string>& notes) {
+  struct Rate {
+    bool (v1::SweepRow::*has)() const;
+    double (v1::SweepRow::*get)() const;
+    void (v1::SweepRow::*clear)();
+    absl::string_view label;
+  };
+  using R = v1::SweepRow;
+  static constexpr Rate kRates[] = {
+      {&R::has_requests_per_second, &R::requests_per_second, &R::clear_requests_per_second,
+       "request throughput 0 req/s"},
+      {&R::has_output_tokens_per_second, &R::output_tokens_per_second,
+       &R::clear_output_tokens_per_second, "output throughput 0 tok/s"},
+      {&R::has_total_tokens_per_second, &R::total_tokens_per_second,
+       &R::clear_total_tokens_per_second, "total throughput 0 tok/s"},
+      {&R::has_per_user_output_tokens_per_second, &R::per_user_output_tokens_per_second,
+       &R::clear_per_user_output_tokens_per_second, "per-user output throughput 0 tok/s"},
+      {&R::has_wall_seconds, &R::wall_seconds, &R::clear_wall_seconds, "duration 0 s"},
+  };
+  for (const Rate& rate : kRates) {
+    if (!(row.*rate.has)() || (row.*rate.get)() > 0) continue;
+    (row.*rate.clear)();
+    notes.push_back(absl::StrCat(rate.label, " (as reported; the field must be positive)"));
+  }
+}
+
+}  // namespace
+
 IngestedRun RunBuilder::Finish() {
   IngestedRun& r = run_;
+  MoveZeroRatesToNotes(r.row, stat_notes_);
   const uint32_t completed = r.row.has_requests() ? r.row.requests() : 0;
   if (!r.mean_input_tokens && total_input_tokens_ && completed > 0) {
     r.mean_input_tokens = static_cast<double>(*total_input_tokens_) / completed;

@@ -171,5 +171,20 @@ TEST(AssembleBaseline, TrtllmSettingsReachTheDeployment) {
   EXPECT_THAT(Findings(b), IsEmpty());
 }
 
+TEST(AssembleBaseline, ZeroLatencyStatisticStaysInTheNoteAndTheBaselineValidates) {
+  IngestSpec spec = Spec();
+  spec.deployment.set_hardware_id("amd-mi355x-288gb");
+  spec.deployment.set_gpu_count(4);
+  const v1::Baseline b =
+      Assemble(spec, {Parse("aiperf/inferencemax_conc16.profile_export_aiperf.json")});
+  ASSERT_EQ(b.sweeps_size(), 1);
+  const v1::SweepRow& row = b.sweeps(0).rows(0);
+  EXPECT_FALSE(row.itl().has_min_seconds());  // inter_chunk_latency min = 0.0 ms
+  EXPECT_TRUE(row.itl().has_max_seconds());
+  EXPECT_THAT(row.note(),
+              HasSubstr("min ITL 0 s (as reported; a latency figure must be positive)"));
+  EXPECT_THAT(Findings(b), IsEmpty());
+}
+
 }  // namespace
 }  // namespace capplan::service
