@@ -110,7 +110,9 @@ struct IngestedRun {
   // setting.
   std::optional<double> measured_mean_in_flight;
   std::optional<std::string> model_id;  // as the file names it
-  // concurrency (closed loop) or arrival_rate_rps (open loop), throughputs,
+  // concurrency (closed loop), arrival_rate_rps (open loop) or
+  // burst_requests (a burst: the prompts sent, num_prompts when stated, else
+  // completed + failed requests), throughputs,
   // latencies in seconds, requests, failed_requests, wall_seconds,
   // output_tokens_total, label, and a note with the rest (load description,
   // tokens per request, statistics without a field, the source).

@@ -256,12 +256,6 @@ absl::StatusOr<v1::Baseline> AssembleBaseline(const IngestSpec& spec,
       if (!w->has_output_tokens() && spec.output_tokens.has_value()) {
         w->set_output_tokens(*spec.output_tokens);
       }
-      // A burst row is its number of requests sent at once.
-      for (v1::SweepRow& row : *sweep.mutable_rows()) {
-        if (!row.has_concurrency() && !row.has_arrival_rate_rps() && row.has_requests()) {
-          row.set_burst_requests(row.requests());
-        }
-      }
       *b.add_sweeps() = std::move(sweep);
     }
     FillProvenance(combined.provenance, b.mutable_provenance());

@@ -56,8 +56,7 @@ std::optional<double> LoadKey(const IngestedRun& run) {
     case LoadKind::kOpenLoop:
       return run.request_rate_rps;
     case LoadKind::kBurst:
-      if (run.num_prompts) return *run.num_prompts;
-      if (run.row.has_requests()) return run.row.requests();
+      if (std::optional<uint32_t> n = ingest_internal::BurstSize(run)) return *n;
       return std::nullopt;
     case LoadKind::kUnknown:
       break;

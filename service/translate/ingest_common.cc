@@ -40,6 +40,8 @@ bool AllDigits(absl::string_view s) {
   return true;
 }
 
+}  // namespace
+
 std::string LoadNote(const IngestedRun& run) {
   std::string prompts =
       run.num_prompts ? absl::StrCat(*run.num_prompts, " prompts") : "number of prompts not stated";
@@ -58,16 +60,19 @@ std::string LoadNote(const IngestedRun& run) {
       }
       return absl::StrCat(note, ", ", prompts);
     }
-    case LoadKind::kBurst:
-      return absl::StrCat("burst: request_rate inf without a concurrency cap, ", prompts,
-                          " sent at once");
+    case LoadKind::kBurst: {
+      std::string note = "burst: request_rate inf without a concurrency cap, ";
+      if (run.num_prompts) return absl::StrCat(note, prompts, " sent at once");
+      const std::optional<uint32_t> sent = BurstSize(run);
+      if (!sent) return absl::StrCat(note, prompts);
+      return absl::StrCat(note, prompts, ": ", *sent, " sent at once = completed",
+                          run.row.has_failed_requests() ? " + failed" : "", " requests");
+    }
     case LoadKind::kUnknown:
       break;
   }
   return "load not stated (neither a concurrency nor a request rate)";
 }
-
-}  // namespace
 
 absl::string_view LatencyMetricLabel(LatencyMetric metric) {
   switch (metric) {
@@ -133,6 +138,30 @@ void RunBuilder::SetTokenTotals(std::optional<uint64_t> input, std::optional<uin
   if (output) run_.row.set_output_tokens_total(*output);
 }
 
+std::optional<uint32_t> BurstSize(const IngestedRun& run) {
+  if (run.num_prompts) return run.num_prompts;
+  if (!run.row.has_requests()) return std::nullopt;
+  const uint64_t sent = uint64_t{run.row.requests()} + run.row.failed_requests();
+  if (sent > 0xffffffffu) return std::nullopt;
+  return static_cast<uint32_t>(sent);
+}
+
+void SetRowLoad(IngestedRun& run) {
+  v1::SweepRow& row = run.row;
+  row.clear_concurrency();
+  row.clear_arrival_rate_rps();
+  row.clear_burst_requests();
+  if (run.load == LoadKind::kClosedLoop && run.max_concurrency) {
+    row.set_concurrency(*run.max_concurrency);
+  }
+  if (run.load == LoadKind::kOpenLoop && run.request_rate_rps) {
+    row.set_arrival_rate_rps(*run.request_rate_rps);
+  }
+  if (run.load == LoadKind::kBurst) {
+    if (std::optional<uint32_t> n = BurstSize(run)) row.set_burst_requests(*n);
+  }
+}
+
 namespace {
 
 // Rates of 0 stay in the note: the catalogue's rate and duration fields are
@@ -178,8 +207,7 @@ IngestedRun RunBuilder::Finish() {
   if (r.load == LoadKind::kUnknown) {
     r.load = ClassifyLoad(r.max_concurrency, infinite_rate_, r.request_rate_rps);
   }
-  if (r.load == LoadKind::kClosedLoop) r.row.set_concurrency(*r.max_concurrency);
-  if (r.load == LoadKind::kOpenLoop) r.row.set_arrival_rate_rps(*r.request_rate_rps);
+  SetRowLoad(r);
 
   std::vector<std::string> parts = {LoadNote(r)};
   if (r.mean_input_tokens) {

@@ -114,6 +114,19 @@ class RunBuilder {
   std::vector<std::string> notes_;
 };
 
+// The number of requests a burst sends at once: num_prompts when stated,
+// else the completed requests plus the failed ones.
+std::optional<uint32_t> BurstSize(const IngestedRun& run);
+
+// The row's load fields from the run's load kind and settings: concurrency
+// (closed loop), arrival_rate_rps (open loop) or burst_requests (burst, see
+// BurstSize); the others cleared.
+void SetRowLoad(IngestedRun& run);
+
+// The load note a row's note starts with ("closed loop: concurrency 8, 100
+// prompts").
+std::string LoadNote(const IngestedRun& run);
+
 // The load kind the stated settings describe (see LoadKind): a concurrency
 // with no finite rate is closed loop, a finite rate open loop, an infinite
 // rate without a concurrency a burst.

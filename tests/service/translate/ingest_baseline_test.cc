@@ -1,6 +1,6 @@
 // Parsed files and the user's statements to one Baseline: engine-log facts
 // merged into the deployment, the log's weight format against the model
-// entry's, and a baseline the catalogue validator accepts.
+// entry's, burst rows, and a baseline the catalogue validator accepts.
 
 #include "service/translate/ingest_baseline.h"
 
@@ -67,6 +67,16 @@ v1::Model NativeModel(v1::NumberFormat dtype) {
   m.set_id("test-model");
   m.set_native_dtype(dtype);
   return m;
+}
+
+TEST(AssembleBaseline, BurstRowCountsThePromptsSentNotTheCompleted) {
+  // --num-prompts 1000 on the command; 924 requests succeeded.
+  const v1::Baseline b = Assemble(Spec(), {Parse("vllm-console/dennislee_qwen2_n1000.txt")});
+  ASSERT_EQ(b.sweeps_size(), 1);
+  ASSERT_EQ(b.sweeps(0).rows_size(), 1);
+  EXPECT_EQ(b.sweeps(0).rows(0).requests(), 924u);
+  EXPECT_EQ(b.sweeps(0).rows(0).burst_requests(), 1000u);
+  EXPECT_EQ(b.provenance().benchmark_tool(), "benchmark_serving.py");
 }
 
 TEST(AssembleBaseline, LogThatStatesOnlyGpuBlocksStillIngests) {

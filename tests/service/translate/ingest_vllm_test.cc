@@ -260,5 +260,16 @@ TEST(IngestVllmConsole, ToolIsNamedAsTheCommandLineShowsIt) {
             "vllm bench serve / benchmark_serving.py");
 }
 
+TEST(IngestVllmConsole, BurstWithFailedRequestsSentItsPrompts) {
+  const IngestedFile f = Parse("vllm-console/dennislee_qwen2_n1000.txt");
+  ASSERT_EQ(f.runs.size(), 1u);
+  const IngestedRun& r = f.runs[0];
+  EXPECT_EQ(r.load, LoadKind::kBurst);
+  EXPECT_EQ(r.num_prompts, 1000u);  // "--num-prompts 1000" on a continuation line
+  EXPECT_EQ(r.row.requests(), 924u);
+  EXPECT_EQ(r.row.burst_requests(), 1000u);
+  EXPECT_THAT(r.row.note(), HasSubstr("1000 prompts sent at once"));
+}
+
 }  // namespace
 }  // namespace capplan::service
