@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/cli/deployment_flags.h"
@@ -19,7 +20,30 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: capplan ingest FILE... --id ID (--model ID | --model-config FILE | --launch LINE) "
-    "[--gpu ID --gpus N ...] --source URL (--out-dir DIR | --server HOST:PORT --token-file F)";
+    "[--gpu ID --gpus N ...] [--max-concurrency N] [--request-rate R|inf] [--num-prompts N] "
+    "--source URL (--out-dir DIR | --server HOST:PORT --token-file F)";
+
+// --max-concurrency, --request-rate, --num-prompts: the load of files that
+// print none, as the benchmark command set it.
+absl::StatusOr<StatedLoad> StatedLoadFromFlags(const CliArgs& args) {
+  StatedLoad load;
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> conc, args.GetInt("max-concurrency", 1));
+  if (conc.has_value()) load.max_concurrency = static_cast<uint32_t>(*conc);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> prompts, args.GetInt("num-prompts", 1));
+  if (prompts.has_value()) load.num_prompts = static_cast<uint32_t>(*prompts);
+  const std::optional<std::string> rate = args.Get("request-rate");
+  if (rate == "inf" || rate == "Inf" || rate == "infinity") {
+    load.infinite_rate = true;
+  } else if (rate.has_value()) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> r, args.GetDouble("request-rate"));
+    if (!(*r > 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--request-rate = %s; must be a positive number of requests per second or inf", *rate));
+    }
+    load.request_rate_rps = *r;
+  }
+  return load;
+}
 
 absl::StatusOr<std::vector<IngestedFile>> ParseFiles(const CliContext& ctx) {
   IngestFormat format = IngestFormat::kAuto;
@@ -39,6 +63,8 @@ absl::StatusOr<std::vector<IngestedFile>> ParseFiles(const CliContext& ctx) {
     files.push_back(std::move(parsed));
   }
   if (files.empty()) return absl::InvalidArgumentError(kUsage);
+  CAPPLAN_ASSIGN_OR_RETURN(StatedLoad load, StatedLoadFromFlags(ctx.args));
+  CAPPLAN_RETURN_IF_ERROR(ApplyStatedLoad(load, absl::MakeSpan(files)));
   return files;
 }
 
@@ -169,7 +195,12 @@ std::vector<std::string> IngestValuedFlags() {
   std::vector<std::string> flags = DeploymentValuedFlags();
   for (const char* f :
        {"id", "title", "format", "launch", "source", "section", "measured-by", "date", "notes",
-        "input-tokens", "output-tokens", "out-dir", "token-file", "model-id", "model-source"}) {
+        "input-tokens", "output-tokens", "out-dir", "token-file"}) {
+    flags.push_back(f);
+  }
+  // The model entry from --model-config, and the load of files that print none.
+  for (const char* f :
+       {"model-id", "model-source", "max-concurrency", "request-rate", "num-prompts"}) {
     flags.push_back(f);
   }
   return flags;

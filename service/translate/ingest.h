@@ -207,6 +207,27 @@ absl::StatusOr<IngestedFile> ParseMeasurementFile(absl::string_view file_name,
 absl::StatusOr<IngestFormat> DetectIngestFormat(absl::string_view file_name,
                                                 absl::string_view text);
 
+// A benchmark's load as the user states it (read from the benchmark command)
+// for files that print none: a console block without a rate or concurrency
+// line, an export without its settings.
+struct StatedLoad {
+  std::optional<uint32_t> max_concurrency;
+  std::optional<double> request_rate_rps;  // finite, > 0
+  bool infinite_rate = false;              // --request-rate inf
+  std::optional<uint32_t> num_prompts;
+  bool empty() const {
+    return !max_concurrency && !request_rate_rps && !infinite_rate && !num_prompts;
+  }
+};
+
+// Applies `load` to every run of every file: a setting the run does not state
+// is taken from it, the load kind and the row's load fields follow, and the
+// row note says which settings were "stated by the user". INVALID_ARGUMENT
+// naming the run's source (file, file:line) when the file states a different
+// value for a setting the flags give:
+//   c8.json: the file states max_concurrency 8; --max-concurrency 16 differs
+absl::Status ApplyStatedLoad(const StatedLoad& load, absl::Span<IngestedFile> files);
+
 struct CombineOptions {
   // Base of the sweeps' names; a suffix says the load kind.
   std::string name = "ingested";

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "service/translate/ingest_internal.h"
 
 namespace capplan::service::ingest_internal {
@@ -230,6 +232,74 @@ IngestedRun RunBuilder::Finish() {
   return std::move(run_);
 }
 
+namespace {
+
+absl::Status Differs(const IngestedRun& run, absl::string_view stated, absl::string_view flag) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(run.source, ": the file states ", stated, "; ", flag, " differs"));
+}
+
+// The conflicts of ApplyStatedLoad: a setting the file states otherwise.
+absl::Status CheckStatedLoad(const StatedLoad& load, const IngestedRun& run) {
+  const std::string conc =
+      load.max_concurrency ? absl::StrCat("--max-concurrency ", *load.max_concurrency) : "";
+  if (load.max_concurrency && run.max_concurrency &&
+      *run.max_concurrency != *load.max_concurrency) {
+    return Differs(run, absl::StrCat("max_concurrency ", *run.max_concurrency), conc);
+  }
+  const std::string rate =
+      load.infinite_rate ? "--request-rate inf"
+      : load.request_rate_rps
+          ? absl::StrCat("--request-rate ", FormatFigure(*load.request_rate_rps))
+          : "";
+  if (load.request_rate_rps && run.request_rate_rps &&
+      *run.request_rate_rps != *load.request_rate_rps) {
+    return Differs(run, absl::StrCat("request_rate ", FormatFigure(*run.request_rate_rps)), rate);
+  }
+  if (load.request_rate_rps && run.load == LoadKind::kBurst) {
+    return Differs(run, "request_rate inf", rate);
+  }
+  if (load.infinite_rate && run.request_rate_rps) {
+    return Differs(run, absl::StrCat("request_rate ", FormatFigure(*run.request_rate_rps)), rate);
+  }
+  if (load.num_prompts && run.num_prompts && *run.num_prompts != *load.num_prompts) {
+    return Differs(run, absl::StrCat("num_prompts ", *run.num_prompts),
+                   absl::StrCat("--num-prompts ", *load.num_prompts));
+  }
+  return absl::OkStatus();
+}
+
+void ApplyToRun(const StatedLoad& load, IngestedRun& run) {
+  const std::string old_note = LoadNote(run);
+  std::vector<std::string> given;
+  bool infinite = run.load == LoadKind::kBurst;
+  if (load.max_concurrency && !run.max_concurrency) {
+    run.max_concurrency = load.max_concurrency;
+    given.push_back(absl::StrCat("--max-concurrency ", *load.max_concurrency));
+  }
+  if (load.request_rate_rps && !run.request_rate_rps) {
+    run.request_rate_rps = load.request_rate_rps;
+    given.push_back(absl::StrCat("--request-rate ", FormatFigure(*load.request_rate_rps)));
+  }
+  if (load.infinite_rate && !infinite) {
+    infinite = true;
+    given.push_back("--request-rate inf");
+  }
+  if (load.num_prompts && !run.num_prompts) {
+    run.num_prompts = load.num_prompts;
+    given.push_back(absl::StrCat("--num-prompts ", *load.num_prompts));
+  }
+  if (given.empty()) return;
+  run.load = ClassifyLoad(run.max_concurrency, infinite, run.request_rate_rps);
+  SetRowLoad(run);
+  std::string note = run.row.note();
+  if (absl::StartsWith(note, old_note)) note.erase(0, old_note.size());
+  run.row.set_note(
+      absl::StrCat(LoadNote(run), " (stated by the user: ", absl::StrJoin(given, ", "), ")", note));
+}
+
+}  // namespace
+
 LoadKind ClassifyLoad(std::optional<uint32_t> max_concurrency, bool infinite_rate,
                       std::optional<double> finite_rate) {
   if (finite_rate) return LoadKind::kOpenLoop;
@@ -303,3 +373,19 @@ std::optional<uint64_t> ParseGroupedInteger(absl::string_view text) {
 }
 
 }  // namespace capplan::service::ingest_internal
+
+namespace capplan::service {
+
+absl::Status ApplyStatedLoad(const StatedLoad& load, absl::Span<IngestedFile> files) {
+  if (load.empty()) return absl::OkStatus();
+  for (IngestedFile& f : files) {
+    for (IngestedRun& run : f.runs)
+      CAPPLAN_RETURN_IF_ERROR(ingest_internal::CheckStatedLoad(load, run));
+  }
+  for (IngestedFile& f : files) {
+    for (IngestedRun& run : f.runs) ingest_internal::ApplyToRun(load, run);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace capplan::service
