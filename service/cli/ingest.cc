@@ -83,12 +83,17 @@ absl::StatusOr<v1::Deployment> DeploymentFromLaunch(const CliArgs& args, const s
 // The model entry to write with the baseline when it comes as config.json.
 absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::string& json) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::Model m, ModelFromHfConfig(json));
-  std::string id = args.Get("model-id").value_or(ModelIdFromRepo(m.hf_repo_id()));
+  std::string id = args.Get("model-id")
+                       .value_or(ModelIdFromRepo(args.Get("model-hf-id").value_or(m.hf_repo_id())));
   if (id.empty()) {
     return absl::InvalidArgumentError(
-        "--model-config: config.json names no repository (_name_or_path); give --model-id ID");
+        "--model-config: config.json names no repository (_name_or_path); give --model-id ID or "
+        "--model-hf-id ORG/NAME");
   }
   m.set_id(id);
+  if (auto v = args.Get("model-hf-id")) m.set_hf_repo_id(*v);
+  if (auto v = args.Get("model-display-name")) m.set_display_name(*v);
+  if (auto v = args.Get("model-family")) m.set_family(*v);
   const std::string source = args.Get("model-source").value_or("");
   if (source.empty()) {
     return absl::InvalidArgumentError(
@@ -199,8 +204,8 @@ std::vector<std::string> IngestValuedFlags() {
     flags.push_back(f);
   }
   // The model entry from --model-config, and the load of files that print none.
-  for (const char* f :
-       {"model-id", "model-source", "max-concurrency", "request-rate", "num-prompts"}) {
+  for (const char* f : {"model-id", "model-source", "model-hf-id", "model-display-name",
+                        "model-family", "max-concurrency", "request-rate", "num-prompts"}) {
     flags.push_back(f);
   }
   return flags;

@@ -1,5 +1,6 @@
 // `capplan ingest` end to end on a catalogue copy of its own: the load flags
-// for files that print none and their refusal when a file says otherwise.
+// for files that print none, their refusal when a file says otherwise, and
+// the model entry written from a config.json with the user's names.
 
 #include "service/cli/ingest.h"
 
@@ -22,6 +23,7 @@ using ::capplan::testing::RunCapplan;
 using ::capplan::testing::TempDir;
 using ::capplan::testing::WriteMiniCatalogue;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kSource[] =
     "https://github.com/dstackai/benchmarks/blob/06c957ab51572ca18db9c1f4bb254a9eb86df4d7/amd/"
@@ -86,6 +88,43 @@ TEST_F(IngestCliTest, LoadFlagValuesAreChecked) {
   r = RunCapplan(With(Ingest(file, "bad"), {"--num-prompts", "0"}));
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--num-prompts = 0; must be a whole number >= 1"));
+}
+
+TEST_F(IngestCliTest, ModelConfigFlagsNameTheEntryAndItsLayersAreCompact) {
+  const auto r = RunCapplan({"ingest",
+                             Data("vllm-console/dstack_mi300x_sonnet_n16.txt"),
+                             "--id",
+                             "with-model",
+                             "--model-config",
+                             Data("hf-config/Qwen__Qwen3.5-35B-A3B.json"),
+                             "--model-hf-id",
+                             "Qwen/Qwen3.5-35B-A3B",
+                             "--model-display-name",
+                             "Qwen3.5 35B-A3B",
+                             "--model-family",
+                             "qwen3.5-moe",
+                             "--model-source",
+                             kSource,
+                             "--gpu",
+                             "test-gpu-24gb",
+                             "--gpus",
+                             "1",
+                             "--request-rate",
+                             "inf",
+                             "--source",
+                             kSource,
+                             "--out-dir",
+                             dir_.path().string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string model = Read(dir_.path() / "models" / "qwen3.5-35b-a3b.txtpb");
+  EXPECT_THAT(model, HasSubstr("hf_repo_id: \"Qwen/Qwen3.5-35B-A3B\""));
+  EXPECT_THAT(model, HasSubstr("display_name: \"Qwen3.5 35B-A3B\""));
+  EXPECT_THAT(model, HasSubstr("family: \"qwen3.5-moe\""));
+  EXPECT_THAT(model, HasSubstr("repeat: 10"));
+  EXPECT_THAT(model, HasSubstr("gated_attention_output: true"));
+  EXPECT_THAT(model, Not(HasSubstr("qwen3_5_moe_text")));
+  EXPECT_THAT(Read(dir_.path() / "baselines" / "with-model.txtpb"),
+              HasSubstr("model_id: \"qwen3.5-35b-a3b\""));
 }
 
 }  // namespace
