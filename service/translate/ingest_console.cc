@@ -17,6 +17,8 @@
 // the --request-rate / --max-concurrency / --num-prompts flags of a benchmark
 // command line) since the previous block count for the next one. Lines may be
 // prefixed with "# " or "> " (pasted into scripts and Markdown).
+// The tool is "vllm bench serve" or "benchmark_serving.py" as the file's
+// command line names it, else kVllmToolEither (the two print the same block).
 
 #include <cmath>
 #include <optional>
@@ -342,6 +344,14 @@ absl::Status ReadCommandFlags(absl::string_view file, int line, absl::string_vie
 
 }  // namespace
 
+std::string VllmToolOf(absl::string_view text) {
+  const bool cli = absl::StrContains(text, "vllm bench serve");
+  const bool script = absl::StrContains(text, "benchmark_serving");
+  if (cli && !script) return "vllm bench serve";
+  if (script && !cli) return "benchmark_serving.py";
+  return std::string(kVllmToolEither);
+}
+
 std::optional<IngestFormat> ConsoleFormatOf(absl::string_view text) {
   if (!absl::StrContains(text, kBlockTitle)) return std::nullopt;
   for (absl::string_view marker :
@@ -354,7 +364,7 @@ std::optional<IngestFormat> ConsoleFormatOf(absl::string_view text) {
 
 absl::Status ParseBenchConsole(absl::string_view text, IngestedFile& out) {
   const bool sglang = out.format == IngestFormat::kSglangConsole;
-  out.tool = sglang ? "sglang.bench_serving" : "vllm bench serve";
+  out.tool = sglang ? "sglang.bench_serving" : VllmToolOf(text);
   out.tpot_definition = sglang ? "SGLang bench_serving: (e2e - ttft) / (output tokens - 1) per "
                                  "request, first token excluded"
                                : "vLLM benchmark_serving: (e2e - ttft) / (output tokens - 1) "
