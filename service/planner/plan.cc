@@ -238,7 +238,8 @@ absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
   return absl::OkStatus();
 }
 
-// Replicas and GPUs for the request's target.
+}  // namespace
+
 absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica,
                        v1::PlanResponse* response) {
   std::string target, unit;
@@ -283,6 +284,8 @@ absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica
   s->set_gpus(static_cast<uint32_t>(replicas) * gpus_per_replica);
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status AddCost(const v1::PlanRequest& request, uint32_t gpus_per_replica,
                      const model::CapacityPeriod& period, v1::PlanResponse* response) {

@@ -202,6 +202,28 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
   return d;
 }
 
+absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
+                                           const model::MemoryPlanInput& input,
+                                           const model::MemoryPlan& plan) {
+  if (r.hardware == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(r.path, ": no card to bound on"));
+  }
+  BoundInputs out;
+  const int tp = static_cast<int>(std::max<int64_t>(1, input.parallelism.tp));
+  const int pp = static_cast<int>(std::max<int64_t>(1, input.parallelism.pp));
+  out.model.inputs = model::StepInputsFromMemoryPlan(input.arch, plan, tp, pp);
+  std::vector<std::string> notes;
+  CAPPLAN_RETURN_IF_ERROR(SetHardwareSpeeds(r, false, tp, &out.model.inputs, &notes));
+  out.model.scheduler.max_batched_tokens =
+      static_cast<int>(std::max<int64_t>(1, plan.max_num_batched_tokens));
+  if (plan.max_num_seqs > 0) out.limits.max_running_requests = static_cast<int>(plan.max_num_seqs);
+  if (plan.state_slots > 0 && plan.state_bytes_per_request > 0) {
+    out.limits.state_slots = static_cast<int>(std::min<int64_t>(plan.state_slots, model::kMaxSlots));
+  }
+  if (plan.kv_pool_tokens > 0) out.limits.kv_pool_tokens = static_cast<double>(plan.kv_pool_tokens);
+  return out;
+}
+
 // ------------------------------------------------------------------ validation
 
 absl::Status ValidateLoadQuery(const LoadQuery& q) {
