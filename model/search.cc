@@ -9,10 +9,60 @@
 namespace capplan::model {
 namespace {
 
-RequestPhaseTimes RooflinePhase(const PerformanceModel& m, const Workload& w, int n) {
+RequestPhaseTimes Phase(const PerformanceModel& m, const Workload& w, int n) {
   const RequestPhaseFeatures f =
       ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, w, n);
-  return ToPhaseTimes(f, StepTimeCoefficients::Roofline(), w.output_tokens);
+  return ToPhaseTimes(f, m.coefficients, w.output_tokens);
+}
+
+// Largest n in [1, slots] with value(n) <= limit, value increasing in n;
+// value(1) <= limit.
+template <typename Value>
+int LargestWithin(int slots, double limit, Value value) {
+  if (value(slots) <= limit) return slots;
+  int lo = 1, hi = slots;  // value(lo) <= limit < value(hi)
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (value(mid) <= limit) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+absl::StatusOr<RooflineBounds> Bounds(const PerformanceModel& m, const Workload& workload,
+                                      int slots, std::optional<double> ttft_slo,
+                                      std::optional<double> tpot_slo, bool cap_by_ttft) {
+  if (slots < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("slots = %d; must be >= 1", slots));
+  }
+  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
+  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(workload));
+  RooflineBounds b;
+  const RequestPhaseTimes one = Phase(m, workload, 1);
+  b.tpot_lower_seconds = one.tpot_seconds;
+  b.ttft_lower_seconds = one.prefill_seconds;
+  b.user_tokens_per_second_at_max_users = 1.0 / one.tpot_seconds;
+  b.slo_missed = (ttft_slo.has_value() && b.ttft_lower_seconds > *ttft_slo) ||
+                 (tpot_slo.has_value() && b.tpot_lower_seconds > *tpot_slo);
+  if (b.slo_missed) return b;
+  int users = slots;
+  if (tpot_slo.has_value()) {
+    users = LargestWithin(users, *tpot_slo,
+                          [&](int n) { return Phase(m, workload, n).tpot_seconds; });
+  }
+  if (cap_by_ttft && ttft_slo.has_value()) {
+    users = LargestWithin(users, *ttft_slo,
+                          [&](int n) { return Phase(m, workload, n).prefill_seconds; });
+  }
+  b.max_users = users;
+  const RequestPhaseTimes at = Phase(m, workload, users);
+  b.max_requests_per_second = at.life_seconds > 0 ? users / at.life_seconds : 0;
+  b.max_output_tokens_per_second = b.max_requests_per_second * workload.output_tokens;
+  if (cap_by_ttft) b.user_tokens_per_second_at_max_users = 1.0 / at.tpot_seconds;
+  return b;
 }
 
 }  // namespace
@@ -21,40 +71,16 @@ absl::StatusOr<RooflineBounds> ComputeRooflineBounds(const PerformanceModel& mod
                                                      const Workload& workload, int slots,
                                                      std::optional<double> ttft_slo_seconds,
                                                      std::optional<double> tpot_slo_seconds) {
-  if (slots < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("slots = %d; must be >= 1", slots));
-  }
   PerformanceModel m = model;
   m.coefficients = StepTimeCoefficients::Roofline();
-  CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
-  CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(workload));
-  RooflineBounds b;
-  const RequestPhaseTimes one = RooflinePhase(m, workload, 1);
-  b.tpot_lower_seconds = one.tpot_seconds;
-  b.ttft_lower_seconds = one.prefill_seconds;
-  b.slo_missed = (ttft_slo_seconds.has_value() && b.ttft_lower_seconds > *ttft_slo_seconds) ||
-                 (tpot_slo_seconds.has_value() && b.tpot_lower_seconds > *tpot_slo_seconds);
-  if (b.slo_missed) return b;
-  int users = slots;
-  if (tpot_slo_seconds.has_value() &&
-      RooflinePhase(m, workload, slots).tpot_seconds > *tpot_slo_seconds) {
-    // Largest n in [1, S) whose roofline TPOT still meets the SLO.
-    int lo = 1, hi = slots;  // tpot(lo) <= slo < tpot(hi)
-    while (hi - lo > 1) {
-      const int mid = lo + (hi - lo) / 2;
-      if (RooflinePhase(m, workload, mid).tpot_seconds <= *tpot_slo_seconds) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-    }
-    users = lo;
-  }
-  b.max_users = users;
-  const RequestPhaseTimes at = RooflinePhase(m, workload, users);
-  b.max_requests_per_second = at.life_seconds > 0 ? users / at.life_seconds : 0;
-  b.max_output_tokens_per_second = b.max_requests_per_second * workload.output_tokens;
-  return b;
+  return Bounds(m, workload, slots, ttft_slo_seconds, tpot_slo_seconds, false);
+}
+
+absl::StatusOr<RooflineBounds> ComputeModelBounds(const PerformanceModel& model,
+                                                  const Workload& workload, int slots,
+                                                  std::optional<double> ttft_slo_seconds,
+                                                  std::optional<double> tpot_slo_seconds) {
+  return Bounds(model, workload, slots, ttft_slo_seconds, tpot_slo_seconds, true);
 }
 
 std::vector<int> ParetoFront(const std::vector<FrontPoint>& points) {

@@ -12,6 +12,13 @@
 // The last two assume what the load model shows everywhere: a request's TPOT
 // does not fall as the batch grows, and throughput n / life(n) does not fall
 // as n grows up to S.
+//
+// ComputeModelBounds does the same with the model's own coefficients (the
+// ones the exact evaluation will use): the phase times of the mean-step
+// model are then what the queueing model's TPOT is with n in service, so
+// the same bounds hold and are tight; it adds n_ttft, the largest n whose
+// prefill alone (n in service, no queueing) is within the TTFT SLO, to the
+// users' cap, and estimates the per-user speed at the capped load.
 #ifndef CAPPLAN_MODEL_SEARCH_H_
 #define CAPPLAN_MODEL_SEARCH_H_
 
@@ -30,6 +37,9 @@ struct RooflineBounds {
   double max_requests_per_second = 0;   // at max_users
   double max_output_tokens_per_second = 0;
   bool slo_missed = false;              // a TTFT or TPOT floor already above the SLO
+  // 1 ÷ TPOT at max_users: the per-user speed where the load is capped
+  // (ComputeModelBounds; the roofline's leaves it at 1 ÷ tpot_lower_seconds).
+  double user_tokens_per_second_at_max_users = 0;
 };
 
 // `model` is taken with its inputs, scheduler and speculation; its
@@ -39,6 +49,11 @@ absl::StatusOr<RooflineBounds> ComputeRooflineBounds(const PerformanceModel& mod
                                                      const Workload& workload, int slots,
                                                      std::optional<double> ttft_slo_seconds,
                                                      std::optional<double> tpot_slo_seconds);
+
+absl::StatusOr<RooflineBounds> ComputeModelBounds(const PerformanceModel& model,
+                                                  const Workload& workload, int slots,
+                                                  std::optional<double> ttft_slo_seconds,
+                                                  std::optional<double> tpot_slo_seconds);
 
 // A point to keep small (`lower`) against one to keep large (`higher`).
 struct FrontPoint {

@@ -54,6 +54,20 @@ absl::StatusOr<double> AllReduceBandwidth(const ResolvedDeployment& r, int tp,
     return absl::FailedPreconditionError(absl::StrFormat(
         "hardware '%s' states no intra-node link bandwidth; tp = %d needs it", hw.id(), tp));
   }
+  // A TP group wider than a node all-reduces over the network between nodes
+  // too; the ring runs at its slowest hop.
+  if (hw.max_gpus_per_node() > 0 && static_cast<uint32_t>(tp) > hw.max_gpus_per_node()) {
+    const double network = hw.inter_node().bandwidth_bytes_per_second();
+    if (!(network > 0)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "hardware '%s' states no network between nodes; tp = %d spans %d-GPU nodes", hw.id(),
+          tp, hw.max_gpus_per_node()));
+    }
+    notes->push_back(absl::StrFormat(
+        "tp = %d spans nodes of %d GPUs: all-reduces cross the %s network at %.0f GB/s per GPU",
+        tp, hw.max_gpus_per_node(), hw.inter_node().kind(), network / 1e9));
+    return std::min(network, link.bandwidth_bytes_per_second());
+  }
   const bool staged = link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer();
   if (staged) {
     notes->push_back(

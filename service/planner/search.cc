@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -24,6 +25,8 @@ namespace capplan::service {
 namespace {
 
 constexpr char kPath[] = "SearchConfigsRequest";
+// Relative margin on both axes of the cost front's pruning estimate.
+constexpr double kFrontMargin = 0.1;
 
 // One card × engine × weight format (× speculation): resolved once.
 struct Template {
@@ -54,6 +57,7 @@ struct Survivor {
   std::optional<double> monthly_cost_lower;
   double capacity_upper = 0;  // output tokens per month per replica
   double speed_upper = 0;     // per-user output tok/s
+  double speed_estimate = 0;  // per-user output tok/s where the load is capped
   std::pair<int, double> key;  // objective bound: (unpriced?, value), smaller first
 };
 
@@ -375,6 +379,7 @@ class Searcher {
   void MemoryAndBounds();
   std::optional<Survivor> Bound(int spec_index, const model::MemoryPlanInput& input,
                                 const model::MemoryPlan& plan);
+  model::StepTimeCoefficients Coefficients(const Spec& spec, const model::MemoryPlanInput& input);
   void Exact();
   bool Needed(const Survivor& s) const;
   std::optional<v1::SearchCandidate> Evaluate(const Survivor& s);
@@ -397,6 +402,8 @@ class Searcher {
   absl::Time start_ = absl::Now();
 
   std::vector<Template> templates_;
+  // The coefficients Plan will use, per template and parallelism.
+  std::map<std::tuple<int, uint32_t, uint32_t, uint32_t>, model::StepTimeCoefficients> fits_;
   std::vector<Spec> specs_;
   std::vector<Survivor> survivors_;
   std::vector<v1::SearchCandidate> exact_;
@@ -555,6 +562,40 @@ void Searcher::MemoryAndBounds() {
   }
 }
 
+// What ChooseFit gives the deployment (its own baselines' fit, else the
+// closest prior, else the roofline); memoised per template and parallelism,
+// which are what select the baselines and the prior class.
+model::StepTimeCoefficients Searcher::Coefficients(const Spec& s,
+                                                   const model::MemoryPlanInput& input) {
+  const auto key = std::make_tuple(s.template_index, s.tp, s.pp, s.ep);
+  auto it = fits_.find(key);
+  if (it != fits_.end()) return it->second;
+  model::StepTimeCoefficients c = model::StepTimeCoefficients::Roofline();
+  const Template& t = templates_[s.template_index];
+  if (!t.speculative) {
+    ResolvedDeployment r = *t.resolved;
+    r.input = input;
+    r.gpu_count = s.gpus();
+    r.parallelism.set_tp(s.tp);
+    r.parallelism.set_pp(s.pp);
+    r.parallelism.set_ep(std::max<uint32_t>(1, s.ep));
+    r.parallelism.set_dp(1);
+    absl::StatusOr<PreparedDeployment> d =
+        PrepareDeployment(catalog_, std::move(r), std::nullopt, counters_);
+    LoadQuery q;
+    q.path = kPath;
+    q.workload = request_.workload();
+    q.slo = slo_;
+    std::vector<std::string> notes;
+    if (d.ok() && d->performance_status.ok()) {
+      absl::StatusOr<FitSource> fit = ChooseFit(catalog_, *d, q, std::nullopt, &notes, counters_);
+      if (fit.ok() && fit->fit.has_value()) c = fit->fit->calibration.coefficients;
+    }
+  }
+  fits_.emplace(key, c);
+  return c;
+}
+
 std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput& input,
                                         const model::MemoryPlan& plan) {
   const Spec& s = specs_[index];
@@ -573,12 +614,13 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
   if (slo_.has_ttft_p95_seconds()) ttft = slo_.ttft_p95_seconds();
   if (slo_.has_tpot_seconds()) tpot = slo_.tpot_seconds();
   response_.set_bound_evaluations(response_.bound_evaluations() + 1);
+  in->model.coefficients = Coefficients(s, input);
   absl::StatusOr<model::RooflineBounds> b =
-      model::ComputeRooflineBounds(in->model, workload_, slots->slots, ttft, tpot);
+      model::ComputeModelBounds(in->model, workload_, slots->slots, ttft, tpot);
   if (!b.ok() || b->slo_missed || b->max_requests_per_second <= 0) {
     Refuse(v1::SEARCH_REFUSAL_SLO_MISSED, s,
            !b.ok() ? std::string(b.status().message())
-                   : absl::StrFormat("roofline floors TTFT %.3f s, TPOT %.4f s already miss the SLO",
+                   : absl::StrFormat("floors TTFT %.3f s, TPOT %.4f s already miss the SLO",
                                      b->ttft_lower_seconds, b->tpot_lower_seconds));
     return std::nullopt;
   }
@@ -611,6 +653,7 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
   }
   v.capacity_upper = cap->output_tokens_per_month;
   v.speed_upper = 1.0 / b->tpot_lower_seconds;
+  v.speed_estimate = b->user_tokens_per_second_at_max_users;
   const double gpus = static_cast<double>(v.replicas_lower) * s.gpus();
   if (t.price.has_value()) {
     v.cost_per_million_lower = model::CostPerMillionOutputTokens(*t.price, s.gpus(), period_,
@@ -646,8 +689,12 @@ std::pair<int, double> Searcher::Key(const v1::SearchCandidate& c) const {
 // Whether the survivor's bounds can still reach a front or the top-k.
 bool Searcher::Needed(const Survivor& s) const {
   const Spec& spec = specs_[s.spec];
+  // The safe point's speed is 1 ÷ TPOT at a load the bounds cannot pin
+  // down from below: the cost front is pruned on the estimate at the capped
+  // load, with a margin on both axes.
   if (s.cost_per_million_lower.has_value() &&
-      !model::Dominated(cost_points_, {*s.cost_per_million_lower, s.speed_upper})) {
+      !model::Dominated(cost_points_, {*s.cost_per_million_lower * (1 - kFrontMargin),
+                                       s.speed_estimate * (1 + kFrontMargin)})) {
     return true;
   }
   if (!model::Dominated(capacity_points_, {static_cast<double>(spec.gpus()), s.capacity_upper})) {
@@ -741,6 +788,7 @@ std::optional<v1::SearchCandidate> Searcher::Evaluate(const Survivor& s) {
   }
   c.set_kv_pool_tokens(plan->memory().kv_pool_tokens());
   *c.mutable_provenance() = plan->provenance();
+  if (plan->has_scaling()) *c.mutable_scaling() = plan->scaling();
   return c;
 }
 
@@ -797,9 +845,17 @@ void Searcher::Finish() {
 absl::StatusOr<v1::SearchConfigsResponse> Searcher::Run() {
   CAPPLAN_RETURN_IF_ERROR(Enumerate());
   response_.set_candidates_enumerated(static_cast<uint32_t>(specs_.size()));
+  const absl::Time enumerated = absl::Now();
   MemoryAndBounds();
+  const absl::Time bounded = absl::Now();
   Exact();
+  const absl::Time exact = absl::Now();
   Finish();
+  response_.add_notes(absl::StrFormat(
+      "time: enumeration %.1f ms, memory and bounds %.1f ms (%d coefficient sets), exact %.1f ms",
+      absl::ToDoubleMilliseconds(enumerated - start_),
+      absl::ToDoubleMilliseconds(bounded - enumerated), fits_.size(),
+      absl::ToDoubleMilliseconds(exact - bounded)));
   for (const Template& t : templates_) {
     if (!t.price.has_value()) {
       response_.add_notes(absl::StrFormat(

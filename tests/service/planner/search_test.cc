@@ -115,21 +115,29 @@ TEST(SearchConfigs, FrontsAreParetoOptimal) {
 
 TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   v1::SearchConfigsRequest request = Request(kIssue);
-  request.mutable_constraints()->add_hardware_ids("amd-mi300x-192gb");
+  // The data has no public price for this card (data/hardware/README.md).
+  ASSERT_FALSE(Bundled().FindHardware("amd-mi355x-288gb")->has_price_per_hour());
+  request.mutable_constraints()->add_hardware_ids("amd-mi355x-288gb");
   request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
   request.set_objective(v1::SEARCH_OBJECTIVE_GPUS);
   absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
   ASSERT_TRUE(r.ok()) << r.status();
   bool saw_unpriced = false;
-  for (const v1::SearchCandidate& c : r->top()) {
-    if (c.deployment().hardware_id() != "amd-mi300x-192gb") continue;
-    saw_unpriced = true;
-    EXPECT_EQ(c.price_source(), "no price");
-    EXPECT_FALSE(c.has_cost_per_million_output_tokens());
-    EXPECT_FALSE(c.on_cost_front());
+  for (const auto* list : {&r->top(), &r->capacity_front()}) {
+    for (const v1::SearchCandidate& c : *list) {
+      if (c.deployment().hardware_id() != "amd-mi355x-288gb") continue;
+      saw_unpriced = true;
+      EXPECT_EQ(c.price_source(), "no price");
+      EXPECT_FALSE(c.has_cost_per_million_output_tokens());
+      EXPECT_FALSE(c.has_monthly_cost());
+      EXPECT_FALSE(c.on_cost_front());
+    }
   }
   EXPECT_TRUE(saw_unpriced);
-  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi300x-192gb: no price")));
+  for (const v1::SearchCandidate& c : r->cost_front()) {
+    EXPECT_EQ(c.deployment().hardware_id(), "nvidia-h100-sxm-80gb");
+  }
+  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi355x-288gb: no price")));
 }
 
 TEST(SearchConfigs, RequestPriceOverridesTheCatalogue) {
