@@ -57,6 +57,12 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
         "PlanRequest.workload is missing; give input_tokens and output_tokens per request "
         "(or start from a baseline, whose measured workload is then used)");
   }
+  if (!r.kv_tier_id().empty() || r.kv_restore_context_tokens_size() > 0) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "PlanRequest.kv_tier_id = \"%s\"; KV storage tiers are not modelled yet (no tier "
+        "catalogue in data/): leave kv_tier_id and kv_restore_context_tokens unset",
+        r.kv_tier_id().substr(0, 64)));
+  }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("PlanRequest.duty_factor = %g; must be in (0, 1]", r.duty_factor()));
