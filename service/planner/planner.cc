@@ -165,6 +165,10 @@ absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
   return service::SearchConfigs(*catalog(), request, deadline);
 }
 
+absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request) {
+  return service::SimulateLoad(*catalog(), request);
+}
+
 absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
     const v1::PutBaselineRequest& request) {
   if (store_ == nullptr) {
