@@ -1,6 +1,7 @@
 #include "service/cli/search.h"
 
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,9 +71,11 @@ TEST(SearchCommand, TablePrintsRefusalsFrontsAndLaunchLines) {
 }
 
 struct FlagCase {
+  std::string name;
   std::vector<std::string> extra;
   std::string flag;
 };
+void PrintTo(const FlagCase& c, std::ostream* os) { *os << c.name; }
 
 class SearchFlagErrors : public ::testing::TestWithParam<FlagCase> {};
 
@@ -84,14 +87,17 @@ TEST_P(SearchFlagErrors, ExitTwoNamingTheFlag) {
 
 INSTANTIATE_TEST_SUITE_P(
     Flags, SearchFlagErrors,
-    ::testing::Values(FlagCase{{"--price", "nvidia-h100-sxm-80gb"}, "--price"},
-                      FlagCase{{"--engines", "tgi"}, "--engines"},
-                      FlagCase{{"--objective", "fast"}, "--objective"},
-                      FlagCase{{"--max-num-seqs", "64,zero"}, "--max-num-seqs"},
-                      FlagCase{{"--weight-formats", "int3"}, "--weight-formats"},
-                      FlagCase{{"--target-rps", "3"}, "exclude each other"},
-                      FlagCase{{"--max-gpus-per-replica", "65"},
-                               "SearchConfigsRequest.constraints.max_gpus_per_replica = 65"}));
+    ::testing::Values(FlagCase{"PriceWithoutValue", {"--price", "nvidia-h100-sxm-80gb"}, "--price"},
+                      FlagCase{"UnknownEngine", {"--engines", "tgi"}, "--engines"},
+                      FlagCase{"UnknownObjective", {"--objective", "fast"}, "--objective"},
+                      FlagCase{"NonNumericSeqs", {"--max-num-seqs", "64,zero"}, "--max-num-seqs"},
+                      FlagCase{
+                          "UnknownWeightFormat", {"--weight-formats", "int3"}, "--weight-formats"},
+                      FlagCase{"TwoTargets", {"--target-rps", "3"}, "exclude each other"},
+                      FlagCase{"TooManyGpusPerReplica",
+                               {"--max-gpus-per-replica", "65"},
+                               "SearchConfigsRequest.constraints.max_gpus_per_replica = 65"}),
+    [](const ::testing::TestParamInfo<FlagCase>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace capplan::service
