@@ -19,7 +19,7 @@ constexpr int kMaxFitIterations = 30;
 // that lets a few consistent logs move a coefficient where they agree while
 // one log the model cannot explain moves it by a fraction of a GiB only.
 constexpr double kActivationScalePrior = 1.0;  // the width formula as it stands
-constexpr double kActivationPriorWeightBytes = 0.5 * kGiB;
+constexpr double kActivationPriorWeightBytes = 2.0 * kGiB;
 // fp32 logits and their probabilities (a fused top-k/top-p sampler).
 constexpr double kSamplerCopiesPrior = 2.0;
 constexpr double kSamplerPriorWeightBytes = 0.02 * kGiB;
@@ -39,8 +39,8 @@ constexpr int kHuberRounds = 8;
 // Then Tukey's biweight: a log the others miss by more than this (an engine
 // behaviour the model does not know, e.g. a profile run that left 21 GiB
 // nobody explains) stops pulling the coefficients at all.
-constexpr double kTukeyRejectBytes = 1.0 * kGiB;
-constexpr int kTukeyRounds = 0;
+constexpr double kTukeyRejectBytes = 2.0 * kGiB;
+constexpr int kTukeyRounds = 8;
 
 absl::Status Invalid(const std::string& message) {
   return absl::InvalidArgumentError(absl::StrCat("FitNonNegative: ", message));
@@ -202,19 +202,19 @@ absl::StatusOr<LinearFit> FitNonNegative(const std::vector<FitRow>& rows,
   // a Huber fit (every log pulls, the far ones linearly), and the priors.
   std::vector<double> from_huber = priors;
   std::vector<double> weights(m, 1.0);
+  int rank_first = 0;
   for (int round = 0; round < kHuberRounds; ++round) {
-    SolveWeighted(rows, columns, weights, from_huber);
+    rank_first = SolveWeighted(rows, columns, weights, from_huber);
     for (int i = 0; i < m; ++i) {
       const double r = std::fabs(Predict(rows[i], from_huber) - rows[i].y_bytes);
       weights[i] = r <= kHuberThresholdBytes ? 1.0 : kHuberThresholdBytes / r;
     }
   }
-  const int rank_huber = TukeyRefine(rows, columns, from_huber);
+  const int rank_huber = kTukeyRounds > 0 ? TukeyRefine(rows, columns, from_huber) : rank_first;
   std::vector<double> from_priors = priors;
   const int rank_priors = TukeyRefine(rows, columns, from_priors);
-  const bool huber_better =
-      kTukeyRounds == 0 ||
-      Objective(rows, columns, from_huber) <= Objective(rows, columns, from_priors);
+  const bool huber_better = kTukeyRounds == 0 || Objective(rows, columns, from_huber) <=
+                                                     Objective(rows, columns, from_priors);
   LinearFit fit;
   fit.rank = huber_better ? rank_huber : rank_priors;
   fit.theta = huber_better ? from_huber : from_priors;
@@ -265,10 +265,12 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       c.activation = "vllm activation scale";
       c.sampler = "vllm sampler copies " + sampler_group;
       c.base = e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "vllm base (total minus peak)"
-                                                                 : "vllm base (profiled)";
+                                                                : "vllm base (profiled)";
       c.rank = "vllm per extra rank";
       c.unified = "vllm unified memory";
-      if (e.kv_pool_min_over_ranks) c.driver = "vllm driver rank";
+      // V0 keeps the smallest pool over its workers; rank 0 binds because
+      // only the driver worker runs the sampler, which the max() of the
+      // activation terms already holds: no driver column.
       break;
     case EngineKind::kSglang:
       c.family = "sglang";
@@ -369,7 +371,7 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
   if (log.activation_bytes && !pc.activation.empty()) {
     FitRow r;
     r.y_bytes = *log.activation_bytes;
-    if (log.input.engine.engine == EngineKind::kVllm) {
+    if (log.input.engine.engine == EngineKind::kVllm && !log.itemised_on_worker) {
       r.token_column = f.Column(pc.activation);
       r.token_term = t->token_phase_bytes;
       r.sampler_column = f.Column(pc.sampler);
@@ -384,7 +386,8 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
     FitRow r;
     r.y_bytes = *log.non_torch_bytes;
     r.terms.emplace_back(f.Column(pc.base), 1.0);
-    if (t->extra_ranks > 0 && !pc.rank.empty()) r.terms.emplace_back(f.Column(pc.rank), t->extra_ranks);
+    if (t->extra_ranks > 0 && !pc.rank.empty())
+      r.terms.emplace_back(f.Column(pc.rank), t->extra_ranks);
     if (t->unified > 0 && !pc.unified.empty()) r.terms.emplace_back(f.Column(pc.unified), 1.0);
     f.rows.push_back(std::move(r));
     f.row_ids.push_back(log.id + " (non-torch)");

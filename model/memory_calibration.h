@@ -72,6 +72,9 @@ struct StartupLog {
   // line, TensorRT-LLM's profiling lines): each is a row of its own.
   std::optional<double> activation_bytes;
   std::optional<double> non_torch_bytes;
+  // The itemised parts are a non-driver worker's (vLLM V0 with TP): its
+  // activation peak is the forward pass alone, the sampler runs on rank 0.
+  bool itemised_on_worker = false;
 };
 
 struct CalibrationFit {
