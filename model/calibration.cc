@@ -110,7 +110,11 @@ absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationCont
       ob.features = f.per_decode_step / f.tokens_per_decode_step;
       out.push_back(ob);
     }
-    // TTFT, only where nobody waits for a slot.
+    // TTFT, only where nobody waits for a slot. In a closed loop without
+    // think time a request arrives with co-arrivals and waits for the
+    // prefills of E[U] = others·q/2 of them (CoArrivalPositions): q, the
+    // chance another user arrives at the same iteration, is 1 in waves and
+    // one iteration ÷ one life otherwise.
     if (p.ttft_seconds.has_value() && p.concurrency.has_value() && *p.concurrency <= ctx.slots) {
       Observation ob;
       ob.source = p.source;
@@ -118,6 +122,12 @@ absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationCont
       ob.in_service = *n;
       ob.observed_seconds = *p.ttft_seconds;
       ob.features = f.prefill;
+      if (p.think_time_seconds == 0 && *n > 1) {
+        const double life_steps =
+            f.prefill_steps + std::max(0.0, o - 1.0) / f.tokens_per_decode_step;
+        const double q = p.workload.synchronized ? 1.0 : 1.0 / std::max(1.0, life_steps);
+        ob.features += (*n - 1) * q / 2 * f.prefill_marginal;
+      }
       out.push_back(ob);
     }
   }

@@ -25,6 +25,8 @@ const char* StepFeatureName(int index) {
       return "beta_flops";
     case kCommFeature:
       return "beta_comm";
+    case kRequestFeature:
+      return "request_latency";
     default:
       return "unknown";
   }
@@ -32,7 +34,7 @@ const char* StepFeatureName(int index) {
 
 StepFeatures StepTimeCoefficients::AsVector() const {
   StepFeatures v;
-  v << alpha_seconds, beta_weights, beta_kv, beta_flops, beta_comm;
+  v << alpha_seconds, beta_weights, beta_kv, beta_flops, beta_comm, request_latency_seconds;
   return v;
 }
 
@@ -43,8 +45,8 @@ StepTimeCoefficients StepTimeCoefficients::Roofline() {
 }
 
 StepTimeCoefficients StepTimeCoefficients::FromVector(const StepFeatures& v) {
-  return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature), v(kKvFeature), v(kFlopsFeature),
-                              v(kCommFeature)};
+  return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature), v(kKvFeature),
+                              v(kFlopsFeature),  v(kCommFeature),    v(kRequestFeature)};
 }
 
 double ExpertsTouched(int routed_experts, int experts_per_token, double tokens) {
@@ -309,6 +311,8 @@ RequestPhaseFeatures ComputeRequestPhaseFeatures(const StepTimeInputs& in,
   // Own prefill: s_p iterations with the others' decoders.
   r.prefill = s_p * MixedStep(in, spec, b_others, decode_ctx, chunk, 1.0, prefill_ctx);
   r.prefill_marginal = r.prefill - s_p * MixedStep(in, spec, b_others, decode_ctx, 0, 0, 0);
+  // The request's way in and out delays its first token, not the GPU.
+  r.prefill(kRequestFeature) = 1.0;
   // Own decode: iterations of b̄ decoders, a share q_o of them carrying the
   // other requests' prefill tokens.
   const double others_prefill_tokens_per_step = (n - 1.0) * input_eff / life_steps;
@@ -342,7 +346,9 @@ RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f, const StepTimeCoef
   t.life_seconds = t.prefill_seconds + std::max(0.0, output_tokens - 1.0) * t.tpot_seconds;
   t.mean_step_seconds = StepSeconds(c, f.mean_step);
   t.mean_decode_batch = f.mean_decode_batch;
-  t.prefill_step_seconds = t.prefill_seconds / std::max(1.0, f.prefill_steps);
+  t.request_latency_seconds = c.request_latency_seconds * f.prefill(kRequestFeature);
+  t.prefill_step_seconds =
+      (t.prefill_seconds - t.request_latency_seconds) / std::max(1.0, f.prefill_steps);
   t.decode_step_seconds = decode_step;
   return t;
 }

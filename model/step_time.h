@@ -67,15 +67,21 @@ struct StepShape {
 };
 
 // Number of features and their order in feature vectors / coefficients.
-inline constexpr int kNumStepFeatures = 5;
+inline constexpr int kNumStepFeatures = 6;
 enum StepFeatureIndex {
   kAlphaFeature = 0,    // constant: one per iteration
   kWeightsFeature = 1,  // W(b+p) / BW
   kKvFeature = 2,       // KVread / BW
   kFlopsFeature = 3,    // FLOPs / PEAK
   kCommFeature = 4,     // comm / LINK
+  // One per request, outside the GPU: the time a request spends on its way
+  // in and out (HTTP, tokenisation, the API server, detokenisation, a
+  // confidential-computing bounce buffer). 0 in every step; 1 in a request's
+  // prefill (it delays the first token) and so in its life.
+  kRequestFeature = 5,
 };
-// "alpha", "beta_weights", "beta_kv", "beta_flops", "beta_comm".
+// "alpha", "beta_weights", "beta_kv", "beta_flops", "beta_comm",
+// "request_latency".
 const char* StepFeatureName(int index);
 
 using StepFeatures = Eigen::Matrix<double, kNumStepFeatures, 1>;
@@ -87,6 +93,7 @@ struct StepTimeCoefficients {
   double beta_kv = 0;
   double beta_flops = 0;
   double beta_comm = 0;
+  double request_latency_seconds = 0;
 
   StepFeatures AsVector() const;
   static StepTimeCoefficients FromVector(const StepFeatures& v);
@@ -153,6 +160,11 @@ struct Workload {
   double prefix_cache_hit_rate = 0;  // share of input tokens not recomputed
   double input_tokens_cv = 0;
   double output_tokens_cv = 0;
+  // A closed loop whose users start together with requests of one fixed
+  // length (a benchmark's random dataset): they finish together and come back
+  // together, in waves, so each wave's prefills queue behind each other.
+  // False: the users' phases are spread (varied lengths, or real traffic).
+  bool synchronized = false;
 };
 absl::Status ValidateWorkload(const Workload& w);
 
@@ -197,6 +209,8 @@ struct RequestPhaseTimes {
   double mean_step_seconds = 0;
   double mean_decode_batch = 0;
   double prefill_step_seconds = 0;  // one iteration carrying its prefill
+  // The request's way in and out (part of prefill_seconds and life_seconds).
+  double request_latency_seconds = 0;
   double decode_step_seconds = 0;   // one decode iteration (with stalls)
 };
 RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f, const StepTimeCoefficients& c,

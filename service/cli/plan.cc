@@ -145,7 +145,10 @@ CliCommandSpec PlanCommandSpec() {
                            "price-per-gpu-hour", "think-time"}) {
     valued.push_back(flag);
   }
-  return {"plan", &PlanCommand, valued, DeploymentSwitches()};
+  for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);
+  std::vector<std::string> switches = DeploymentSwitches();
+  switches.push_back("synchronized");
+  return {"plan", &PlanCommand, valued, switches};
 }
 
 }  // namespace capplan::service

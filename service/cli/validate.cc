@@ -179,7 +179,10 @@ CliCommandSpec ValidateCommandSpec() {
                            "e2e-p95", "users", "rps", "allow", "junit"}) {
     valued.push_back(flag);
   }
-  return {"validate", &ValidateCommand, valued, DeploymentSwitches()};
+  for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);
+  std::vector<std::string> switches = DeploymentSwitches();
+  switches.push_back("synchronized");
+  return {"validate", &ValidateCommand, valued, switches};
 }
 
 }  // namespace capplan::service

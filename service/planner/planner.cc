@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "service/planner/held_out.h"
 #include "service/planner/lint.h"
 #include "service/planner/load.h"
 #include "service/planner/memory.h"
@@ -152,6 +153,14 @@ absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest
 
 absl::StatusOr<v1::LintResponse> Planner::Lint(const v1::LintRequest& request) {
   return service::Lint(*catalog(), request);
+}
+
+absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest& request) {
+  return service::Accuracy(*catalog(), request);
+}
+
+absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request) {
+  return service::SimulateLoad(*catalog(), request);
 }
 
 absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(

@@ -156,6 +156,7 @@ absl::StatusOr<v1::EfficiencyPrior> FitLevel(v1::PriorLevel level, const Hardwar
   p.set_beta_kv(c.beta_kv);
   p.set_beta_flops(c.beta_flops);
   p.set_beta_comm(c.beta_comm);
+  p.set_request_latency_seconds(c.request_latency_seconds);
   for (int j = 0; j < model::kNumStepFeatures; ++j) {
     if (fit.identified[j]) p.add_identified(model::StepFeatureName(j));
   }
@@ -197,7 +198,8 @@ std::string PriorId(v1::PriorLevel level, const HardwareClassKey& key) {
 }
 
 model::StepTimeCoefficients CoefficientsOf(const v1::EfficiencyPrior& p) {
-  return {p.alpha_seconds(), p.beta_weights(), p.beta_kv(), p.beta_flops(), p.beta_comm()};
+  return {p.alpha_seconds(), p.beta_weights(), p.beta_kv(),
+          p.beta_flops(),    p.beta_comm(),    p.request_latency_seconds()};
 }
 
 model::CoefficientPrior AsCoefficientPrior(const v1::EfficiencyPrior& p, double weight) {

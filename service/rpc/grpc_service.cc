@@ -57,6 +57,17 @@ grpc::Status PlannerGrpcService::Lint(grpc::ServerContext*, const v1::LintReques
   return Handle(planner_, &PlannerApi::Lint, request, response);
 }
 
+grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext*, const v1::AccuracyRequest* request,
+                                          v1::AccuracyResponse* response) {
+  return Handle(planner_, &PlannerApi::Accuracy, request, response);
+}
+
+grpc::Status PlannerGrpcService::SimulateLoad(grpc::ServerContext*,
+                                              const v1::PredictLoadRequest* request,
+                                              v1::LoadCurve* response) {
+  return Handle(planner_, &PlannerApi::SimulateLoad, request, response);
+}
+
 grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
                                              const v1::PutBaselineRequest* request,
                                              v1::PutBaselineResponse* response) {

@@ -84,6 +84,7 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& w) {
   out.output_tokens = w.output_tokens();
   out.input_tokens_cv = w.has_input_tokens_cv() ? w.input_tokens_cv() : 0.0;
   out.output_tokens_cv = w.has_output_tokens_cv() ? w.output_tokens_cv() : 0.0;
+  out.synchronized = w.synchronized();
   out.prefix_cache_hit_rate = w.has_prefix_cache_hit_rate() ? w.prefix_cache_hit_rate() : 0.0;
   return out;
 }
@@ -141,6 +142,7 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
     }
   }
   if (sw.has_prefix_cache_hit_rate()) w.set_prefix_cache_hit_rate(sw.prefix_cache_hit_rate());
+  if (sw.synchronized()) w.set_synchronized(true);
   return w;
 }
 
@@ -234,6 +236,7 @@ absl::StatusOr<std::vector<SourcedPoint>> InlinePoints(const std::vector<v1::Swe
       w.set_output_tokens(sw.output_tokens());
     }
     if (sw.has_prefix_cache_hit_rate()) w.set_prefix_cache_hit_rate(sw.prefix_cache_hit_rate());
+    if (sw.synchronized()) w.set_synchronized(true);
     if (sweep.rows().empty()) {
       return absl::InvalidArgumentError(sp_path + ".rows is empty; give at least one row");
     }
@@ -326,6 +329,7 @@ void FillStepTimeFit(const model::StepTimeCoefficients& c,
   out->set_beta_kv(c.beta_kv);
   out->set_beta_flops(c.beta_flops);
   out->set_beta_comm(c.beta_comm);
+  out->set_request_latency_seconds(c.request_latency_seconds);
   if (!fit.has_value()) return;
   for (int j = 0; j < model::kNumStepFeatures; ++j) {
     if (fit->identified[j]) out->add_identified(model::StepFeatureName(j));

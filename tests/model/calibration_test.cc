@@ -161,20 +161,21 @@ TEST(Calibrate, HuberDownWeightsANonSteadyStateRow) {
 
 TEST(Calibrate, CollinearFeaturesWithoutPriorAreFlaggedOrRefused) {
   // On one deployment FLOPs and all-reduce bytes both scale with tokens, so a
-  // sweep alone cannot tell β_flops from β_comm.
+  // sweep alone cannot tell β_flops from β_comm (six coefficients, rank five:
+  // the request latency is identified by the TTFT rows).
   const std::vector<MeasuredPoint> rows = Sweep({1, 2, 4, 8, 16});
   CalibrationOptions strict;
   strict.require_identifiable = true;
   absl::StatusOr<CalibrationResult> fit =
       Calibrate(Context(MoeInputs()), rows, std::nullopt, strict);
   EXPECT_THAT(fit, StatusIs(absl::StatusCode::kFailedPrecondition,
-                            HasSubstr("RobustFit: rank = 4 < columns = 5")));
+                            HasSubstr("RobustFit: rank = 5 < columns = 6")));
   // By default the minimum-norm fit comes back, flagged, and still predicts
   // the deployment it was measured on.
   fit = Calibrate(Context(MoeInputs()), rows, std::nullopt);
   ASSERT_TRUE(fit.ok()) << fit.status();
   EXPECT_TRUE(fit->rank_deficient);
-  EXPECT_EQ(fit->rank, 4);
+  EXPECT_EQ(fit->rank, 5);
   EXPECT_GE(fit->coefficients.AsVector().minCoeff(), 0.0);
   const MeasuredPoint held_out = Measure(MoeInputs(), Truth(), 6);
   absl::StatusOr<LoadPoint> pred = PredictPoint(Context(MoeInputs()), held_out, fit->coefficients);
