@@ -136,7 +136,7 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     return absl::InvalidArgumentError(
         "--no-catalog-calibration without --calibration FILE leaves nothing to fit on");
   }
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request, nullptr));
   if (auto svg = ctx.args.Get("svg")) {
     const v1::ResolvedDeployment& d = curve.memory().deployment();
     std::string title = absl::StrFormat(
@@ -187,7 +187,7 @@ absl::StatusOr<int> Accuracy(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyMode mode, AccuracyModeOf(ctx.args));
   request.set_mode(mode);
   request.set_baseline_id(ctx.args.Get("baseline").value_or(""));
-  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyResponse r, ctx.planner->Accuracy(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyResponse r, ctx.planner->Accuracy(request, nullptr));
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(r, ctx.out));
     return kExitOk;

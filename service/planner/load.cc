@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "model/cost.h"
 #include "model/load_grid.h"
 #include "model/provenance.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -130,6 +132,38 @@ model::LoadCurveRequest CurveRequest(const PreparedLoad& load, const LoadAxis& a
   return req;
 }
 
+// RESOURCE_EXHAUSTED when the curve's estimated work is above the budget's
+// cap: names the axis the request gave (or the slots, for the grids Plan and
+// Validate search) and the cap.
+absl::Status AdmitCurve(const PreparedLoad& load, const LoadAxis& axis,
+                        const model::LoadCurveRequest& req, const std::string& axis_field) {
+  const model::Budget* budget = load.query.budget;
+  if (budget == nullptr) return absl::OkStatus();
+  absl::StatusOr<model::LoadCurveWork> work = model::EstimateLoadCurveWork(req);
+  // The grids Plan and Validate search are the server's choice, not the
+  // client's: they get kSearchGridWorkFactor times the cap.
+  const double cap = budget->max_work_units() * (axis_field.empty() ? kSearchGridWorkFactor : 1);
+  if (!work.ok() || work->total_units <= cap) return absl::OkStatus();
+  const bool closed = axis.closed_loop.has_value();
+  const int points =
+      closed ? axis.closed_loop->concurrencies_size() : axis.open_loop->arrival_rates_rps_size();
+  const std::string what =
+      closed ? absl::StrFormat("%d points up to %d users, think time %g s", points,
+                               axis.closed_loop->concurrencies(points - 1),
+                               axis.closed_loop->think_time_seconds())
+             : absl::StrFormat("%d arrival rates", points);
+  const std::string field =
+      !axis_field.empty()
+          ? absl::StrCat(axis_field, closed ? ".concurrencies" : ".arrival_rates_rps")
+          : absl::StrCat(load.query.path, ".deployment (its ", work->slots.slots,
+                         " slots, bound by ", model::SlotBoundName(work->slots.bound), ")");
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s: the load curve (%s over %d slots) is estimated at %.3g work units, above the cap of "
+      "%.3g per curve; ask for fewer or lower points, a shorter think time or fewer slots "
+      "(max_num_seqs)",
+      field, what, work->slots.slots, work->total_units, cap));
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedDeployment& d,
@@ -165,10 +199,15 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
   return load;
 }
 
-absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis) {
+absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
+                                        const std::string& axis_field) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
-  const model::LoadCurveRequest req = CurveRequest(load, axis);
+  model::LoadCurveRequest req = CurveRequest(load, axis);
+  CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
+  req.budget = load.query.budget;
   absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);
+  // A stopped budget's status is the answer (its code and reason as they are).
+  CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(load.query.budget));
   if (!curve.ok()) {
     return absl::Status(curve.status().code(),
                         absl::StrCat(load.query.path, ": ", curve.status().message()));
@@ -208,9 +247,11 @@ v1::OpenLoopAxis RateGridAxis(double unit_rps, int sixty_fourths) {
 
 absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
                                           const v1::PredictLoadRequest& request,
-                                          WorkCounters* counters) {
+                                          WorkCounters* counters, model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidatePredictLoadRequest(request));
   LoadQuery q;
   q.path = "PredictLoadRequest";
+  q.budget = budget;
   q.workload = request.workload();
   q.slo = request.slo();
   if (request.has_operator_concurrency_gate()) {
@@ -233,9 +274,13 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
   q.no_catalog_calibration = request.no_catalog_calibration();
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
                            PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
+  if (request.has_workload()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, q.path));
+  }
   CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, q, counters));
   for (std::string& n : notes) load.notes.push_back(std::move(n));
-  return DrawCurve(load, axis);
+  return DrawCurve(load, axis,
+                   absl::StrCat(q.path, request.has_closed_loop() ? ".closed_loop" : ".open_loop"));
 }
 
 }  // namespace capplan::service

@@ -16,7 +16,8 @@ namespace capplan::service {
 // baseline with a measured sustained run, the capacity that run implies.
 // The deployment is resolved, planned and fitted once (`counters` counts).
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
-                                      WorkCounters* counters = nullptr);
+                                      WorkCounters* counters = nullptr,
+                                      model::Budget* budget = nullptr);
 
 }  // namespace capplan::service
 

@@ -22,6 +22,33 @@ constexpr char kBearer[] = "Bearer ";
 
 }  // namespace
 
+template <typename Request, typename Response, typename Method>
+grpc::Status PlannerGrpcService::Bounded(grpc::ServerContext* context, const char* name,
+                                         Method method, const Request* request,
+                                         Response* response) {
+  std::unique_ptr<model::Budget> budget =
+      CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
+  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
+  if (!slot.ok()) return ToGrpcStatus(slot.status());
+  absl::StatusOr<Response> result = (planner_->*method)(*request, budget.get());
+  // Once stopped, the budget's reason is the call's status.
+  if (!budget->status().ok()) return ToGrpcStatus(budget->status());
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+template <typename Request, typename Response, typename Method>
+grpc::Status PlannerGrpcService::Limited(grpc::ServerContext* context, const char* name,
+                                         Method method, const Request* request,
+                                         Response* response) {
+  std::unique_ptr<model::Budget> budget =
+      CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
+  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
+  if (!slot.ok()) return ToGrpcStatus(slot.status());
+  return Handle(planner_, method, request, response);
+}
+
 bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   const size_t n = std::max(a.size(), b.size());
@@ -52,14 +79,15 @@ grpc::Status PlannerGrpcService::Authorize(const grpc::ServerContext& context) c
   return grpc::Status::OK;
 }
 
-grpc::Status PlannerGrpcService::Lint(grpc::ServerContext*, const v1::LintRequest* request,
+grpc::Status PlannerGrpcService::Lint(grpc::ServerContext* context, const v1::LintRequest* request,
                                       v1::LintResponse* response) {
-  return Handle(planner_, &PlannerApi::Lint, request, response);
+  return Limited(context, "Lint", &PlannerApi::Lint, request, response);
 }
 
-grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext*, const v1::AccuracyRequest* request,
+grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext* context,
+                                          const v1::AccuracyRequest* request,
                                           v1::AccuracyResponse* response) {
-  return Handle(planner_, &PlannerApi::Accuracy, request, response);
+  return Bounded(context, "Accuracy", &PlannerApi::Accuracy, request, response);
 }
 
 grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
@@ -67,7 +95,7 @@ grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
                                              v1::PutBaselineResponse* response) {
   grpc::Status allowed = Authorize(*context);
   if (!allowed.ok()) return allowed;
-  return Handle(planner_, &PlannerApi::PutBaseline, request, response);
+  return Limited(context, "PutBaseline", &PlannerApi::PutBaseline, request, response);
 }
 
 grpc::Status PlannerGrpcService::ListHardware(grpc::ServerContext*,
@@ -105,26 +133,27 @@ grpc::Status PlannerGrpcService::GetBaseline(grpc::ServerContext*,
   return Handle(planner_, &PlannerApi::GetBaseline, request, response);
 }
 
-grpc::Status PlannerGrpcService::PlanMemory(grpc::ServerContext*,
+grpc::Status PlannerGrpcService::PlanMemory(grpc::ServerContext* context,
                                             const v1::PlanMemoryRequest* request,
                                             v1::MemoryPlan* response) {
-  return Handle(planner_, &PlannerApi::PlanMemory, request, response);
+  return Bounded(context, "PlanMemory", &PlannerApi::PlanMemory, request, response);
 }
 
-grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext*,
+grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext* context,
                                              const v1::PredictLoadRequest* request,
                                              v1::LoadCurve* response) {
-  return Handle(planner_, &PlannerApi::PredictLoad, request, response);
+  return Bounded(context, "PredictLoad", &PlannerApi::PredictLoad, request, response);
 }
 
-grpc::Status PlannerGrpcService::Plan(grpc::ServerContext*, const v1::PlanRequest* request,
+grpc::Status PlannerGrpcService::Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
                                       v1::PlanResponse* response) {
-  return Handle(planner_, &PlannerApi::Plan, request, response);
+  return Bounded(context, "Plan", &PlannerApi::Plan, request, response);
 }
 
-grpc::Status PlannerGrpcService::Validate(grpc::ServerContext*, const v1::ValidateRequest* request,
+grpc::Status PlannerGrpcService::Validate(grpc::ServerContext* context,
+                                          const v1::ValidateRequest* request,
                                           v1::ValidateResponse* response) {
-  return Handle(planner_, &PlannerApi::Validate, request, response);
+  return Bounded(context, "Validate", &PlannerApi::Validate, request, response);
 }
 
 }  // namespace capplan::service
