@@ -63,7 +63,7 @@ struct PlannerLimits {
   // (a unit is about 1 ns). Plan's and Validate's own search grids get
   // kSearchGridWorkFactor times as much (prepared.h).
   double max_work_units = kDefaultMaxWorkUnits;
-  static constexpr double kDefaultMaxWorkUnits = 8e8;
+  static constexpr double kDefaultMaxWorkUnits = 6e8;
 };
 
 class Planner : public PlannerApi {

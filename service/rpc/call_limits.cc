@@ -10,6 +10,8 @@ namespace {
 
 // How often a waiting call looks at its budget.
 constexpr absl::Duration kWaitPollInterval = absl::Milliseconds(5);
+// A cancellation this close to the deadline is the deadline's (metrics.cc).
+constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(100);
 
 }  // namespace
 
@@ -35,6 +37,13 @@ std::unique_ptr<model::Budget> CallBudget(const grpc::ServerContextBase& context
                           absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1)))));
     }
     if (context.IsCancelled()) {
+      // gRPC cancels a call at its deadline on a clock of its own, which may
+      // run a little ahead of the context's: that is the deadline too.
+      if (now + kDeadlineSlack >= deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrFormat("the call's deadline passed; stopped after %s of work",
+                            absl::FormatDuration(absl::Trunc(now - start, absl::Milliseconds(1)))));
+      }
       return absl::CancelledError("the client cancelled the call or went away");
     }
     if (now >= drain.deadline()) {

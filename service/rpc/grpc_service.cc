@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "service/rpc/grpc_status.h"
 
 namespace capplan::service {
@@ -22,10 +23,28 @@ constexpr char kBearer[] = "Bearer ";
 
 }  // namespace
 
+grpc::Status PlannerGrpcService::CheckSize(const google::protobuf::Message& request) const {
+  const size_t bytes = request.ByteSizeLong();
+  if (bytes <= limits_.max_request_bytes) return grpc::Status::OK;
+  return grpc::Status(
+      grpc::StatusCode::RESOURCE_EXHAUSTED,
+      absl::StrFormat("%s is %d bytes; must be at most %d (the server's --max_message_bytes)",
+                      request.GetDescriptor()->name(), bytes, limits_.max_request_bytes));
+}
+
+template <typename Request, typename Response, typename Method>
+grpc::Status PlannerGrpcService::Lookup(Method method, const Request* request, Response* response) {
+  grpc::Status size = CheckSize(*request);
+  if (!size.ok()) return size;
+  return Handle(planner_, method, request, response);
+}
+
 template <typename Request, typename Response, typename Method>
 grpc::Status PlannerGrpcService::Bounded(grpc::ServerContext* context, const char* name,
                                          Method method, const Request* request,
                                          Response* response) {
+  grpc::Status size = CheckSize(*request);
+  if (!size.ok()) return size;
   std::unique_ptr<model::Budget> budget =
       CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
   absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
@@ -42,6 +61,8 @@ template <typename Request, typename Response, typename Method>
 grpc::Status PlannerGrpcService::Limited(grpc::ServerContext* context, const char* name,
                                          Method method, const Request* request,
                                          Response* response) {
+  grpc::Status size = CheckSize(*request);
+  if (!size.ok()) return size;
   std::unique_ptr<model::Budget> budget =
       CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
   absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
@@ -93,6 +114,8 @@ grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext* context,
 grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
                                              const v1::PutBaselineRequest* request,
                                              v1::PutBaselineResponse* response) {
+  grpc::Status size = CheckSize(*request);
+  if (!size.ok()) return size;
   grpc::Status allowed = Authorize(*context);
   if (!allowed.ok()) return allowed;
   return Limited(context, "PutBaseline", &PlannerApi::PutBaseline, request, response);
@@ -101,36 +124,36 @@ grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
 grpc::Status PlannerGrpcService::ListHardware(grpc::ServerContext*,
                                               const v1::ListHardwareRequest* request,
                                               v1::ListHardwareResponse* response) {
-  return Handle(planner_, &PlannerApi::ListHardware, request, response);
+  return Lookup(&PlannerApi::ListHardware, request, response);
 }
 
 grpc::Status PlannerGrpcService::GetHardware(grpc::ServerContext*,
                                              const v1::GetHardwareRequest* request,
                                              v1::Hardware* response) {
-  return Handle(planner_, &PlannerApi::GetHardware, request, response);
+  return Lookup(&PlannerApi::GetHardware, request, response);
 }
 
 grpc::Status PlannerGrpcService::ListModels(grpc::ServerContext*,
                                             const v1::ListModelsRequest* request,
                                             v1::ListModelsResponse* response) {
-  return Handle(planner_, &PlannerApi::ListModels, request, response);
+  return Lookup(&PlannerApi::ListModels, request, response);
 }
 
 grpc::Status PlannerGrpcService::GetModel(grpc::ServerContext*, const v1::GetModelRequest* request,
                                           v1::ModelInfo* response) {
-  return Handle(planner_, &PlannerApi::GetModel, request, response);
+  return Lookup(&PlannerApi::GetModel, request, response);
 }
 
 grpc::Status PlannerGrpcService::ListBaselines(grpc::ServerContext*,
                                                const v1::ListBaselinesRequest* request,
                                                v1::ListBaselinesResponse* response) {
-  return Handle(planner_, &PlannerApi::ListBaselines, request, response);
+  return Lookup(&PlannerApi::ListBaselines, request, response);
 }
 
 grpc::Status PlannerGrpcService::GetBaseline(grpc::ServerContext*,
                                              const v1::GetBaselineRequest* request,
                                              v1::Baseline* response) {
-  return Handle(planner_, &PlannerApi::GetBaseline, request, response);
+  return Lookup(&PlannerApi::GetBaseline, request, response);
 }
 
 grpc::Status PlannerGrpcService::PlanMemory(grpc::ServerContext* context,

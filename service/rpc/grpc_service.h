@@ -1,12 +1,14 @@
 #ifndef CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 #define CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "capplan/v1/planner.grpc.pb.h"
+#include "google/protobuf/message.h"
 #include "service/planner/planner.h"
 #include "service/rpc/call_limits.h"
 
@@ -22,6 +24,11 @@ struct ServiceLimits {
   double max_work_units = PlannerLimits::kDefaultMaxWorkUnits;
   // The stop signal is polled every this many checks of the model's loops.
   int budget_poll_stride = 1;
+  // Largest request, bytes: a larger one is RESOURCE_EXHAUSTED here, where the
+  // metrics count it (the server lets gRPC's transport take up to twice as
+  // much, so such calls reach a handler; the transport refuses beyond that,
+  // before any handler or count).
+  size_t max_request_bytes = 4 * 1024 * 1024;
 };
 
 // The RPC boundary: each handler calls the planner and maps its status.
@@ -77,6 +84,11 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
 
  private:
   grpc::Status Authorize(const grpc::ServerContext& context) const;
+  // RESOURCE_EXHAUSTED when `request` is above limits_.max_request_bytes.
+  grpc::Status CheckSize(const google::protobuf::Message& request) const;
+  // A look-up: the size check, then the planner.
+  template <typename Request, typename Response, typename Method>
+  grpc::Status Lookup(Method method, const Request* request, Response* response);
   // Runs `method` under the call's budget and a limiter slot.
   template <typename Request, typename Response, typename Method>
   grpc::Status Bounded(grpc::ServerContext* context, const char* name, Method method,

@@ -34,13 +34,19 @@ MethodLabels SplitMethod(absl::string_view full_method) {
 
 using grpc::experimental::InterceptionHookPoints;
 
+// How far before a call's deadline (as its context states it) gRPC may cancel
+// it: a cancellation this close to the deadline is the deadline's.
+constexpr std::chrono::milliseconds kDeadlineSlack(100);
+
 // Counts every call with the code its client sees: a request that did not
 // decode is INVALID_ARGUMENT (gRPC's own answer, INTERNAL, is replaced); an
 // OK answer after the deadline or the client's cancellation is what the
-// client got, DEADLINE_EXCEEDED or CANCELLED; a call that ends without a
-// status of its own (refused by the transport, e.g. a message above the size
-// limit) is counted when the interceptor goes, with RESOURCE_EXHAUSTED when
-// its message never arrived and CANCELLED otherwise.
+// client got, DEADLINE_EXCEEDED or CANCELLED; a request above the size limit
+// is refused by the service (RESOURCE_EXHAUSTED, ServiceLimits) and counted
+// like any other. A call that ends without a status of its own is counted
+// when the interceptor goes, with RESOURCE_EXHAUSTED when its message never
+// arrived and CANCELLED otherwise. (A request above twice the limit is refused
+// by gRPC's transport before any interceptor exists: not counted.)
 class MetricsInterceptor : public grpc::experimental::Interceptor {
  public:
   MetricsInterceptor(Metrics* metrics, grpc::experimental::ServerRpcInfo* info)
@@ -53,7 +59,10 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
 
   ~MetricsInterceptor() override {
     if (counted_) return;
-    Count(received_ ? grpc::StatusCode::CANCELLED : grpc::StatusCode::RESOURCE_EXHAUSTED);
+    // The context is being destroyed: only its deadline is still safe to read.
+    Count(!received_                            ? grpc::StatusCode::RESOURCE_EXHAUSTED
+          : context_ != nullptr && AtDeadline() ? grpc::StatusCode::DEADLINE_EXCEEDED
+                                                : grpc::StatusCode::CANCELLED);
   }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -76,13 +85,20 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
   }
 
  private:
+  // An OK or CANCELLED status at the deadline is the client's
+  // DEADLINE_EXCEEDED (gRPC cancels a call at its deadline, on a clock that
+  // may run up to kDeadlineSlack ahead of the context's, so the handler may
+  // see the cancellation first); an OK after the client went is CANCELLED.
   grpc::StatusCode ClientCode(grpc::StatusCode code) const {
-    if (code != grpc::StatusCode::OK || context_ == nullptr) return code;
-    if (context_->deadline() <= std::chrono::system_clock::now()) {
-      return grpc::StatusCode::DEADLINE_EXCEEDED;
-    }
+    if (context_ == nullptr) return code;
+    if (code != grpc::StatusCode::OK && code != grpc::StatusCode::CANCELLED) return code;
+    if (AtDeadline()) return grpc::StatusCode::DEADLINE_EXCEEDED;
     if (context_->IsCancelled()) return grpc::StatusCode::CANCELLED;
     return code;
+  }
+
+  bool AtDeadline() const {
+    return context_->deadline() <= std::chrono::system_clock::now() + kDeadlineSlack;
   }
 
   void Count(grpc::StatusCode code) {

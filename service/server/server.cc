@@ -1,5 +1,7 @@
 #include "service/server/server.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <vector>
 
@@ -57,6 +59,7 @@ ServiceLimits LimitsOf(const ServerOptions& options) {
   limits.max_concurrent_expensive_rpcs = options.max_concurrent_expensive_rpcs;
   limits.max_queued_expensive_rpcs = options.max_queued_expensive_rpcs;
   limits.max_work_units = options.max_work_units;
+  limits.max_request_bytes = static_cast<size_t>(options.max_message_bytes);
   return limits;
 }
 
@@ -174,7 +177,10 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const Serve
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
                            &server->port_);
   builder.RegisterService(&server->service_);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  // Twice the limit at the transport, so a request a little too large reaches
+  // the service, which refuses it where the metrics see it (ServiceLimits).
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<int64_t>(int64_t{2} * options.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("capplan-server");
   quota.Resize(static_cast<size_t>(options.grpc_memory_quota_bytes));

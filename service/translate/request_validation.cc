@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "model/queueing.h"
@@ -37,9 +38,18 @@ size_t StringCap(const FieldDescriptor& f) {
   return kMaxStringBytes;
 }
 
+// The values' names without the prefix they share ("WEIGHT_FORMAT_").
 std::string EnumNames(const EnumDescriptor& e) {
+  std::string prefix;
+  for (char c : e.name()) {
+    if (absl::ascii_isupper(static_cast<unsigned char>(c)) && !prefix.empty()) prefix += '_';
+    prefix += absl::ascii_toupper(static_cast<unsigned char>(c));
+  }
+  prefix += '_';
   std::vector<std::string> names;
-  for (int i = 0; i < e.value_count(); ++i) names.push_back(e.value(i)->name());
+  for (int i = 0; i < e.value_count(); ++i) {
+    names.push_back(std::string(absl::StripPrefix(e.value(i)->name(), prefix)));
+  }
   std::string all = absl::StrJoin(names, ", ");
   if (all.size() > kMaxEchoBytes) all = absl::StrCat(all.substr(0, kMaxEchoBytes), "…");
   return all;
@@ -124,7 +134,7 @@ absl::Status CheckMessage(const Message& m, const std::string& path, int depth) 
     const int n = r.FieldSize(m, f);
     if (n > kMaxRepeatedEntries) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s has %d entries; must have at most %d", fp, n, kMaxRepeatedEntries));
+          absl::StrFormat("%s has %d entries; must be at most %d", fp, n, kMaxRepeatedEntries));
     }
     for (int i = 0; i < n; ++i) {
       CAPPLAN_RETURN_IF_ERROR(CheckScalar(m, r, *f, i, absl::StrCat(fp, "[", i, "]")));
@@ -142,13 +152,13 @@ absl::Status CheckCount(const std::string& field, uint64_t v, uint64_t lo, uint6
   return absl::OkStatus();
 }
 
-// (lo, hi] or [lo, hi] by `lo_open`.
+// (lo, hi] or [lo, hi] by `lo_open`; the rule names the bound it breaks.
 absl::Status CheckReal(const std::string& field, double v, double lo, bool lo_open, double hi) {
-  const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
-  if (!ok) {
-    return Invalid(field, Num(v),
-                   absl::StrCat("must be in ", lo_open ? "(" : "[", Num(lo), ", ", Num(hi), "]"));
+  if (!std::isfinite(v)) return Invalid(field, Num(v), "must be a finite number");
+  if (lo_open ? !(v > lo) : !(v >= lo)) {
+    return Invalid(field, Num(v), absl::StrCat("must be ", lo_open ? "> " : ">= ", Num(lo)));
   }
+  if (v > hi) return Invalid(field, Num(v), absl::StrCat("must be at most ", Num(hi)));
   return absl::OkStatus();
 }
 
@@ -161,7 +171,7 @@ absl::Status CheckCalibration(const google::protobuf::RepeatedPtrField<v1::Sweep
   int rows = 0;
   for (const v1::Sweep& s : sweeps) rows += s.rows_size();
   if (rows > kMaxCalibrationRows) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s has %d rows in all; must have at most %d",
+    return absl::InvalidArgumentError(absl::StrFormat("%s has %d rows in all; must be at most %d",
                                                       path, rows, kMaxCalibrationRows));
   }
   return absl::OkStatus();
@@ -260,9 +270,9 @@ absl::Status ValidateDeployment(const v1::Deployment& d, const std::string& path
 
 absl::Status ValidateWorkloadSpec(const v1::WorkloadSpec& w, const std::string& path) {
   CAPPLAN_RETURN_IF_ERROR(
-      CheckReal(path + ".input_tokens", w.input_tokens(), 1, false, kMaxRequestTokens));
+      CheckReal(path + ".input_tokens", w.input_tokens(), 0, true, kMaxRequestTokens));
   CAPPLAN_RETURN_IF_ERROR(
-      CheckReal(path + ".output_tokens", w.output_tokens(), 1, false, kMaxRequestTokens));
+      CheckReal(path + ".output_tokens", w.output_tokens(), 0, true, kMaxRequestTokens));
   if (w.has_input_tokens_cv()) {
     CAPPLAN_RETURN_IF_ERROR(CheckReal(path + ".input_tokens_cv", w.input_tokens_cv(), 0, false, 4));
   }
@@ -298,7 +308,7 @@ absl::Status ValidateSlo(const v1::Slo& slo, const std::string& path) {
 absl::Status ValidateClosedLoopAxis(const v1::ClosedLoopAxis& axis, const std::string& path) {
   if (axis.concurrencies_size() > model::kMaxLoadPoints) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s.concurrencies has %d entries; must have at most %d", path,
+        absl::StrFormat("%s.concurrencies has %d entries; must be at most %d", path,
                         axis.concurrencies_size(), model::kMaxLoadPoints));
   }
   for (int i = 0; i < axis.concurrencies_size(); ++i) {
@@ -315,7 +325,7 @@ absl::Status ValidateClosedLoopAxis(const v1::ClosedLoopAxis& axis, const std::s
 absl::Status ValidateOpenLoopAxis(const v1::OpenLoopAxis& axis, const std::string& path) {
   if (axis.arrival_rates_rps_size() > model::kMaxLoadPoints) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s.arrival_rates_rps has %d entries; must have at most %d", path,
+        absl::StrFormat("%s.arrival_rates_rps has %d entries; must be at most %d", path,
                         axis.arrival_rates_rps_size(), model::kMaxLoadPoints));
   }
   for (int i = 0; i < axis.arrival_rates_rps_size(); ++i) {
@@ -415,8 +425,8 @@ absl::Status ValidateValidateRequest(const v1::ValidateRequest& r) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(r.slo(), p + ".slo"));
   CAPPLAN_RETURN_IF_ERROR(ValidateExpectedLoad(r.expected_load(), p + ".expected_load"));
   if (r.allow_size() > kMaxAllowCodes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s.allow has %d entries; must have at most %d", p, r.allow_size(), kMaxAllowCodes));
+    return absl::InvalidArgumentError(absl::StrFormat("%s.allow has %d entries; must be at most %d",
+                                                      p, r.allow_size(), kMaxAllowCodes));
   }
   for (int i = 0; i < r.allow_size(); ++i) {
     CAPPLAN_RETURN_IF_ERROR(ValidateId(r.allow(i), absl::StrCat(p, ".allow[", i, "]")));
