@@ -181,6 +181,11 @@ absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest
   return response;
 }
 
+absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request,
+                                                    model::Budget* budget) {
+  return service::SimulateLoad(*catalog(), request, budget);
+}
+
 absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
     const v1::PutBaselineRequest& request) {
   if (store_ == nullptr) {

@@ -47,6 +47,8 @@ class PlannerApi {
   virtual absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) = 0;
   virtual absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request,
                                                         model::Budget* budget) = 0;
+  virtual absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request,
+                                                     model::Budget* budget) = 0;
   virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) = 0;
 };
@@ -93,6 +95,8 @@ class Planner : public PlannerApi {
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
   absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request,
                                                 model::Budget* budget) override;
+  absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request,
+                                              model::Budget* budget) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
 

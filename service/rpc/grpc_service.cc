@@ -111,6 +111,12 @@ grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext* context,
   return Bounded(context, "Accuracy", &PlannerApi::Accuracy, request, response);
 }
 
+grpc::Status PlannerGrpcService::SimulateLoad(grpc::ServerContext* context,
+                                              const v1::PredictLoadRequest* request,
+                                              v1::LoadCurve* response) {
+  return Bounded(context, "SimulateLoad", &PlannerApi::SimulateLoad, request, response);
+}
+
 grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
                                              const v1::PutBaselineRequest* request,
                                              v1::PutBaselineResponse* response) {

@@ -1270,6 +1270,12 @@ absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view comma
   return FirstCommand(shape.words);
 }
 
+std::optional<v1::WeightFormat> WeightFormatOfQuantizationMethod(absl::string_view method) {
+  absl::StatusOr<std::optional<v1::WeightFormat>> f = Quantization("quantization", method);
+  if (!f.ok()) return std::nullopt;
+  return *f;
+}
+
 absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line) {
   CAPPLAN_ASSIGN_OR_RETURN(LineShape shape, ShellWords(command_line));
   CAPPLAN_RETURN_IF_ERROR(CheckOneCommand(command_line, shape));

@@ -121,6 +121,20 @@ TEST(PlannerBounds, ABudgetThatStopsEndsTheWorkWithItsStatus) {
   EXPECT_EQ(polls, 21);
 }
 
+TEST(PlannerBounds, ABudgetThatStopsEndsASimulationWithItsStatus) {
+  Planner planner(BundledShared());
+  int polls = 0;
+  model::Budget budget(1e300, [&polls] {
+    return ++polls > 20 ? absl::CancelledError("the client went away") : absl::OkStatus();
+  });
+  v1::PredictLoadRequest request = Heaviest(32);
+  const double start = ThreadCpuSeconds();
+  EXPECT_THAT(planner.SimulateLoad(request, &budget),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("client went away")));
+  EXPECT_LT(ThreadCpuSeconds() - start, 1.0);
+  EXPECT_EQ(polls, 21);
+}
+
 // ------------------------------------------------- the reported wrong OKs
 
 constexpr char kQwenOnH100[] = R"pb(model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb")pb";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
@@ -242,6 +243,41 @@ TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
                   [](const std::string& n) { return n.find("typical efficiencies") != n.npos; }));
 }
 
+TEST(PredictLoad, ANamedBaselineIsFittedOnItsOwnRowsAndAnEqualDeploymentOnAllOfThem) {
+  // Two public runs of one configuration (4x B300, Qwen3.5-397B FP8, SGLang
+  // TP4): one under Confidential Computing, 15-46% slower. Named by its id,
+  // the CC run is fitted on its own rows; the same deployment spelt out pools
+  // every run that measured it.
+  const char* cc = "sglang-0.5.10-qwen3.5-397b-a17b-fp8-b300cc-x4-random-1024-1024-closed";
+  const v1::Baseline* b = Bundled().FindBaseline(cc);
+  ASSERT_NE(b, nullptr);
+  absl::StatusOr<v1::LoadCurve> named = PredictLoad(Bundled(), FromBaseline(cc, SweepConcurrencies(cc)));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_THAT(Provenance(*named, "throughput").baseline_ids(), ::testing::ElementsAre(cc));
+  std::vector<double> errors;
+  for (const v1::SweepRow& row : b->sweeps(0).rows()) {
+    errors.push_back(
+        std::abs(At(*named, row.concurrency()).output_tokens_per_second() /
+                     row.output_tokens_per_second() - 1));
+  }
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LE(errors[errors.size() / 2], 0.10);
+
+  v1::PredictLoadRequest spelt = FromBaseline(cc, SweepConcurrencies(cc));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(model_id: "qwen3.5-397b-a17b" hardware_id: "nvidia-b300-288gb" gpu_count: 4
+           parallelism { tp: 4 ep: 1 } weight_format: WEIGHT_FORMAT_FP8_BLOCK
+           engine { kind: ENGINE_KIND_SGLANG version: "0.5.10.post1" mem_fraction_static: 0.8
+                    max_model_len: 2068 max_num_batched_tokens: 16384
+                    kv_cache_dtype: KV_CACHE_DTYPE_FP8 })pb",
+      spelt.mutable_deployment()));
+  spelt.mutable_workload()->set_input_tokens(758);  // the runs' mean
+  spelt.mutable_workload()->set_output_tokens(758);
+  absl::StatusOr<v1::LoadCurve> pooled = PredictLoad(Bundled(), spelt);
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  EXPECT_GE(Provenance(*pooled, "throughput").baseline_ids_size(), 2);
+}
+
 TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {
   // The 002 ladder sent as the user's own benchmark, the catalogue ignored
   // (out-of-sample accuracy is accuracy_test's; this checks the path).
@@ -357,6 +393,83 @@ INSTANTIATE_TEST_SUITE_P(
                 },
                 "PredictLoadRequest.calibration[0].rows[0]: set concurrency or arrival_rate_rps"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+// ------------------------------------------------------ KV admission, pools
+
+v1::PredictLoadRequest Llama8b(v1::EngineKind engine, std::optional<uint64_t> pool) {
+  v1::PredictLoadRequest r;
+  v1::Deployment* d = r.mutable_deployment();
+  d->set_model_id("llama-3.1-8b-instruct");
+  d->set_hardware_id("nvidia-h100-sxm-80gb");
+  d->mutable_engine()->set_kind(engine);
+  if (pool.has_value()) d->mutable_engine()->set_kv_pool_tokens(*pool);
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_closed_loop()->add_concurrencies(4);
+  return r;
+}
+
+// A stated pool replaces the memory model's, and the slots follow the
+// engine's rule for holding KV: vLLM allocates as tokens appear (a request
+// holds input + half its answer on average), SGLang keeps 0.098 of the running
+// answers free (data/engines/sglang-0.4.txtpb), an engine without a preset
+// reserves input + output.
+TEST(PredictLoad, StatedKvPoolSetsTheSlotsByTheEnginesAdmissionRule) {
+  constexpr uint64_t kPool = 22000;
+  absl::StatusOr<v1::LoadCurve> vllm = PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, kPool));
+  ASSERT_TRUE(vllm.ok()) << vllm.status();
+  EXPECT_EQ(vllm->memory().kv_pool_tokens(), kPool);
+  EXPECT_EQ(vllm->slots().bound(), v1::SLOT_BOUND_KV_POOL);
+  EXPECT_EQ(vllm->slots().slots(), 20u);  // floor(22000 / (1000 + 100))
+  absl::StatusOr<v1::LoadCurve> sglang =
+      PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_SGLANG, kPool));
+  ASSERT_TRUE(sglang.ok()) << sglang.status();
+  EXPECT_EQ(sglang->slots().slots(), 19u);  // floor(22000 / (1000 + 100 x 1.098))
+  bool noted = false;
+  for (const std::string& n : vllm->notes()) noted |= n.find("KV admission: allocate") == 0;
+  EXPECT_TRUE(noted);
+  // Without the stated pool the memory model's (far larger) pool binds nothing here.
+  absl::StatusOr<v1::LoadCurve> own =
+      PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, std::nullopt));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_GT(own->memory().kv_pool_tokens(), 10 * kPool);
+}
+
+TEST(PredictLoad, StatedKvPoolOutOfRangeNamesTheField) {
+  for (uint64_t bad : {uint64_t{0}, (uint64_t{1} << 40) + 1}) {
+    EXPECT_THAT(PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, bad)).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("PredictLoadRequest.deployment.engine.kv_pool_tokens")));
+  }
+}
+
+// The simulator's second opinion agrees with the analytical curve where the
+// analytical model is exact enough (a light closed loop) and refuses a grid
+// too large to replay.
+TEST(SimulateLoad, AgreesOnALightLoopAndBoundsThePoints) {
+  v1::PredictLoadRequest r = Llama8b(v1::ENGINE_KIND_VLLM, std::nullopt);
+  r.mutable_closed_loop()->add_concurrencies(8);
+  absl::StatusOr<v1::LoadCurve> sim = SimulateLoad(Bundled(), r);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  absl::StatusOr<v1::LoadCurve> model = PredictLoad(Bundled(), r);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(sim->points_size(), 2);
+  EXPECT_FALSE(sim->has_knee());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(sim->points(i).concurrency(), model->points(i).concurrency());
+    EXPECT_NEAR(sim->points(i).output_tokens_per_second() /
+                    model->points(i).output_tokens_per_second(),
+                1.0, 0.05);
+    EXPECT_TRUE(sim->points(i).has_ttft_p95_seconds());
+  }
+  v1::PredictLoadRequest big = r;
+  big.mutable_closed_loop()->clear_concurrencies();
+  for (uint32_t c = 1; c <= kMaxSimulatedPoints + 1; ++c) {
+    big.mutable_closed_loop()->add_concurrencies(c);
+  }
+  EXPECT_THAT(SimulateLoad(Bundled(), big).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at most 32")));
+}
 
 }  // namespace
 }  // namespace capplan::service
