@@ -57,13 +57,14 @@ Catalogue:
   capplan hardware get ID                     one GPU with its sources
   capplan models list [--family NAME]        models, with computed parameter counts
   capplan models get ID|HF_REPO_ID            one model
-  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang]
+  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang|trtllm]
   capplan baselines get ID                    one measured baseline
 
 Memory (does it fit, how large is the KV pool):
   capplan memory (--model ID | --model-config FILE | --baseline ID) --gpu ID [--gpus N]
-      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang] [--engine-version V]
-      [--gpu-memory-utilization F] [--mem-fraction-static F] [--max-model-len N]
+      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang|trtllm]
+      [--engine-version V] [--gpu-memory-utilization F] [--mem-fraction-static F]
+      [--kv-cache-free-gpu-memory-fraction F] [--max-model-len N]
       [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
       [--kv-cache-dtype auto|bf16|fp16|fp8] [--quantization FORMAT] [--enforce-eager]
       [--speculative-method mtp|eagle|none] [--num-speculative-tokens K]
@@ -79,6 +80,16 @@ Load (throughput and latency against load, the knee, the safe operating point):
     --baseline also takes the workload and concurrencies of the baseline's sweep.
     --calibration: a Sweep (text proto or JSON) or several, measured rows to fit on.
   capplan accuracy [--baseline ID]           leave-one-row-out accuracy on the catalogue
+
+Search (which GPU, how many, how configured, at what cost):
+  capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N
+      (--target-users N | --target-rps R | --target-tokens-per-month T)
+      [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--min-user-tps X]
+      [--gpus ID,ID] [--vendors NAME,NAME] [--max-gpus-per-replica N] [--max-gpus-total N]
+      [--weight-formats bf16,fp8,awq] [--kv-cache-dtypes auto,fp8] [--engines vllm,sglang]
+      [--max-num-seqs 64,128] [--speculative] [--expert-parallel] [--multi-node]
+      [--price ID=USD,...] [--objective cost|gpus|speed] [--top-k K] [--max-candidates N]
+      [--time-budget S] [--duty-factor F] [--max-model-len N] [--svg FILE]
 
 Options:
   --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
@@ -368,6 +379,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   };
   add("attention", w.attention_bytes());
   add("linear attention", w.linear_attention_bytes());
+  add("vision encoder", w.vision_encoder_bytes());
   add("dense MLP", w.dense_mlp_bytes());
   add("routed experts", w.experts_bytes());
   add("shared experts", w.shared_experts_bytes());

@@ -12,6 +12,7 @@
 #include "service/planner/memory.h"
 #include "service/planner/plan.h"
 #include "service/planner/put_baseline.h"
+#include "service/planner/search.h"
 #include "service/planner/validate.h"
 #include "service/translate/model_info.h"
 #include "service/translate/request_validation.h"
@@ -179,6 +180,11 @@ absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest
   // with its own status rather than an answer the client no longer waits for.
   CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(budget));
   return response;
+}
+
+absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
+    const v1::SearchConfigsRequest& request, absl::Time deadline) {
+  return service::SearchConfigs(*catalog(), request, deadline);
 }
 
 absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request,

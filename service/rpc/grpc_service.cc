@@ -4,6 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "service/rpc/grpc_status.h"
 
 namespace capplan::service {
@@ -177,6 +179,28 @@ grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext* context,
 grpc::Status PlannerGrpcService::Plan(grpc::ServerContext* context, const v1::PlanRequest* request,
                                       v1::PlanResponse* response) {
   return Bounded(context, "Plan", &PlannerApi::Plan, request, response);
+}
+
+grpc::Status PlannerGrpcService::SearchConfigs(grpc::ServerContext* context,
+                                               const v1::SearchConfigsRequest* request,
+                                               v1::SearchConfigsResponse* response) {
+  // The search bounds itself by the deadline; here it takes a limiter slot
+  // like every planning call and is refused when the server is busy.
+  grpc::Status size = CheckSize(*request);
+  if (!size.ok()) return size;
+  std::unique_ptr<model::Budget> budget =
+      CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
+  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, "SearchConfigs");
+  if (!slot.ok()) return ToGrpcStatus(slot.status());
+  // No client deadline is gRPC's infinite future, far beyond any search.
+  const auto deadline = context->deadline();
+  const absl::Time limit = absl::Now() + absl::Hours(24);
+  const absl::Time until =
+      deadline >= absl::ToChronoTime(limit) ? limit : absl::FromChrono(deadline);
+  absl::StatusOr<v1::SearchConfigsResponse> result = planner_->SearchConfigs(*request, until);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
 }
 
 grpc::Status PlannerGrpcService::Validate(grpc::ServerContext* context,

@@ -9,6 +9,8 @@
 //   capplan-loadgen --spawn_server --threads 4 --seconds 5
 //   capplan-loadgen --target 127.0.0.1:50051 --threads 8 --seconds 30 --method memory
 //   capplan-loadgen --target 127.0.0.1:50051 --threads 4 --seconds 60 --method all --qps 200
+//   capplan-loadgen --spawn_server --threads 2 --seconds 10 --method health   (then plan:
+//       Plan's throughput against the health check's, same threads)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,6 +24,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
 #include "capplan/v1/planner.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "service/server/server.h"
@@ -33,8 +36,8 @@ ABSL_FLAG(int, threads, 4, "concurrent clients, each with one RPC in flight");
 ABSL_FLAG(double, seconds, 5, "duration of the run");
 ABSL_FLAG(int64_t, max_requests, 1000000, "stop after this many RPCs in total");
 ABSL_FLAG(std::string, method, "mixed",
-          "get_baseline | list_hardware | memory | predict | mixed (the first three in turn) | "
-          "all (the four in turn)");
+          "get_baseline | list_hardware | memory | health | plan | search | predict | mixed (the "
+          "first three in turn) | all (get_baseline, list_hardware, memory, predict in turn)");
 ABSL_FLAG(double, qps, 0,
           "target RPC/s over all threads (each paces itself, no catch-up bursts); 0 = as fast "
           "as the server answers");
@@ -52,8 +55,42 @@ struct Sample {
   bool ok;
 };
 
-constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory", "PredictLoad"};
-constexpr int kNumMethods = 4;
+constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory", "Health.Check",
+                                    "Plan",        "SearchConfigs", "PredictLoad"};
+constexpr int kNumMethods = 7;
+
+int MethodIndex(const std::string& name) {
+  const char* names[] = {"get_baseline", "list_hardware", "memory", "health",
+                         "plan",         "search",        "predict"};
+  for (int i = 0; i < kNumMethods; ++i) {
+    if (name == names[i]) return i;
+  }
+  return -1;
+}
+
+// The Plan the sales engineer asks for, on a card with a price.
+capplan::v1::PlanRequest PlanRequest() {
+  capplan::v1::PlanRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.set_target_requests_per_second(20);
+  r.set_price_per_gpu_hour(2.5);
+  return r;
+}
+
+capplan::v1::SearchConfigsRequest SearchRequest() {
+  capplan::v1::SearchConfigsRequest r;
+  r.set_model_id("llama-3.1-70b-instruct");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.mutable_slo()->set_tpot_seconds(0.05);
+  r.set_target_concurrent_users(200);
+  return r;
+}
 
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
@@ -89,15 +126,13 @@ int main(int argc, char** argv) {
   double seconds = std::clamp(absl::GetFlag(FLAGS_seconds), 0.1, 600.0);
   int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_requests));
   std::string method = absl::GetFlag(FLAGS_method);
-  int only = method == "get_baseline"    ? 0
-             : method == "list_hardware" ? 1
-             : method == "memory"        ? 2
-             : method == "predict"       ? 3
-                                         : -1;
-  const int rotation = method == "all" ? 4 : 3;
+  int only = MethodIndex(method);
+  // mixed: the three light calls in turn; all: those and PredictLoad.
+  const std::vector<int> rotation =
+      method == "all" ? std::vector<int>{0, 1, 2, 6} : std::vector<int>{0, 1, 2};
   if (only < 0 && method != "mixed" && method != "all") {
     std::cerr << "capplan-loadgen: --method = " << method << "; must be get_baseline, "
-              << "list_hardware, memory, predict, mixed or all\n";
+              << "list_hardware, memory, health, plan, search, predict, mixed or all\n";
     return 2;
   }
   const double qps = absl::GetFlag(FLAGS_qps);
@@ -110,6 +145,9 @@ int main(int argc, char** argv) {
 
   auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   auto stub = capplan::v1::CapacityPlanner::NewStub(channel);
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  const capplan::v1::PlanRequest plan = PlanRequest();
+  const capplan::v1::SearchConfigsRequest search = SearchRequest();
   capplan::v1::ListBaselinesResponse baselines;
   {
     grpc::ClientContext context;
@@ -153,7 +191,7 @@ int main(int argc, char** argv) {
               next + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval),
               std::chrono::steady_clock::now());
         }
-        int m = only >= 0 ? only : turn++ % rotation;
+        int m = only >= 0 ? only : rotation[turn++ % rotation.size()];
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
         auto begin = std::chrono::steady_clock::now();
@@ -167,6 +205,15 @@ int main(int argc, char** argv) {
         } else if (m == 2) {
           capplan::v1::MemoryPlan reply;
           status = stub->PlanMemory(&context, memory, &reply);
+        } else if (m == 3) {
+          grpc::health::v1::HealthCheckResponse reply;
+          status = health->Check(&context, {}, &reply);
+        } else if (m == 4) {
+          capplan::v1::PlanResponse reply;
+          status = stub->Plan(&context, plan, &reply);
+        } else if (m == 5) {
+          capplan::v1::SearchConfigsResponse reply;
+          status = stub->SearchConfigs(&context, search, &reply);
         } else {
           capplan::v1::LoadCurve reply;
           status = stub->PredictLoad(&context, predict, &reply);

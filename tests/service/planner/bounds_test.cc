@@ -152,8 +152,11 @@ TEST(PlannerBounds, HundredThousandWideCudaGraphsDoNotFit) {
   EXPECT_FALSE(plan->fits());
   EXPECT_EQ(plan->binding(), v1::MEMORY_BINDING_CUDA_GRAPHS);
   EXPECT_GT(plan->per_gpu().cuda_graph_bytes(), plan->per_gpu().capacity_bytes());
-  EXPECT_EQ(plan->shortfall_bytes(),
+  // Graphs inside the KV budget fall short of the budget, which is at most
+  // the card: at least the whole account's excess over the card.
+  EXPECT_GE(plan->shortfall_bytes(),
             plan->per_gpu().used_bytes() - plan->per_gpu().capacity_bytes());
+  EXPECT_GT(plan->shortfall_bytes(), 0);
 }
 
 TEST(PlannerBounds, ALargeMaxNumSeqsBlamesTheActivationsNotTheWeights) {
