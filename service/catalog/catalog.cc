@@ -14,17 +14,15 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/text_format.h"
 #include "service/catalog/catalog_validator.h"
+#include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
-#include "service/catalog/text_proto.h"
 
 namespace capplan::service {
 namespace {
 
 namespace fs = std::filesystem;
 using google::protobuf::Message;
-using google::protobuf::TextFormat;
 
 absl::StatusOr<std::string> ReadFile(const fs::path& path) {
   return ReadFileLimited(path.string(), std::numeric_limits<size_t>::max() - 1);
@@ -62,27 +60,7 @@ absl::Status CheckHeader(const std::string& display, const std::string& text,
 absl::Status ParseEntity(const fs::path& path, const std::string& display, Message* message) {
   CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   CAPPLAN_RETURN_IF_ERROR(CheckHeader(display, text, message->GetDescriptor()->name()));
-  TextFormat::Parser parser;
-  FirstParseError errors;
-  parser.RecordErrorsTo(&errors);
-  TextFormat::ParseInfoTree locations;
-  parser.WriteLocationsTo(&locations);
-  if (!parser.ParseFromString(text, message)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: %s", display, errors.line(), errors.column(),
-                        errors.has_error() ? errors.message() : "parse error"));
-  }
-  std::vector<Finding> findings = ValidateEntity(*message);
-  if (!findings.empty()) {
-    std::vector<std::string> lines;
-    for (const Finding& finding : findings) {
-      Location where = LocateField(*message, locations, finding.field_path);
-      lines.push_back(
-          absl::StrFormat("%s:%d:%d: %s", display, where.line, where.column, finding.message));
-    }
-    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
-  }
-  return absl::OkStatus();
+  return ParseTextEntity(display, text, ValidationRules{}, message);
 }
 
 template <typename T>

@@ -61,7 +61,8 @@ Catalogue:
   capplan baselines get ID                    one measured baseline
 
 Memory (does it fit, how large is the KV pool):
-  capplan memory (--model ID | --model-config FILE | --baseline ID) --gpu ID [--gpus N]
+  capplan memory (--model ID | --model-config FILE | --baseline ID)
+      (--gpu ID | --hardware-file FILE) [--gpus N]
       [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang] [--engine-version V]
       [--gpu-memory-utilization F] [--mem-fraction-static F] [--max-model-len N]
       [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
@@ -70,9 +71,13 @@ Memory (does it fit, how large is the KV pool):
       [--mean-sequence-tokens N]
     FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
     --baseline starts from a catalogue baseline's configuration; other flags override it.
+    --hardware-file: a card the catalogue lacks, as a Hardware message (text format or JSON,
+      fields as in data/hardware/*.txtpb; sources optional); every command that takes --gpu
+      takes it instead.
 
 Load (throughput and latency against load, the knee, the safe operating point):
-  capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID [deployment flags]
+  capplan sweep (--model ID | --model-config FILE | --baseline ID)
+      (--gpu ID | --hardware-file FILE) [deployment flags]
       --input-tokens N --output-tokens N (--concurrency 1,2,4,8 | --rate 0.5,1,2)
       [--think-time S] [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--concurrency-gate N]
       [--calibration FILE] [--no-catalog-calibration] [--svg FILE]
@@ -408,7 +413,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
 
 absl::Status Memory(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError("usage: capplan memory --model ID --gpu ID [...]");
+    return absl::InvalidArgumentError(
+        "usage: capplan memory --model ID (--gpu ID | --hardware-file FILE) [...]");
   }
   v1::PlanMemoryRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));

@@ -84,6 +84,11 @@ absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::st
 
 absl::StatusOr<IngestSpec> SpecFromFlags(const CliContext& ctx, std::optional<v1::Model>* model) {
   IngestSpec spec;
+  if (ctx.args.Has("hardware-file")) {
+    return absl::InvalidArgumentError(
+        "--hardware-file: a baseline names a catalogue card; add the card to data/hardware/ "
+        "(<id>.txtpb, every figure with its source) and pass --gpu ID");
+  }
   spec.id = ctx.args.Get("id").value_or("");
   if (spec.id.empty()) return absl::InvalidArgumentError("--id is missing; " + std::string(kUsage));
   spec.title = ctx.args.Get("title").value_or("");

@@ -63,8 +63,9 @@ std::string Opt(bool has, double v, const char* format) {
 absl::StatusOr<int> Sweep(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError(
-        "usage: capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID "
-        "--input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate 0.5,1) [...]");
+        "usage: capplan sweep (--model ID | --model-config FILE | --baseline ID) (--gpu ID | "
+        "--hardware-file FILE) --input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate "
+        "0.5,1) [...]");
   }
   v1::PredictLoadRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));

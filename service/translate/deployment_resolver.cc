@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "service/catalog/catalog_validator.h"
 #include "service/translate/hf_config.h"
 
 namespace capplan::service {
@@ -152,10 +155,42 @@ absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
   return absl::OkStatus();
 }
 
-// The card; a baseline that withholds it resolves without one when allowed.
+// A card the request gives whole: validated as a catalogue entry is (its
+// figures need no citations), and its id must not shadow a catalogue card.
+absl::Status ResolveInlineHardware(const Catalog& catalog, const v1::Deployment& d,
+                                   ResolvedDeployment* r) {
+  const std::string path = r->path + ".hardware";
+  if (!d.hardware_id().empty()) {
+    return Invalid(r->path, absl::StrFormat(".hardware_id = \"%s\" is set with hardware; give the "
+                                            "catalogue id or the inline card, not both",
+                                            d.hardware_id()));
+  }
+  const std::vector<Finding> findings =
+      ValidateEntity(d.hardware(), ValidationRules{.require_citations = false});
+  if (!findings.empty()) {
+    std::string message = absl::StrCat(path, ".", findings[0].message);
+    if (findings.size() > 1) {
+      absl::StrAppend(&message, absl::StrFormat(" (and %d more)", findings.size() - 1));
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  if (catalog.FindHardware(d.hardware().id()) != nullptr) {
+    return Invalid(path, absl::StrFormat(".id = \"%s\"; names a catalogue card: send it as "
+                                         "hardware_id, or give the inline card an id of its own",
+                                         d.hardware().id()));
+  }
+  r->inline_hardware = std::make_shared<const v1::Hardware>(d.hardware());
+  r->hardware = r->inline_hardware.get();
+  CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
+  return absl::OkStatus();
+}
+
+// The card (the request's inline one, or a catalogue id); a baseline that
+// withholds it resolves without one when allowed.
 absl::Status ResolveHardware(const Catalog& catalog, const v1::Deployment& d,
                              const v1::DeploymentConfig& base, bool allow_withheld,
                              ResolvedDeployment* r) {
+  if (d.has_hardware()) return ResolveInlineHardware(catalog, d, r);
   const std::string& path = r->path;
   const std::string hardware_id = d.hardware_id().empty() ? base.hardware_id() : d.hardware_id();
   if (hardware_id.empty() && allow_withheld && r->baseline != nullptr) {

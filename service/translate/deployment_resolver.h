@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 #define CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@ struct ResolvedDeployment {
   model::MemoryPlanInput input;
   v1::Model model;       // the catalogue entry or the parsed config.json
   std::string model_id;  // empty for a config.json model
+  // The catalogue's card, or the request's inline one (Deployment.hardware),
+  // which `inline_hardware` then owns.
   const v1::Hardware* hardware = nullptr;
+  std::shared_ptr<const v1::Hardware> inline_hardware;
   const v1::Baseline* baseline = nullptr;  // the baseline_id it started from
   v1::EngineConfig engine;                 // merged engine configuration
   v1::Parallelism parallelism;             // merged
@@ -34,7 +38,9 @@ struct ResolvedDeployment {
 // Resolves `deployment`; `path` is its field path in the request
 // ("PlanMemoryRequest.deployment") and prefixes every error: INVALID_ARGUMENT
 // with the field, value and rule; NOT_FOUND for unknown ids;
-// FAILED_PRECONDITION when a baseline withholds what the plan needs.
+// FAILED_PRECONDITION when a baseline withholds what the plan needs. An
+// inline `hardware` is validated like a catalogue entry (ValidateEntity,
+// citations optional): INVALID_ARGUMENT "<path>.hardware.<field> = v; rule".
 absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
                                                      const v1::Deployment& deployment,
                                                      const std::string& path);
