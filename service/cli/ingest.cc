@@ -84,11 +84,6 @@ absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::st
 
 absl::StatusOr<IngestSpec> SpecFromFlags(const CliContext& ctx, std::optional<v1::Model>* model) {
   IngestSpec spec;
-  if (ctx.args.Has("hardware-file")) {
-    return absl::InvalidArgumentError(
-        "--hardware-file: a baseline names a catalogue card; add the card to data/hardware/ "
-        "(<id>.txtpb, every figure with its source) and pass --gpu ID");
-  }
   spec.id = ctx.args.Get("id").value_or("");
   if (spec.id.empty()) return absl::InvalidArgumentError("--id is missing; " + std::string(kUsage));
   spec.title = ctx.args.Get("title").value_or("");
@@ -133,6 +128,11 @@ absl::Status ResolveModelId(CliContext& ctx, IngestSpec* spec) {
 }
 
 absl::StatusOr<int> RunIngest(CliContext& ctx) {
+  if (ctx.args.Has("hardware-file")) {
+    return absl::InvalidArgumentError(
+        "--hardware-file: a baseline names a catalogue card; add the card to data/hardware/ "
+        "(<id>.txtpb, every figure with its source) and pass --gpu ID");
+  }
   if (!ctx.args.Has("out-dir") && !ctx.args.Has("server")) {
     return absl::InvalidArgumentError(
         "say where the baseline goes: --out-dir DIR (a copy of data/ for a pull request) or "
