@@ -95,10 +95,13 @@ class Validator {
     if (id.empty()) {
       Add("id", " is empty; every entity needs a kebab-case id");
     } else if (!IsValidId(id)) {
+      // Cut: an id may come from a request, and errors echo it.
+      constexpr size_t kShown = 80;
+      const std::string shown = id.size() > kShown ? id.substr(0, kShown) + "..." : id;
       Add("id", absl::StrFormat(" = \"%s\"; must be lowercase kebab-case "
                                 "([a-z0-9] words joined by '-', dots inside "
-                                "version numbers)",
-                                id));
+                                "version numbers, at most 96 characters)",
+                                shown));
     }
   }
 

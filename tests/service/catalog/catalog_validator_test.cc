@@ -157,6 +157,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "= 100000; must be in [1, 4096]"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
+TEST(HardwareValidation, ALongBadIdIsCutInTheMessage) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  h.set_id(std::string(100000, 'X'));
+  std::vector<Finding> findings = ValidateEntity(h);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "id");
+  EXPECT_THAT(findings[0].message, HasSubstr(std::string(80, 'X') + "...\"; must be lowercase"));
+  EXPECT_LT(findings[0].message.size(), 300u);
+}
+
 TEST(HardwareValidation, CitationsAreOptionalOnlyWhenTheRulesSaySo) {
   v1::Hardware h;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
