@@ -194,11 +194,17 @@ absl::Status CheckEntity(const Message& entity, absl::string_view path) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
-    std::vector<v1::Model> models, std::vector<v1::Baseline> baselines,
-    absl::string_view path) const {
+    std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
+    std::vector<v1::Baseline> baselines, absl::string_view path) const {
+  std::vector<v1::Hardware> all_hardware = hardware_;
   std::vector<v1::Model> all_models = models_;
   std::vector<v1::Baseline> all_baselines = baselines_;
   absl::flat_hash_map<std::string, std::string> origin = origin_;
+  for (v1::Hardware& h : hardware) {
+    CAPPLAN_RETURN_IF_ERROR(CheckEntity(h, absl::StrCat(path, ".hardware")));
+    origin[h.id()] = absl::StrCat("hardware/", h.id(), ".txtpb");
+    Upsert(&all_hardware, std::move(h));
+  }
   for (v1::Model& m : models) {
     CAPPLAN_RETURN_IF_ERROR(CheckEntity(m, absl::StrCat(path, ".model")));
     origin[m.id()] = absl::StrCat("models/", m.id(), ".txtpb");
@@ -209,8 +215,8 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
     origin[b.id()] = absl::StrCat("baselines/", b.id(), ".txtpb");
     Upsert(&all_baselines, std::move(b));
   }
-  return FromEntities(hardware_, std::move(all_models), std::move(all_baselines), engine_presets_,
-                      std::move(origin), priors_);
+  return FromEntities(std::move(all_hardware), std::move(all_models), std::move(all_baselines),
+                      engine_presets_, std::move(origin), priors_);
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithoutBaselines(

@@ -1,5 +1,6 @@
 #include "service/cli/cli.h"
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -261,11 +262,40 @@ TEST_F(CliBundledTest, EveryCommandTakingGpuTakesAHardwareFile) {
     Result online = RunCapplan(Online(command));
     EXPECT_EQ(online.out, offline.out) << command[0];
   }
-  // A baseline names a catalogue card: ingest refuses an inline one.
-  Result ingest = RunCapplan({"ingest", card, "--id", "x", "--model", "qwen3-8b", "--hardware-file",
-                              card, "--source", "s", "--out-dir", dir.path().string()});
-  EXPECT_EQ(ingest.code, kExitInvalid);
-  EXPECT_THAT(ingest.err, HasSubstr("--hardware-file: a baseline names a catalogue card"));
+}
+
+TEST_F(CliBundledTest, IngestWritesTheCardOfAHardwareFileWithItsBaseline) {
+  TempDir out;
+  std::filesystem::copy(testing::BundledDataDir(), out.path(),
+                        std::filesystem::copy_options::recursive);
+  const std::string run = std::string(CAPPLAN_SOURCE_DIR) +
+                          "/tests/data/ingest/vllm-json/dstack_h100_16qps.trimmed.json";
+  auto ingest = [&](const std::string& card, const std::string& id) {
+    return RunCapplan({"ingest", run, "--id", id, "--model", "qwen3-8b", "--gpus", "1",
+                       "--hardware-file", card, "--source", "https://example.com/run", "--out-dir",
+                       out.path().string()});
+  };
+  // A catalogue entry cites every figure: an uncited card is refused where it is written.
+  out.Write("cards/uncited.txtpb", CardText("68000000000"));
+  const std::string uncited = (out.path() / "cards/uncited.txtpb").string();
+  Result r = ingest(uncited, "run-on-acme");
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr(uncited + ":6:1: memory_bytes has no citation"));
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "hardware/acme-x1.txtpb"));
+
+  out.Write("cards/cited.txtpb",
+            CardText("68000000000") +
+                "sources { fields: \"memory_bytes\" fields: \"usable_memory_bytes\"\n"
+                "  fields: \"memory_bandwidth_bytes_per_second\" fields: \"peak_compute\"\n"
+                "  fields: \"intra_node\" document: \"https://example.com/acme-x1.pdf\" }\n");
+  r = ingest((out.path() / "cards/cited.txtpb").string(), "run-on-acme");
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out.path() / "hardware/acme-x1.txtpb"));
+  // The directory is a valid catalogue whose baseline names the new card.
+  Result get =
+      RunCapplan({"baselines", "get", "run-on-acme", "--json", "--data-dir", out.path().string()});
+  ASSERT_EQ(get.code, kExitOk) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("\"hardware_id\": \"acme-x1\""));
 }
 
 TEST(Cli, HelpPrintsUsageAndExitsZero) {
