@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -15,6 +14,7 @@
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "service/catalog/catalog_validator.h"
+#include "service/catalog/entity_checks.h"
 #include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
 
@@ -23,10 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using google::protobuf::Message;
-
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  return ReadFileLimited(path.string(), std::numeric_limits<size_t>::max() - 1);
-}
 
 // Checks the "# proto-message: X" header names the message this folder holds.
 absl::Status CheckHeader(const std::string& display, const std::string& text,
@@ -55,17 +51,40 @@ absl::Status CheckHeader(const std::string& display, const std::string& text,
                       display, message_name));
 }
 
-// Parses one file into `message`; validation findings are placed at the
-// field's location in the file.
-absl::Status ParseEntity(const fs::path& path, const std::string& display, Message* message) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+}  // namespace
+
+absl::Status ParseCatalogText(const std::string& text, const std::string& display,
+                              Message* message) {
   CAPPLAN_RETURN_IF_ERROR(CheckHeader(display, text, message->GetDescriptor()->name()));
   return ParseTextEntity(display, text, ValidationRules{}, message);
 }
 
+namespace {
+
+// What one load has read so far, against its limits.
+struct LoadBudget {
+  CatalogLimits limits;
+  std::string root;
+  size_t files = 0;
+  size_t bytes = 0;
+};
+
+absl::Status ParseEntity(const fs::path& path, const std::string& display, LoadBudget& budget,
+                         Message* message) {
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::string text, ReadRegularFile(path.string(), budget.limits.max_file_bytes, budget.root));
+  budget.bytes += text.size();
+  if (budget.bytes > budget.limits.max_total_bytes) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%s: the catalogue's files exceed %d bytes in all (CatalogLimits.max_total_bytes)", display,
+        budget.limits.max_total_bytes));
+  }
+  return ParseCatalogText(text, display, message);
+}
+
 template <typename T>
-absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::vector<T>* out,
-                        absl::flat_hash_map<std::string, std::string>* origin,
+absl::Status LoadFolder(const fs::path& root, const std::string& folder, LoadBudget& budget,
+                        std::vector<T>* out, absl::flat_hash_map<std::string, std::string>* origin,
                         std::vector<std::string>* errors) {
   fs::path dir = root / folder;
   std::error_code ec;
@@ -75,6 +94,11 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::ve
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (++budget.files > budget.limits.max_files) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("%s: the catalogue holds more than %d files (CatalogLimits.max_files)",
+                          dir.string(), budget.limits.max_files));
+    }
     if (IsTemporaryFileName(entry.path().filename().string())) {
       continue;  // a write in flight (or one a kill interrupted: the store removes it)
     }
@@ -95,7 +119,8 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::ve
   for (const fs::path& file : files) {
     std::string display = (fs::path(folder) / file.filename()).string();
     T entity;
-    absl::Status status = ParseEntity(file, display, &entity);
+    absl::Status status = ParseEntity(file, display, budget, &entity);
+    if (absl::IsOutOfRange(status) && budget.bytes > budget.limits.max_total_bytes) return status;
     if (!status.ok()) {
       errors->push_back(std::string(status.message()));
       continue;
@@ -122,7 +147,8 @@ void SortById(std::vector<T>* entities) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(const std::string& dir) {
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
+    const std::string& dir, const CatalogLimits& limits) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("catalogue directory '", dir, "' does not exist"));
@@ -135,13 +161,22 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(const 
   absl::flat_hash_map<std::string, std::string> origin;
   std::vector<std::string> errors;
   fs::path root(dir);
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "hardware", &hardware, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", &models, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", &baselines, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", &engines, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", &priors, &origin, &errors));
+  LoadBudget budget{limits, dir};
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "hardware", budget, &hardware, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", budget, &models, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", budget, &baselines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", budget, &engines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", budget, &priors, &origin, &errors));
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  // Nothing can be planned without a GPU and a model: an empty folder (a
+  // mount that did not happen, a wrong path) must not come up SERVING.
+  if (hardware.empty() || models.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "catalogue '%s' holds %d hardware and %d model entries; it needs at least one of each "
+        "(hardware/<id>.txtpb, models/<id>.txtpb)",
+        dir, hardware.size(), models.size()));
   }
   return FromEntities(std::move(hardware), std::move(models), std::move(baselines),
                       std::move(engines), std::move(origin), std::move(priors));
@@ -182,7 +217,8 @@ void Upsert(std::vector<T>* all, T entity) {
 }
 
 absl::Status CheckEntity(const Message& entity, absl::string_view path) {
-  std::vector<Finding> findings = ValidateEntity(entity);
+  std::vector<Finding> findings = CheckEntityStructure(entity);
+  if (findings.empty()) findings = ValidateEntity(entity);
   if (findings.empty()) return absl::OkStatus();
   std::vector<std::string> lines;
   for (const Finding& f : findings) {

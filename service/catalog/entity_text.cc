@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "service/catalog/entity_checks.h"
 #include "service/catalog/json_locate.h"
 #include "service/catalog/text_proto.h"
 
@@ -35,6 +36,14 @@ absl::Status FindingsError(const std::vector<Finding>& findings, Where where) {
   return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
 }
 
+// Encoding and duplicates first (CheckEntityStructure): the per-kind rules
+// assume both.
+std::vector<Finding> Check(const google::protobuf::Message& entity, const ValidationRules& rules) {
+  std::vector<Finding> findings = CheckEntityStructure(entity);
+  if (findings.empty()) findings = ValidateEntity(entity, rules);
+  return findings;
+}
+
 }  // namespace
 
 absl::Status ParseTextEntity(const std::string& display, const std::string& text,
@@ -49,7 +58,7 @@ absl::Status ParseTextEntity(const std::string& display, const std::string& text
         absl::StrFormat("%s:%d:%d: %s", display, errors.line(), errors.column(),
                         errors.has_error() ? errors.message() : "parse error"));
   }
-  std::vector<Finding> findings = ValidateEntity(*message, rules);
+  std::vector<Finding> findings = Check(*message, rules);
   if (findings.empty()) return absl::OkStatus();
   return FindingsError(findings, [&](const Finding& f) {
     const Location at = LocateField(*message, locations, f.field_path);
@@ -80,7 +89,7 @@ absl::Status ParseEntityFile(const std::string& display, const std::string& text
     return absl::InvalidArgumentError(
         absl::StrFormat("%s:%d:%d: not a valid %s: %s", display, at.line, at.column, type, reason));
   }
-  std::vector<Finding> findings = ValidateEntity(*message, rules);
+  std::vector<Finding> findings = Check(*message, rules);
   if (findings.empty()) return absl::OkStatus();
   return FindingsError(findings, [&](const Finding& f) {
     const Location at = LocateJsonKey(text, f.field_path);

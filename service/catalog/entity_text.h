@@ -12,8 +12,9 @@
 
 namespace capplan::service {
 
-// Parses `text` in text format into `message` and validates it under
-// `rules`. INVALID_ARGUMENT "<display>:<line>:<column>: <message>" for a parse
+// Parses `text` in text format into `message`, checks its structure
+// (CheckEntityStructure: UTF-8, duplicates) and validates it under `rules`
+// (ValidateEntity). INVALID_ARGUMENT "<display>:<line>:<column>: <message>" for a parse
 // error; each validation finding on its own line, at its field's location
 // ("card.txtpb:7:1: memory_bandwidth_bytes_per_second = -1; must be > 0").
 absl::Status ParseTextEntity(const std::string& display, const std::string& text,

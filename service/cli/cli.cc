@@ -90,6 +90,10 @@ Options:
   --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)
   --json               print the response message as JSON (snake_case field names)
   --timeout-seconds S  RPC deadline in --server mode (default 10)
+  --tls-ca-file F      --server over TLS, the server's certificate checked against these PEM
+                       roots (any --tls-* flag turns TLS on; without this one, the system's roots)
+  --tls-cert-file F    with --tls-key-file: the client's PEM certificate and key (mutual TLS)
+  --tls-key-file F
 
 Exit codes: 0 success, 1 a FAIL verdict, 2 invalid input, unknown id or unreachable server.
 )";
@@ -453,7 +457,8 @@ const std::vector<CliCommandSpec>& Commands() {
 // The first word that is neither a flag nor a global flag's value.
 std::string FindCommand(const std::vector<std::string>& args) {
   static const absl::flat_hash_set<std::string> kGlobalValued = {
-      "--server", "--data-dir", "--timeout-seconds", "--token-file", "--out-dir"};
+      "--server",  "--data-dir",    "--timeout-seconds", "--token-file",
+      "--out-dir", "--tls-ca-file", "--tls-cert-file",   "--tls-key-file"};
   for (size_t i = 0; i < args.size(); ++i) {
     if (kGlobalValued.contains(args[i])) {
       ++i;
@@ -462,6 +467,36 @@ std::string FindCommand(const std::vector<std::string>& args) {
     if (!absl::StartsWith(args[i], "--")) return args[i];
   }
   return "";
+}
+
+// --tls-ca-file, --tls-cert-file and --tls-key-file as PEM text; absent when
+// none is given (plaintext).
+absl::StatusOr<std::optional<ChannelTls>> TlsFromFlags(const CliArgs& args) {
+  const std::optional<std::string> ca = args.Get("tls-ca-file");
+  const std::optional<std::string> cert = args.Get("tls-cert-file");
+  const std::optional<std::string> key = args.Get("tls-key-file");
+  if (!ca && !cert && !key) return std::optional<ChannelTls>();
+  if (cert.has_value() != key.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(cert ? "--tls-cert-file" : "--tls-key-file",
+                                                   " needs ",
+                                                   cert ? "--tls-key-file" : "--tls-cert-file",
+                                                   " (a client certificate and "
+                                                   "its key go together)"));
+  }
+  ChannelTls tls;
+  for (auto [flag, pem] :
+       {std::pair{"tls-ca-file", &tls.ca_pem}, std::pair{"tls-cert-file", &tls.cert_pem},
+        std::pair{"tls-key-file", &tls.key_pem}}) {
+    const std::optional<std::string> file = args.Get(flag);
+    if (!file.has_value()) continue;
+    absl::StatusOr<std::string> text = ReadFileLimited(*file, 1 << 20);
+    if (!text.ok() || text->find("-----BEGIN ") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " = ", *file, ": cannot read a PEM file from it"));
+    }
+    *pem = *std::move(text);
+  }
+  return std::optional<ChannelTls>(std::move(tls));
 }
 
 // The planner the command talks to: a server (--server, with the write
@@ -482,8 +517,16 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
       }
       token = std::string(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
     }
-    return std::unique_ptr<PlannerApi>(std::make_unique<RemotePlanner>(
-        *server, absl::Seconds(timeout_seconds.value_or(10)), token));
+    absl::StatusOr<std::optional<ChannelTls>> tls = TlsFromFlags(args);
+    if (!tls.ok()) return tls.status();
+    return std::unique_ptr<PlannerApi>(
+        std::make_unique<RemotePlanner>(*server, absl::Seconds(timeout_seconds.value_or(10)), token,
+                                        tls->has_value() ? ChannelCredentialsFor(*tls) : nullptr));
+  }
+  for (const char* flag : {"tls-ca-file", "tls-cert-file", "tls-key-file"}) {
+    if (args.Has(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --server"));
+    }
   }
   if (args.Has("data-dir") && args.Has("out-dir")) {
     return absl::InvalidArgumentError("--data-dir and --out-dir exclude each other");
@@ -515,7 +558,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     if (c.name == name) spec = &c;
   }
   absl::flat_hash_set<std::string> switches = {"json", "help"};
-  absl::flat_hash_set<std::string> valued = {"server", "data-dir", "timeout-seconds"};
+  absl::flat_hash_set<std::string> valued = {"server",      "data-dir",      "timeout-seconds",
+                                             "tls-ca-file", "tls-cert-file", "tls-key-file"};
   if (spec != nullptr) {
     valued.insert(spec->valued.begin(), spec->valued.end());
     switches.insert(spec->switches.begin(), spec->switches.end());

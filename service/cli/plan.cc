@@ -145,6 +145,7 @@ CliCommandSpec PlanCommandSpec() {
                            "price-per-gpu-hour", "think-time"}) {
     valued.push_back(flag);
   }
+  for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);
   std::vector<std::string> switches = DeploymentSwitches();
   switches.push_back("synchronized");
   return {"plan", &PlanCommand, valued, switches};

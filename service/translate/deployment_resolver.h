@@ -2,6 +2,7 @@
 #define CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ResolvedDeployment {
   v1::Quantization quantization;           // effective checkpoint format
   uint32_t gpu_count = 1;
   PresetChoice preset;
+  // EngineSettings.kv_pool_tokens: a pool the user states.
+  std::optional<uint64_t> stated_kv_pool_tokens;
   // The deployment's field path in the request ("PlanRequest.deployment"),
   // which prefixes errors found after resolution.
   std::string path;
