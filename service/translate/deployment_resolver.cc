@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "service/catalog/catalog_validator.h"
+#include "service/catalog/entity_checks.h"
 #include "service/translate/hf_config.h"
 
 namespace capplan::service {
@@ -165,8 +166,11 @@ absl::Status ResolveInlineHardware(const Catalog& catalog, const v1::Deployment&
                                             "catalogue id or the inline card, not both",
                                             d.hardware_id()));
   }
-  const std::vector<Finding> findings =
-      ValidateEntity(d.hardware(), ValidationRules{.require_citations = false});
+  // Encoding and duplicates first, as for a catalogue file.
+  std::vector<Finding> findings = CheckEntityStructure(d.hardware());
+  if (findings.empty()) {
+    findings = ValidateEntity(d.hardware(), ValidationRules{.require_citations = false});
+  }
   if (!findings.empty()) {
     std::string message = absl::StrCat(path, ".", findings[0].message);
     if (findings.size() > 1) {

@@ -94,6 +94,24 @@ TEST(ParseEntityFile, JsonErrorsNameLineAndColumnToo) {
                        HasSubstr("card.json:9:37: peak_compute[1].dense_flops_per_second = -1")));
 }
 
+TEST(ParseEntityFile, StructureIsCheckedAsForACatalogueFile) {
+  v1::Hardware h;
+  // The same peak twice, at the second one's line; in JSON too.
+  const std::string text =
+      std::string(kCardText) +
+      "peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }\n";
+  EXPECT_THAT(ParseEntityFile("card.txtpb", text, kInline, &h),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("card.txtpb:9:1: peak_compute[1]; must not repeat "
+                                 "peak_compute[0] (the same entry twice)")));
+  std::string json = kCardJson;
+  json.replace(json.find("}]"), 2,
+               "},\n    {\"format\": \"NUMBER_FORMAT_BF16\", \"dense_flops_per_second\": 5e14}]");
+  EXPECT_THAT(ParseEntityFile("card.json", json, kInline, &h),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("peak_compute[1]; must not repeat peak_compute[0]")));
+}
+
 TEST(ParseEntityFile, CitationsAreRequiredWhenTheRulesSaySo) {
   v1::Hardware h;
   EXPECT_THAT(ParseEntityFile("card.txtpb", kCardText, ValidationRules{}, &h),

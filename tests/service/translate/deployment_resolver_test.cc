@@ -216,6 +216,13 @@ INSTANTIATE_TEST_SUITE_P(
                       "T.deployment.hardware.peak_compute[1].format is unspecified"},
         InlineBadCase{"PeakWithoutFigure", "peak_compute { format: NUMBER_FORMAT_FP8 }", "",
                       "T.deployment.hardware.peak_compute[1].dense_flops_per_second = 0"},
+        // Structure, as for a catalogue file: the same peak twice, a name not UTF-8.
+        InlineBadCase{"SamePeakTwice",
+                      "peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }",
+                      "", "T.deployment.hardware.peak_compute[1]; must not repeat peak_compute[0]"},
+        InlineBadCase{"NameNotUtf8", "name: \"Acme \\xff\"", "",
+                      "T.deployment.hardware.name = \"Acme \\xff\"; must be valid UTF-8 (byte 6 "
+                      "is not)"},
         InlineBadCase{"CitationWithoutDocument", R"(sources { fields: "memory_bytes" })", "",
                       "T.deployment.hardware.sources[0].document is empty"},
         InlineBadCase{"ShadowsACatalogueCard", R"(id: "nvidia-l4-24gb")", "",
