@@ -85,6 +85,16 @@ Load (throughput and latency against load, the knee, the safe operating point):
     --calibration: a Sweep (text proto or JSON) or several, measured rows to fit on.
   capplan accuracy [--baseline ID]           leave-one-row-out accuracy on the catalogue
 
+Search (which GPU, how many, how configured, at what cost):
+  capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N
+      (--target-users N | --target-rps R | --target-tokens-per-month T)
+      [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--min-user-tps X]
+      [--gpus ID,ID] [--vendors NAME,NAME] [--max-gpus-per-replica N] [--max-gpus-total N]
+      [--weight-formats bf16,fp8,awq] [--kv-cache-dtypes auto,fp8] [--engines vllm,sglang]
+      [--max-num-seqs 64,128] [--speculative] [--expert-parallel] [--multi-node]
+      [--price ID=USD,...] [--objective cost|gpus|speed] [--top-k K] [--max-candidates N]
+      [--time-budget S] [--duty-factor F] [--max-model-len N] [--svg FILE]
+
 Options:
   --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
   --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)

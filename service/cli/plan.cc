@@ -66,6 +66,24 @@ void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
     out << absl::StrFormat("\nsizing for %s: %d replicas, %d GPUs (safe %.3g %s per replica)\n",
                            s.target(), s.replicas(), s.gpus(), s.safe_load_per_replica(), s.unit());
   }
+  if (plan.has_scaling()) {
+    const v1::ScalingAssessment& s = plan.scaling();
+    out << absl::StrFormat("scaling over %d nodes of %d GPUs: ", s.nodes(), s.gpus_per_node());
+    if (s.throughput_one_node() > 0) {
+      out << absl::StrFormat("X_N %.0f tok/s vs N·X_1 = %d × %.0f tok/s: efficiency %.0f%%%s",
+                             s.throughput(), s.nodes(), s.throughput_one_node(),
+                             100 * s.efficiency(),
+                             s.efficiency_below_threshold()
+                                 ? absl::StrFormat(" (BELOW %.0f%%)", 100 * s.min_efficiency())
+                                 : "");
+      if (s.has_ttft_p99_degradation_fraction()) {
+        out << absl::StrFormat("; TTFT p99 %+.0f%% vs one node%s",
+                               100 * s.ttft_p99_degradation_fraction(),
+                               s.ttft_p99_degraded() ? " (DEGRADED)" : "");
+      }
+    }
+    out << "\n  " << s.note() << "\n";
+  }
   if (plan.has_cost_per_million_output_tokens()) {
     out << absl::StrFormat("cost: %.4f per million output tokens\n",
                            plan.cost_per_million_output_tokens());

@@ -197,3 +197,69 @@ std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_
 }
 
 }  // namespace capplan::service
+
+namespace capplan::service {
+namespace {
+
+void PointLabels(const Panel& p, const std::vector<std::pair<double, double>>& xy,
+                 const std::vector<std::string>& labels, std::string* svg) {
+  for (size_t i = 0; i < xy.size() && i < labels.size(); ++i) {
+    absl::StrAppendFormat(svg,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#333\">%s</text>\n",
+                          p.X(xy[i].first) + 5, p.Y(xy[i].second) - 5, Escape(labels[i]));
+  }
+}
+
+std::string Label(const v1::SearchCandidate& c) {
+  return absl::StrFormat("%d×%s", c.gpus_per_replica(), c.deployment().hardware_id());
+}
+
+}  // namespace
+
+std::string SearchFrontSvg(const v1::SearchConfigsResponse& response, const std::string& title) {
+  std::vector<std::pair<double, double>> cost, capacity;
+  std::vector<std::string> cost_labels, capacity_labels;
+  double cx = 0, cy = 0, gx = 0, gy = 0;
+  for (const v1::SearchCandidate& c : response.cost_front()) {
+    cost.emplace_back(c.cost_per_million_output_tokens(), c.user_output_tokens_per_second());
+    cost_labels.push_back(Label(c));
+    cx = std::max(cx, c.cost_per_million_output_tokens());
+    cy = std::max(cy, c.user_output_tokens_per_second());
+  }
+  for (const v1::SearchCandidate& c : response.capacity_front()) {
+    capacity.emplace_back(c.gpus_per_replica(), c.capacity().output_tokens_per_month() / 1e6);
+    capacity_labels.push_back(Label(c));
+    gx = std::max(gx, static_cast<double>(c.gpus_per_replica()));
+    gy = std::max(gy, c.capacity().output_tokens_per_month() / 1e6);
+  }
+  auto [cxm, cxs] = NiceAxis(cx * 1.15);
+  auto [cym, cys] = NiceAxis(cy * 1.1);
+  auto [gxm, gxs] = NiceAxis(gx * 1.15);
+  auto [gym, gys] = NiceAxis(gy * 1.1);
+  const double height = kTop + 2 * kPanelHeight + kGap + kBottom;
+  std::string svg = absl::StrFormat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.1f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">%s</text>\n",
+      kWidth, height, kWidth, height, kWidth / 2, Escape(title));
+  Panel top{kTop, cxm, cym};
+  Panel bottom{kTop + kPanelHeight + kGap, gxm, gym};
+  Axes(top, cxs, cys, "cost per million output tokens (USD)", "per-user output (tok/s)", &svg);
+  Axes(bottom, gxs, gys, "GPUs per replica", "output tokens/month per replica (millions)", &svg);
+  Polyline(top, cost, "#1f77b4", "", &svg);
+  Polyline(bottom, capacity, "#2ca02c", "", &svg);
+  PointLabels(top, cost, cost_labels, &svg);
+  PointLabels(bottom, capacity, capacity_labels, &svg);
+  if (cost.empty()) {
+    absl::StrAppendFormat(&svg,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">"
+                          "no priced candidate: no cost front</text>\n",
+                          kWidth / 2, kTop + kPanelHeight / 2);
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace capplan::service
