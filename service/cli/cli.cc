@@ -89,7 +89,8 @@ Search (which GPU, how many, how configured, at what cost):
   capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N
       (--target-users N | --target-rps R | --target-tokens-per-month T)
       [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--min-user-tps X]
-      [--gpus ID,ID] [--vendors NAME,NAME] [--max-gpus-per-replica N] [--max-gpus-total N]
+      [--gpus ID,ID] [--hardware-file FILE,FILE] [--vendors NAME,NAME]
+      [--max-gpus-per-replica N] [--max-gpus-total N]
       [--weight-formats bf16,fp8,awq] [--kv-cache-dtypes auto,fp8] [--engines vllm,sglang]
       [--max-num-seqs 64,128] [--speculative] [--expert-parallel] [--multi-node]
       [--price ID=USD,...] [--objective cost|gpus|speed] [--top-k K] [--max-candidates N]

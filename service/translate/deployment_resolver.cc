@@ -156,33 +156,16 @@ absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
   return absl::OkStatus();
 }
 
-// A card the request gives whole: validated as a catalogue entry is (its
-// figures need no citations), and its id must not shadow a catalogue card.
+// A card the request gives whole: validated as a catalogue entry is, and its
+// id must not shadow a catalogue card.
 absl::Status ResolveInlineHardware(const Catalog& catalog, const v1::Deployment& d,
                                    ResolvedDeployment* r) {
-  const std::string path = r->path + ".hardware";
   if (!d.hardware_id().empty()) {
     return Invalid(r->path, absl::StrFormat(".hardware_id = \"%s\" is set with hardware; give the "
                                             "catalogue id or the inline card, not both",
                                             d.hardware_id()));
   }
-  // Encoding and duplicates first, as for a catalogue file.
-  std::vector<Finding> findings = CheckEntityStructure(d.hardware());
-  if (findings.empty()) {
-    findings = ValidateEntity(d.hardware(), ValidationRules{.require_citations = false});
-  }
-  if (!findings.empty()) {
-    std::string message = absl::StrCat(path, ".", findings[0].message);
-    if (findings.size() > 1) {
-      absl::StrAppend(&message, absl::StrFormat(" (and %d more)", findings.size() - 1));
-    }
-    return absl::InvalidArgumentError(message);
-  }
-  if (catalog.FindHardware(d.hardware().id()) != nullptr) {
-    return Invalid(path, absl::StrFormat(".id = \"%s\"; names a catalogue card: send it as "
-                                         "hardware_id, or give the inline card an id of its own",
-                                         d.hardware().id()));
-  }
+  CAPPLAN_RETURN_IF_ERROR(CheckInlineHardware(catalog, d.hardware(), r->path + ".hardware"));
   r->inline_hardware = std::make_shared<const v1::Hardware>(d.hardware());
   r->hardware = r->inline_hardware.get();
   CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
@@ -411,6 +394,28 @@ bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& r) 
     return false;
   }
   return true;
+}
+
+absl::Status CheckInlineHardware(const Catalog& catalog, const v1::Hardware& card,
+                                 const std::string& path) {
+  // Encoding and duplicates first, as for a catalogue file.
+  std::vector<Finding> findings = CheckEntityStructure(card);
+  if (findings.empty()) {
+    findings = ValidateEntity(card, ValidationRules{.require_citations = false});
+  }
+  if (!findings.empty()) {
+    std::string message = absl::StrCat(path, ".", findings[0].message);
+    if (findings.size() > 1) {
+      absl::StrAppend(&message, absl::StrFormat(" (and %d more)", findings.size() - 1));
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  if (catalog.FindHardware(card.id()) != nullptr) {
+    return Invalid(path, absl::StrFormat(".id = \"%s\"; names a catalogue card: send it as "
+                                         "hardware_id, or give the inline card an id of its own",
+                                         card.id()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace capplan::service

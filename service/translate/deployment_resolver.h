@@ -55,6 +55,13 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
 absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
     const Catalog& catalog, const v1::Deployment& deployment, const std::string& path);
 
+// A card a request gives whole (Deployment.hardware, SearchConstraints.hardware):
+// structure and ValidateEntity as for a catalogue entry, citations optional,
+// and its id not a catalogue card's. INVALID_ARGUMENT "<path>.<field> = v;
+// rule" (`path` is the card's own, e.g. "PlanRequest.deployment.hardware").
+absl::Status CheckInlineHardware(const Catalog& catalog, const v1::Hardware& card,
+                                 const std::string& path);
+
 // The deployment asks for speculative decoding (a method other than NONE).
 bool SpeculationOn(const v1::SpeculativeDecoding& s);
 
