@@ -57,14 +57,15 @@ Catalogue:
   capplan hardware get ID                     one GPU with its sources
   capplan models list [--family NAME]        models, with computed parameter counts
   capplan models get ID|HF_REPO_ID            one model
-  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang]
+  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang|trtllm]
   capplan baselines get ID                    one measured baseline
 
 Memory (does it fit, how large is the KV pool):
   capplan memory (--model ID | --model-config FILE | --baseline ID)
       (--gpu ID | --hardware-file FILE) [--gpus N]
-      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang] [--engine-version V]
-      [--gpu-memory-utilization F] [--mem-fraction-static F] [--max-model-len N]
+      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang|trtllm]
+      [--engine-version V] [--gpu-memory-utilization F] [--mem-fraction-static F]
+      [--kv-cache-free-gpu-memory-fraction F] [--max-model-len N]
       [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
       [--kv-cache-dtype auto|bf16|fp16|fp8] [--quantization FORMAT] [--enforce-eager]
       [--speculative-method mtp|eagle|none] [--num-speculative-tokens K]
@@ -384,6 +385,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   };
   add("attention", w.attention_bytes());
   add("linear attention", w.linear_attention_bytes());
+  add("vision encoder", w.vision_encoder_bytes());
   add("dense MLP", w.dense_mlp_bytes());
   add("routed experts", w.experts_bytes());
   add("shared experts", w.shared_experts_bytes());
