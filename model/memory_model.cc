@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 
@@ -250,6 +251,12 @@ const char* BindingConstraintName(BindingConstraint c) {
       return "state_slots";
     case BindingConstraint::kMaxNumSeqs:
       return "max_num_seqs";
+    case BindingConstraint::kActivations:
+      return "activations";
+    case BindingConstraint::kCudaGraphs:
+      return "cuda_graphs";
+    case BindingConstraint::kNonTorch:
+      return "non_torch";
   }
   return "none";
 }
@@ -1020,18 +1027,58 @@ double SizePools(const MemoryPlanInput& in, const SharedAccount& s, const StageL
   return SizePagedPool(l, available_bytes, plan);
 }
 
-// The stage's verdict: weights (and fixed overheads) beyond the budget, a pool
-// that cannot hold one max_model_len request (or its state), or a fit bound by
-// the pool or by max_num_seqs.
-void JudgeStage(double available_bytes, double needed_for_one_bytes, const StageLayers& l,
-                MemoryPlan& plan) {
+// The largest of the terms `in`: those the budget pays, or those that live
+// outside it.
+struct AccountTerm {
+  BindingConstraint binding;
+  double bytes;
+};
+
+BindingConstraint LargestTerm(std::initializer_list<AccountTerm> terms) {
+  AccountTerm best{BindingConstraint::kWeights, -1.0};
+  for (const AccountTerm& t : terms) {
+    if (t.bytes > best.bytes) best = t;
+  }
+  return best.binding;
+}
+
+// What the budget pays for before the pools (PoolBudgetBytes) and what lives
+// beside it: vLLM's CUDA graphs unless its preset deducts them; SGLang's
+// activations and graphs (its fraction covers weights and pools only).
+BindingConstraint BudgetBinding(const SharedAccount& s, const GpuAccount& acc) {
+  if (s.sglang_budget) return BindingConstraint::kWeights;
+  return LargestTerm({{BindingConstraint::kWeights, acc.weights_bytes},
+                      {BindingConstraint::kActivations, acc.activation_peak_bytes},
+                      {BindingConstraint::kNonTorch, acc.non_torch_bytes},
+                      {BindingConstraint::kCudaGraphs,
+                       s.engine.cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0}});
+}
+
+BindingConstraint OutsideBudgetBinding(const SharedAccount& s, const GpuAccount& acc) {
+  if (s.sglang_budget) {
+    return LargestTerm({{BindingConstraint::kActivations, acc.activation_peak_bytes},
+                        {BindingConstraint::kCudaGraphs, acc.cuda_graph_bytes}});
+  }
+  return BindingConstraint::kCudaGraphs;
+}
+
+// The stage's verdict: the budget's terms leave no room for the pools, a pool
+// that cannot hold one max_model_len request (or its state), the whole
+// account beyond the card's memory (what lives outside the budget overflows),
+// or a fit bound by the pool or by max_num_seqs.
+void JudgeStage(const SharedAccount& s, double available_bytes, double needed_for_one_bytes,
+                const StageLayers& l, MemoryPlan& plan) {
   GpuAccount& acc = plan.per_gpu;
   acc.used_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes +
                    acc.cuda_graph_bytes + acc.kv_pool_bytes + acc.state_pool_bytes;
   if (available_bytes <= 0.0) {
     plan.fits = false;
-    plan.binding_constraint = BindingConstraint::kWeights;
+    plan.binding_constraint = BudgetBinding(s, acc);
     plan.shortfall_bytes = -available_bytes;
+  } else if (acc.used_bytes > acc.capacity_bytes) {
+    plan.fits = false;
+    plan.binding_constraint = OutsideBudgetBinding(s, acc);
+    plan.shortfall_bytes = acc.used_bytes - acc.capacity_bytes;
   } else if (plan.max_concurrency_at_max_model_len < 1.0) {
     plan.fits = false;
     plan.binding_constraint = (l.state_layers > 0 && plan.state_slots < 1)
@@ -1045,9 +1092,6 @@ void JudgeStage(double available_bytes, double needed_for_one_bytes, const Stage
         plan.max_concurrency_at_max_model_len < static_cast<double>(plan.max_num_seqs)
             ? BindingConstraint::kKvPool
             : BindingConstraint::kMaxNumSeqs;
-  }
-  if (acc.used_bytes > acc.capacity_bytes && plan.fits) {
-    plan.notes.push_back("the account exceeds the card's memory outside the engine's budget");
   }
 }
 
@@ -1105,7 +1149,7 @@ StagePlan PlanStage(const MemoryPlanInput& in, const SharedAccount& s, const Mem
     needed_for_one_bytes = SizePools(in, s, layers, sp.available_bytes, plan);
     plan.max_concurrency_at_max_model_len = MaxConcurrencyAt(plan.layout, plan.max_model_len);
   }
-  JudgeStage(sp.available_bytes, needed_for_one_bytes, layers, plan);
+  JudgeStage(s, sp.available_bytes, needed_for_one_bytes, layers, plan);
   sp.capacity_requests = plan.max_concurrency_at_max_model_len;
   return sp;
 }

@@ -248,12 +248,20 @@ struct GpuAccount {
   double capacity_bytes = 0.0;
 };
 
+// A plan fits only when every term fits: the budget's terms leave room for
+// the pools, the pools hold one request, and the whole account (with what
+// lives outside the budget: CUDA graphs, and SGLang's activations) stays
+// within the card. When it does not, the binding term is the largest of the
+// terms that overflow.
 enum class BindingConstraint {
   kNone,
-  kWeights,     // weights (+ fixed overheads) exceed the budget
-  kKvPool,      // the pool cannot hold one request of max_model_len
-  kStateSlots,  // no room for a single request's recurrent state
-  kMaxNumSeqs,  // fits; concurrency limited by the engine's sequence limit
+  kWeights,      // the account exceeds the budget; the weights are its largest term
+  kKvPool,       // the pool cannot hold one request of max_model_len
+  kStateSlots,   // no room for a single request's recurrent state
+  kMaxNumSeqs,   // fits; concurrency limited by the engine's sequence limit
+  kActivations,  // ... the activation peak is the largest term
+  kCudaGraphs,   // ... the CUDA graphs are
+  kNonTorch,     // ... the non-torch memory is
 };
 const char* BindingConstraintName(BindingConstraint c);
 

@@ -159,7 +159,8 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) 
 
 absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const PerformanceModel& m,
                                                                 const Workload& w,
-                                                                const Slots& slots) {
+                                                                const Slots& slots,
+                                                                Budget* budget) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   if (slots.slots < 1 || slots.slots > kMaxSlots) {
@@ -168,9 +169,11 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
   LoadDependentServer s;
   s.slots_ = slots;
   s.workload_ = w;
+  s.budget_ = budget;
   s.phases_by_n_.reserve(slots.slots);
   s.rate_by_n_.reserve(slots.slots);
   for (int n = 1; n <= slots.slots; ++n) {
+    if (Stopped(budget)) return budget->status();
     const RequestPhaseFeatures f =
         ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, w, n);
     const RequestPhaseTimes t = ToPhaseTimes(f, m.coefficients, w.output_tokens);
@@ -481,6 +484,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
   double hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
   double f_hi = LatencyCdf(law, hi) - target;
   for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
+    if (Stopped(law.budget)) return hi;
     lo = hi;
     f_lo = f_hi;
     hi *= 2;
@@ -494,7 +498,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
   double w_prev = hi - lo, w_prev2 = hi - lo;  // the bracket one and two steps ago
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
     const double w = hi - lo;
-    if (w <= kQuantileRelativeTolerance * hi) break;
+    if (w <= kQuantileRelativeTolerance * hi || Stopped(law.budget)) break;
     double x = hi - f_hi * w / (f_hi - f_lo);
     if (!(x > lo && x < hi) || (i >= 2 && w > 0.5 * w_prev2)) x = 0.5 * (lo + hi);
     w_prev2 = w_prev;
@@ -829,6 +833,7 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
   const double cv_r = server.ServiceTimeCv();
   LatencyLaw ttft;
   LatencyLaw e2e;
+  ttft.budget = e2e.budget = server.budget();
   double wait_w = 0;
   AddBinnedAtoms(server, std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)), x,
                  z > 0, &ttft, &e2e);
@@ -953,6 +958,7 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
   const double cv2 = std::min(1.0, cv * cv);
   LatencyLaw ttft;
   LatencyLaw e2e;
+  ttft.budget = e2e.budget = server.budget();
   AddBinnedAtoms(server, law.pi, lambda, true, &ttft, &e2e);
   // M/G/S correction of the M/M/S wait (Cosmetatos 1976 for M/D/S,
   // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
@@ -1020,6 +1026,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   out.reserve(concurrencies.size());
   for (int n : concurrencies) {
     out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n));
+    if (Stopped(server.budget())) return server.budget()->status();
   }
   return out;
 }
@@ -1029,7 +1036,10 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& 
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
-  for (double lambda : rates_rps) out.push_back(OpenLoopPoint(server, lambda));
+  for (double lambda : rates_rps) {
+    out.push_back(OpenLoopPoint(server, lambda));
+    if (Stopped(server.budget())) return server.budget()->status();
+  }
   return out;
 }
 
@@ -1137,7 +1147,7 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
   absl::StatusOr<Slots> slots = ComputeSlots(r.limits, r.workload);
   if (!slots.ok()) return slots.status();
   absl::StatusOr<LoadDependentServer> server =
-      LoadDependentServer::Create(r.model, r.workload, *slots);
+      LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
   if (!server.ok()) return server.status();
   absl::StatusOr<std::vector<LoadPoint>> points =
       closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds)

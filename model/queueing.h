@@ -45,6 +45,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "model/budget.h"
 #include "model/step_time.h"
 
 namespace capplan::model {
@@ -130,8 +131,11 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w);
 // μ(n) and the phase times for n = 1..S.
 class LoadDependentServer {
  public:
+  // `budget` (optional, outlives the server) stops the work early: Create
+  // and the curves return its status once it is stopped.
   static absl::StatusOr<LoadDependentServer> Create(const PerformanceModel& m, const Workload& w,
-                                                    const Slots& slots);
+                                                    const Slots& slots, Budget* budget = nullptr);
+  Budget* budget() const { return budget_; }
 
   int slots() const { return slots_.slots; }
   const Workload& workload() const { return workload_; }
@@ -170,6 +174,7 @@ class LoadDependentServer {
   std::vector<double> budget_share_1_;
   std::vector<double> budget_share_s_;
   std::vector<double> output_nodes_;  // output tokens of node j
+  Budget* budget_ = nullptr;
 };
 
 // Number of equal-probability nodes used for a length law with cv > 0.
@@ -296,6 +301,8 @@ struct LoadCurveRequest {
   Slo slo;
   KneeOptions knee;
   SafetyOptions safety;
+  // Optional: stops the computation (its status is returned) when stopped.
+  Budget* budget = nullptr;
 };
 
 struct LoadCurve {
@@ -395,6 +402,9 @@ struct LatencyLaw {
   // waiting law of PrefillStageQueue).
   double prefill_wait_probability = 0;
   double prefill_wait_rate = 0;
+  // Stops the quantile searches early (their result is then meaningless:
+  // the caller returns the budget's status instead).
+  Budget* budget = nullptr;
 };
 double LatencyCdf(const LatencyLaw& law, double t);
 // Smallest t with CDF(t) >= q, to a relative 1e-3 (Illinois regula falsi

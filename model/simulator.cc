@@ -484,6 +484,7 @@ void EngineSimulation::Complete(const Request& r) {
 absl::StatusOr<SimulationResult> EngineSimulation::Run() {
   bool saturated = false;
   while (m_.measured_done < c_.measured_requests) {
+    if (Stopped(c_.budget)) return c_.budget->status();
     EnqueueDueArrivals();
     if (static_cast<long>(waiting_.size()) >= kSimulatorMaxWaiting) {
       saturated = true;

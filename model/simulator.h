@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "model/budget.h"
 #include "model/queueing.h"
 #include "model/step_time.h"
 
@@ -53,6 +54,9 @@ struct SimulationConfig {
   int measured_requests = 2000;
   int warmup_requests = 200;
   uint64_t seed = 1;
+  // Optional: stops the run (Simulate returns its status) when stopped;
+  // checked once per engine iteration.
+  Budget* budget = nullptr;
 };
 
 struct SimulationResult {

@@ -437,7 +437,7 @@ absl::Status Memory(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> mean, ctx.args.GetInt("mean-sequence-tokens", 1));
   if (mean.has_value()) request.set_mean_sequence_tokens(*mean);
-  CAPPLAN_ASSIGN_OR_RETURN(v1::MemoryPlan plan, ctx.planner->PlanMemory(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::MemoryPlan plan, ctx.planner->PlanMemory(request, nullptr));
   if (ctx.json) return PrintJson(plan, ctx.out);
   PrintMemoryPlan(plan, ctx.out);
   return absl::OkStatus();

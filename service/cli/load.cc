@@ -171,7 +171,7 @@ absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::strin
 
 absl::StatusOr<int> Sweep(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "sweep"));
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request, nullptr));
   if (auto svg = ctx.args.Get("svg")) {
     const v1::ResolvedDeployment& d = curve.memory().deployment();
     std::string title = absl::StrFormat(
@@ -222,12 +222,12 @@ absl::StatusOr<int> Simulate(CliContext& ctx) {
     return absl::InvalidArgumentError("--svg draws sweep's curve; capplan simulate prints a table");
   }
   CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "simulate"));
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve sim, ctx.planner->SimulateLoad(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve sim, ctx.planner->SimulateLoad(request, nullptr));
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(sim, ctx.out));
     return kExitOk;
   }
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve model, ctx.planner->PredictLoad(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve model, ctx.planner->PredictLoad(request, nullptr));
   if (model.points_size() != sim.points_size()) {
     return absl::InternalError("simulate: the model and the simulator drew different points");
   }
@@ -268,7 +268,7 @@ absl::StatusOr<int> Accuracy(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyMode mode, AccuracyModeOf(ctx.args));
   request.set_mode(mode);
   request.set_baseline_id(ctx.args.Get("baseline").value_or(""));
-  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyResponse r, ctx.planner->Accuracy(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::AccuracyResponse r, ctx.planner->Accuracy(request, nullptr));
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(r, ctx.out));
     return kExitOk;

@@ -145,7 +145,7 @@ absl::StatusOr<int> PlanCommand(CliContext& ctx) {
     return absl::InvalidArgumentError(
         "--target-rps, --target-users and --target-tokens-per-month exclude each other");
   }
-  CAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse plan, ctx.planner->Plan(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PlanResponse plan, ctx.planner->Plan(request, nullptr));
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(plan, ctx.out));
   } else {

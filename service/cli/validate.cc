@@ -157,7 +157,7 @@ absl::StatusOr<int> ValidateCommand(CliContext& ctx) {
         "(--gpu ID | --hardware-file FILE) | --model ID --gpu ID ...)");
   }
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateRequest request, RequestFromFlags(ctx.args));
-  CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request, nullptr));
   if (auto junit = ctx.args.Get("junit")) {
     absl::Status written = WriteFileAtomically(*junit, JunitXml(ToJunit(response)));
     if (!written.ok()) {

@@ -8,11 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "model/cost.h"
 #include "model/load_grid.h"
 #include "model/provenance.h"
 #include "model/simulator.h"
 #include "service/planner/bands.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -138,6 +140,38 @@ model::LoadCurveRequest CurveRequest(const PreparedLoad& load, const LoadAxis& a
   return req;
 }
 
+// RESOURCE_EXHAUSTED when the curve's estimated work is above the budget's
+// cap: names the axis the request gave (or the slots, for the grids Plan and
+// Validate search) and the cap.
+absl::Status AdmitCurve(const PreparedLoad& load, const LoadAxis& axis,
+                        const model::LoadCurveRequest& req, const std::string& axis_field) {
+  const model::Budget* budget = load.query.budget;
+  if (budget == nullptr) return absl::OkStatus();
+  absl::StatusOr<model::LoadCurveWork> work = model::EstimateLoadCurveWork(req);
+  // The grids Plan and Validate search are the server's choice, not the
+  // client's: they get kSearchGridWorkFactor times the cap.
+  const double cap = budget->max_work_units() * (axis_field.empty() ? kSearchGridWorkFactor : 1);
+  if (!work.ok() || work->total_units <= cap) return absl::OkStatus();
+  const bool closed = axis.closed_loop.has_value();
+  const int points =
+      closed ? axis.closed_loop->concurrencies_size() : axis.open_loop->arrival_rates_rps_size();
+  const std::string what =
+      closed ? absl::StrFormat("%d points up to %d users, think time %g s", points,
+                               axis.closed_loop->concurrencies(points - 1),
+                               axis.closed_loop->think_time_seconds())
+             : absl::StrFormat("%d arrival rates", points);
+  const std::string field =
+      !axis_field.empty()
+          ? absl::StrCat(axis_field, closed ? ".concurrencies" : ".arrival_rates_rps")
+          : absl::StrCat(load.query.path, ".deployment (its ", work->slots.slots,
+                         " slots, bound by ", model::SlotBoundName(work->slots.bound), ")");
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s: the load curve (%s over %d slots) is estimated at %.3g work units, above the cap of "
+      "%.3g per curve; ask for fewer or lower points, a shorter think time or fewer slots "
+      "(max_num_seqs)",
+      field, what, work->slots.slots, work->total_units, cap));
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedDeployment& d,
@@ -174,10 +208,15 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
   return load;
 }
 
-absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis) {
+absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
+                                        const std::string& axis_field) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
-  const model::LoadCurveRequest req = CurveRequest(load, axis);
+  model::LoadCurveRequest req = CurveRequest(load, axis);
+  CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
+  req.budget = load.query.budget;
   absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);
+  // A stopped budget's status is the answer (its code and reason as they are).
+  CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(load.query.budget));
   if (!curve.ok()) {
     return absl::Status(curve.status().code(),
                         absl::StrCat(load.query.path, ": ", curve.status().message()));
@@ -228,9 +267,10 @@ struct PreparedRequest {
 absl::StatusOr<PreparedRequest> PrepareRequest(const Catalog& catalog,
                                                const v1::PredictLoadRequest& request,
                                                const std::string& path,
-                                               WorkCounters* counters) {
+                                               WorkCounters* counters, model::Budget* budget) {
   LoadQuery q;
   q.path = path;
+  q.budget = budget;
   q.workload = request.workload();
   q.slo = request.slo();
   if (request.has_operator_concurrency_gate()) {
@@ -254,11 +294,19 @@ absl::StatusOr<PreparedRequest> PrepareRequest(const Catalog& catalog,
   PreparedRequest out;
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
                            PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
+  if (request.has_workload()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, q.path));
+  }
   out.deployment = std::make_unique<PreparedDeployment>(std::move(d));
   CAPPLAN_ASSIGN_OR_RETURN(out.load, PrepareLoad(catalog, *out.deployment, q, counters));
   for (std::string& n : notes) out.load.notes.push_back(std::move(n));
   out.axis = std::move(axis);
   return out;
+}
+
+// The request's axis field, for the work cap's message.
+std::string AxisField(const v1::PredictLoadRequest& request, const std::string& path) {
+  return absl::StrCat(path, request.has_closed_loop() ? ".closed_loop" : ".open_loop");
 }
 
 // One simulated point as the curve reports it.
@@ -287,14 +335,18 @@ void FillSimulatedPoint(const model::SimulationResult& r, const model::Simulatio
 
 absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
                                           const v1::PredictLoadRequest& request,
-                                          WorkCounters* counters) {
+                                          WorkCounters* counters, model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidatePredictLoadRequest(request));
+  const std::string path = "PredictLoadRequest";
   CAPPLAN_ASSIGN_OR_RETURN(PreparedRequest p,
-                           PrepareRequest(catalog, request, "PredictLoadRequest", counters));
-  return DrawCurve(p.load, p.axis);
+                           PrepareRequest(catalog, request, path, counters, budget));
+  return DrawCurve(p.load, p.axis, AxisField(request, path));
 }
 
 absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
-                                           const v1::PredictLoadRequest& request) {
+                                           const v1::PredictLoadRequest& request,
+                                           model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidatePredictLoadRequest(request));
   const int points = request.closed_loop().concurrencies_size() +
                      request.open_loop().arrival_rates_rps_size();
   if (points > kMaxSimulatedPoints) {
@@ -303,11 +355,12 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
         "requests)",
         points, kMaxSimulatedPoints, kSimulatedRequestsPerPoint));
   }
+  const std::string path = "PredictLoadRequest";
   CAPPLAN_ASSIGN_OR_RETURN(PreparedRequest p,
-                           PrepareRequest(catalog, request, "PredictLoadRequest", nullptr));
+                           PrepareRequest(catalog, request, path, nullptr, budget));
   // The analytical curve gives the fit, slots, memory and provenance; its
   // points are replaced by the simulator's, its knee and safe point dropped.
-  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve out, DrawCurve(p.load, p.axis));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve out, DrawCurve(p.load, p.axis, AxisField(request, path)));
   out.clear_knee();
   out.clear_safe_operating_point();
   model::SimulationConfig c;
@@ -316,6 +369,7 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
   c.limits = p.load.limits;
   c.measured_requests = kSimulatedRequestsPerPoint;
   c.warmup_requests = kSimulatedRequestsPerPoint / 10;
+  c.budget = budget;
   for (int i = 0; i < out.points_size(); ++i) {
     c.seed = 1 + static_cast<uint64_t>(i);
     c.concurrency.reset();
@@ -327,6 +381,8 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
       c.arrival_rate_rps = p.axis.open_loop->arrival_rates_rps(i);
     }
     absl::StatusOr<model::SimulationResult> r = model::Simulate(c);
+    // A stopped budget's status is the answer (its code and reason as they are).
+    CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(budget));
     if (!r.ok()) {
       return absl::Status(r.status().code(),
                           absl::StrCat("PredictLoadRequest: simulating point ", i, ": ",

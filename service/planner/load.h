@@ -17,9 +17,11 @@ namespace capplan::service {
 // Validates, resolves the deployment (a baseline without a GPU resolves in
 // unknown units), prepares it and draws the curve. Without a `workload` the
 // workload of the deployment's baseline's first sweep is used.
+// `budget` (optional) caps the curve's estimated work and stops it early.
 absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
                                           const v1::PredictLoadRequest& request,
-                                          WorkCounters* counters = nullptr);
+                                          WorkCounters* counters = nullptr,
+                                          model::Budget* budget = nullptr);
 
 // The simulator's answer to the same request (model/simulator.h): each
 // point an iteration-level run of kSimulatedRequestsPerPoint requests with
@@ -27,8 +29,10 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
 // kMaxSimulatedPoints points.
 inline constexpr int kMaxSimulatedPoints = 32;
 inline constexpr int kSimulatedRequestsPerPoint = 4000;
+// `budget` (optional) stops it early (the point count bounds its work).
 absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
-                                           const v1::PredictLoadRequest& request);
+                                           const v1::PredictLoadRequest& request,
+                                           model::Budget* budget = nullptr);
 
 // The API axes of the load grids Plan and Validate search (model/load_grid.h).
 v1::ClosedLoopAxis ConcurrencyGridAxis(uint32_t top,

@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "service/translate/memory_translation.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -68,9 +70,7 @@ v1::MemoryPlan MemoryPlanWithBaselines(const Catalog& catalog, const ResolvedDep
 absl::StatusOr<v1::MemoryPlan> PlanMemory(const Catalog& catalog,
                                           const v1::PlanMemoryRequest& request,
                                           WorkCounters* counters) {
-  if (request.has_mean_sequence_tokens() && request.mean_sequence_tokens() == 0) {
-    return absl::InvalidArgumentError("PlanMemoryRequest.mean_sequence_tokens = 0; must be > 0");
-  }
+  CAPPLAN_RETURN_IF_ERROR(ValidatePlanMemoryRequest(request));
   CAPPLAN_ASSIGN_OR_RETURN(
       ResolvedDeployment resolved,
       ResolveDeployment(catalog, request.deployment(), "PlanMemoryRequest.deployment"));
@@ -78,6 +78,13 @@ absl::StatusOr<v1::MemoryPlan> PlanMemory(const Catalog& catalog,
   if (request.has_mean_sequence_tokens()) mean = request.mean_sequence_tokens();
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment prepared,
                            PrepareDeployment(catalog, std::move(resolved), mean, counters));
+  const int64_t context = prepared.model_memory.max_model_len;
+  if (mean.has_value() && context > 0 && *mean > static_cast<uint64_t>(context)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PlanMemoryRequest.mean_sequence_tokens = %d; must not exceed the deployment's "
+        "max_model_len = %d (no request is longer)",
+        *mean, context));
+  }
   return std::move(prepared.memory);
 }
 

@@ -11,6 +11,7 @@
 #include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -302,6 +303,14 @@ absl::Status AddCost(const v1::PlanRequest& request, uint32_t gpus_per_replica,
       double cost, model::CostPerMillionOutputTokens(
                        request.price_per_gpu_hour(), static_cast<int>(gpus_per_replica), period,
                        response->capacity().output_tokens_per_month()));
+  if (!std::isfinite(cost) || !(cost > 0)) {
+    // A price and capacity whose ratio leaves the doubles: no cost to state.
+    response->add_notes(absl::StrFormat(
+        "no cost per million output tokens: %g per GPU-hour over %g output tokens a month "
+        "gives %g",
+        request.price_per_gpu_hour(), response->capacity().output_tokens_per_month(), cost));
+    return absl::OkStatus();
+  }
   response->set_cost_per_million_output_tokens(cost);
   return absl::OkStatus();
 }
@@ -407,7 +416,8 @@ void AddScaling(const Catalog& catalog, const v1::PlanRequest& request, const Re
 }  // namespace
 
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
-                                      WorkCounters* counters) {
+                                      WorkCounters* counters, model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidatePlanRequest(request));
   CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
   CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
                            ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
@@ -416,8 +426,12 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   model::CapacityPeriod period;
   if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
   CAPPLAN_ASSIGN_OR_RETURN(LoadQuery query, QueryOf(request, r, &response));
+  query.budget = budget;
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
                            PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
+  if (request.has_workload()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, query.path));
+  }
   if (!d.hardware_withheld && !d.memory.fits())
     return NotFitting(request, d.memory, period, std::move(response));
   CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, query, counters));

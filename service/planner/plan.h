@@ -22,7 +22,8 @@ absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica
                        v1::PlanResponse* response);
 
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
-                                      WorkCounters* counters = nullptr);
+                                      WorkCounters* counters = nullptr,
+                                      model::Budget* budget = nullptr);
 
 }  // namespace capplan::service
 

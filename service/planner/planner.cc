@@ -15,6 +15,7 @@
 #include "service/planner/search.h"
 #include "service/planner/validate.h"
 #include "service/translate/model_info.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -35,8 +36,9 @@ absl::Status NotInCatalogue(absl::string_view kind, const std::string& id,
 
 }  // namespace
 
-Planner::Planner(std::shared_ptr<const Catalog> catalog, std::shared_ptr<CatalogStore> store)
-    : catalog_(std::move(catalog)), store_(std::move(store)) {}
+Planner::Planner(std::shared_ptr<const Catalog> catalog, std::shared_ptr<CatalogStore> store,
+                 PlannerLimits limits)
+    : catalog_(std::move(catalog)), store_(std::move(store)), limits_(limits) {}
 
 std::shared_ptr<const Catalog> Planner::catalog() const {
   absl::MutexLock lock(&mu_);
@@ -50,6 +52,7 @@ void Planner::SwapCatalog(std::shared_ptr<const Catalog> catalog) {
 
 absl::StatusOr<v1::ListHardwareResponse> Planner::ListHardware(
     const v1::ListHardwareRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   v1::ListHardwareResponse response;
   std::string vendor = absl::AsciiStrToLower(request.vendor());
@@ -63,6 +66,7 @@ absl::StatusOr<v1::ListHardwareResponse> Planner::ListHardware(
 }
 
 absl::StatusOr<v1::Hardware> Planner::GetHardware(const v1::GetHardwareRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetHardwareRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Hardware* hardware = catalog->FindHardware(request.id());
@@ -73,6 +77,7 @@ absl::StatusOr<v1::Hardware> Planner::GetHardware(const v1::GetHardwareRequest& 
 }
 
 absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(const v1::ListModelsRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   v1::ListModelsResponse response;
   for (const v1::Model& model : catalog->models()) {
@@ -85,6 +90,7 @@ absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(const v1::ListModelsR
 }
 
 absl::StatusOr<v1::ModelInfo> Planner::GetModel(const v1::GetModelRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetModelRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Model* model = catalog->FindModel(request.id());
@@ -96,6 +102,7 @@ absl::StatusOr<v1::ModelInfo> Planner::GetModel(const v1::GetModelRequest& reque
 
 absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
     const v1::ListBaselinesRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   if (!request.model_id().empty() && catalog->FindModel(request.model_id()) == nullptr) {
     return absl::NotFoundError(
@@ -127,6 +134,7 @@ absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
 }
 
 absl::StatusOr<v1::Baseline> Planner::GetBaseline(const v1::GetBaselineRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetBaselineRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Baseline* baseline = catalog->FindBaseline(request.id());
@@ -136,28 +144,42 @@ absl::StatusOr<v1::Baseline> Planner::GetBaseline(const v1::GetBaselineRequest& 
   return *baseline;
 }
 
-absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(const v1::PlanMemoryRequest& request) {
+absl::StatusOr<v1::MemoryPlan> Planner::PlanMemory(const v1::PlanMemoryRequest& request,
+                                                   model::Budget*) {
   return service::PlanMemory(*catalog(), request);
 }
 
-absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(const v1::PredictLoadRequest& request) {
-  return service::PredictLoad(*catalog(), request);
+absl::StatusOr<v1::LoadCurve> Planner::PredictLoad(const v1::PredictLoadRequest& request,
+                                                   model::Budget* budget) {
+  model::Budget own(limits_.max_work_units, nullptr);
+  return service::PredictLoad(*catalog(), request, nullptr, budget != nullptr ? budget : &own);
 }
 
-absl::StatusOr<v1::PlanResponse> Planner::Plan(const v1::PlanRequest& request) {
-  return service::Plan(*catalog(), request);
+absl::StatusOr<v1::PlanResponse> Planner::Plan(const v1::PlanRequest& request,
+                                               model::Budget* budget) {
+  model::Budget own(limits_.max_work_units, nullptr);
+  return service::Plan(*catalog(), request, nullptr, budget != nullptr ? budget : &own);
 }
 
-absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest& request) {
-  return service::Validate(*catalog(), request);
+absl::StatusOr<v1::ValidateResponse> Planner::Validate(const v1::ValidateRequest& request,
+                                                       model::Budget* budget) {
+  model::Budget own(limits_.max_work_units, nullptr);
+  return service::Validate(*catalog(), request, nullptr, budget != nullptr ? budget : &own);
 }
 
 absl::StatusOr<v1::LintResponse> Planner::Lint(const v1::LintRequest& request) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateLintRequest(request));
   return service::Lint(*catalog(), request);
 }
 
-absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest& request) {
-  return service::Accuracy(*catalog(), request);
+absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest& request,
+                                                       model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateAccuracyRequest(request));
+  absl::StatusOr<v1::AccuracyResponse> response = service::Accuracy(*catalog(), request);
+  // The catalogue bounds this work; a stopped budget still ends the call
+  // with its own status rather than an answer the client no longer waits for.
+  CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(budget));
+  return response;
 }
 
 absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
@@ -165,8 +187,9 @@ absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
   return service::SearchConfigs(*catalog(), request, deadline);
 }
 
-absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request) {
-  return service::SimulateLoad(*catalog(), request);
+absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request,
+                                                    model::Budget* budget) {
+  return service::SimulateLoad(*catalog(), request, budget);
 }
 
 absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
@@ -175,6 +198,7 @@ absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
     return absl::FailedPreconditionError(
         "PutBaseline: this planner has no writable catalogue store");
   }
+  CAPPLAN_RETURN_IF_ERROR(ValidatePutBaselineRequest(request));
   absl::MutexLock lock(&write_mu_);
   CAPPLAN_ASSIGN_OR_RETURN(PutBaselineResult result,
                            service::PutBaseline(*catalog(), *store_, request));

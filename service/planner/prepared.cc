@@ -290,6 +290,20 @@ absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
 
 // ------------------------------------------------------------------ validation
 
+absl::Status CheckWorkloadWithinContext(const v1::WorkloadSpec& w, const PreparedDeployment& d,
+                                        const std::string& path) {
+  const int64_t context = d.model_memory.max_model_len;
+  const double sequence = w.input_tokens() + w.output_tokens();
+  if (context <= 0 || !(sequence > static_cast<double>(context))) return absl::OkStatus();
+  const bool prompt_alone = w.input_tokens() > static_cast<double>(context);
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s.workload.%s = %g; input_tokens + output_tokens = %g must not exceed the deployment's "
+      "context of %d tokens (max_model_len%s)",
+      path, prompt_alone ? "input_tokens" : "output_tokens",
+      prompt_alone ? w.input_tokens() : w.output_tokens(), sequence, context,
+      d.resolved.engine.max_model_len() > 0 ? "" : ", the model's native context"));
+}
+
 absl::Status ValidateLoadQuery(const LoadQuery& q) {
   const std::string& p = q.path;
   const v1::WorkloadSpec& w = q.workload;

@@ -31,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "capplan/v1/planner.pb.h"
+#include "model/budget.h"
 #include "model/calibration.h"
 #include "model/load_fit.h"
 #include "model/memory_model.h"
@@ -58,6 +59,10 @@ struct LoadQuery {
   std::optional<uint32_t> operator_concurrency_gate;
   // Field path of the query in error messages.
   std::string path = "PredictLoadRequest";
+  // The request's budget (may be null: no cap, no stop signal): each curve's
+  // estimated work is checked against its cap and the model stops when it
+  // is stopped.
+  model::Budget* budget = nullptr;
 };
 
 // Exactly one of the two.
@@ -160,8 +165,24 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog,
                                          const PreparedDeployment& deployment,
                                          const LoadQuery& query, WorkCounters* counters);
 
-// The curve along one axis, from the prepared load alone.
-absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis);
+// The curve along one axis, from the prepared load alone. RESOURCE_EXHAUSTED
+// when its estimated work (model/cost.h) is above the query's budget cap,
+// naming the axis (`axis_field`, the client's axis, e.g.
+// "PredictLoadRequest.closed_loop") and the cap; a grid the planner chose
+// itself (no `axis_field`: Plan's and Validate's searches) gets
+// kSearchGridWorkFactor times the cap. The budget's status when it stops the
+// work.
+inline constexpr double kSearchGridWorkFactor = 3;
+absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
+                                        const std::string& axis_field = "");
+
+// INVALID_ARGUMENT when a request of the workload (input + output tokens)
+// does not fit the deployment's context (its max_model_len, or the model's
+// native context): "<path>.workload.input_tokens = 300000; input_tokens +
+// output_tokens = 300500 must not exceed the context of 40960 tokens".
+absl::Status CheckWorkloadWithinContext(const v1::WorkloadSpec& workload,
+                                        const PreparedDeployment& deployment,
+                                        const std::string& path);
 
 // ---------------------------------------------------------------- fitting
 

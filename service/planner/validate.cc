@@ -18,6 +18,7 @@
 #include "service/translate/hf_config.h"
 #include "service/translate/launch_line.h"
 #include "service/translate/model_translation.h"
+#include "service/translate/request_validation.h"
 
 namespace capplan::service {
 namespace {
@@ -158,8 +159,7 @@ void CheckContext(uint64_t requested_len, ResolvedDeployment* resolved, FindingL
 
 // The weights, overheads and state fit; the pool may still be short.
 bool WeightsFit(const v1::MemoryPlan& memory) {
-  return memory.fits() || (memory.binding() != v1::MEMORY_BINDING_WEIGHTS &&
-                           memory.binding() != v1::MEMORY_BINDING_STATE_SLOTS);
+  return memory.fits() || memory.binding() == v1::MEMORY_BINDING_KV_POOL;
 }
 
 void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
@@ -275,7 +275,8 @@ std::optional<uint64_t> MeanSequence(const v1::ValidateRequest& request) {
 
 absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
                                               const v1::ValidateRequest& request,
-                                              WorkCounters* counters) {
+                                              WorkCounters* counters, model::Budget* budget) {
+  CAPPLAN_RETURN_IF_ERROR(ValidateValidateRequest(request));
   CAPPLAN_RETURN_IF_ERROR(CheckRequest(request));
   v1::ValidateResponse response;
   FindingList findings(&response);
@@ -287,6 +288,9 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   CAPPLAN_ASSIGN_OR_RETURN(
       PreparedDeployment d,
       PrepareDeployment(catalog, std::move(r), MeanSequence(request), counters));
+  if (request.has_workload()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, "ValidateRequest"));
+  }
   *response.mutable_memory() = d.memory;
   CheckFit(d.memory, &findings);
   CheckPoolHoldsOneRequest(d.memory, &findings);
@@ -294,7 +298,7 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   CheckQualityEvidence(catalog, d.resolved, &findings);
   std::vector<v1::Tier> tiers = {d.memory.provenance().tier()};
   CAPPLAN_RETURN_IF_ERROR(
-      AddLoadChecks(catalog, d, request, &findings, &response, &tiers, counters));
+      AddLoadChecks(catalog, d, request, &findings, &response, &tiers, counters, budget));
   CheckBackedByBaselines(tiers, &findings);
   SetVerdict(request, &response);
   return response;

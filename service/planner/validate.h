@@ -16,7 +16,8 @@ namespace capplan::service {
 // path; a configuration that fails is a valid answer, not an error.
 absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
                                               const v1::ValidateRequest& request,
-                                              WorkCounters* counters = nullptr);
+                                              WorkCounters* counters = nullptr,
+                                              model::Budget* budget = nullptr);
 
 }  // namespace capplan::service
 

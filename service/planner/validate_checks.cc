@@ -146,7 +146,7 @@ absl::Status CheckRate(const PreparedLoad& load, const v1::ValidateRequest& requ
 absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& deployment,
                            const v1::ValidateRequest& request, FindingList* findings,
                            v1::ValidateResponse* response, std::vector<v1::Tier>* tiers,
-                           WorkCounters* counters) {
+                           WorkCounters* counters, model::Budget* budget) {
   const v1::ExpectedLoad& load = request.expected_load();
   const bool any_load = load.has_concurrent_users() || load.has_requests_per_second();
   if (!response->memory().fits()) {
@@ -169,6 +169,7 @@ absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& dep
   query.workload = request.workload();
   query.slo = request.slo();
   query.path = "ValidateRequest";
+  query.budget = budget;
   CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad prepared,
                            PrepareLoad(catalog, deployment, query, counters));
   if (load.has_concurrent_users()) {

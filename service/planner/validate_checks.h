@@ -22,7 +22,7 @@ namespace capplan::service {
 absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& deployment,
                            const v1::ValidateRequest& request, FindingList* findings,
                            v1::ValidateResponse* response, std::vector<v1::Tier>* tiers,
-                           WorkCounters* counters);
+                           WorkCounters* counters, model::Budget* budget = nullptr);
 
 }  // namespace capplan::service
 

@@ -1,17 +1,41 @@
 #ifndef CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 #define CAPPLAN_SERVICE_RPC_GRPC_SERVICE_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "capplan/v1/planner.grpc.pb.h"
+#include "google/protobuf/message.h"
 #include "service/planner/planner.h"
+#include "service/rpc/call_limits.h"
 
 namespace capplan::service {
 
+// What bounds the service's calls (call_limits.h).
+struct ServiceLimits {
+  // Expensive calls (every planning RPC; not the catalogue look-ups) running
+  // at once, and waiting for a turn; a call beyond both is RESOURCE_EXHAUSTED.
+  int max_concurrent_expensive_rpcs = 4;
+  int max_queued_expensive_rpcs = 8;
+  // Cap on one load curve's estimated work (PlannerLimits).
+  double max_work_units = PlannerLimits::kDefaultMaxWorkUnits;
+  // The stop signal is polled every this many checks of the model's loops.
+  int budget_poll_stride = 1;
+  // Largest request, bytes: a larger one is RESOURCE_EXHAUSTED here, where the
+  // metrics count it (the server lets gRPC's transport take up to twice as
+  // much, so such calls reach a handler; the transport refuses beyond that,
+  // before any handler or count).
+  size_t max_request_bytes = 4 * 1024 * 1024;
+};
+
 // The RPC boundary: each handler calls the planner and maps its status.
-// Metrics are recorded by the server's interceptor.
+// Metrics are recorded by the server's interceptor. Expensive calls run under
+// a budget (the call's deadline, the client's presence, the drain deadline)
+// and the limiter; a call whose budget stopped returns the budget's status
+// (DEADLINE_EXCEEDED, CANCELLED, UNAVAILABLE), never a partial answer.
 //
 // Writes (PutBaseline) need `write_token` as "authorization: Bearer <token>"
 // metadata: without a configured token every write is PERMISSION_DENIED; a
@@ -20,8 +44,16 @@ namespace capplan::service {
 class PlannerGrpcService final : public v1::CapacityPlanner::Service {
  public:
   explicit PlannerGrpcService(PlannerApi* planner,
-                              std::optional<std::string> write_token = std::nullopt)
-      : planner_(planner), write_token_(std::move(write_token)) {}
+                              std::optional<std::string> write_token = std::nullopt,
+                              ServiceLimits limits = {})
+      : planner_(planner),
+        write_token_(std::move(write_token)),
+        limits_(limits),
+        limiter_(limits.max_concurrent_expensive_rpcs, limits.max_queued_expensive_rpcs) {}
+
+  // From `deadline` on, running and waiting calls stop (UNAVAILABLE).
+  void Drain(absl::Time deadline) { drain_.Set(deadline); }
+  const ConcurrencyLimiter& limiter() const { return limiter_; }
 
   grpc::Status ListHardware(grpc::ServerContext* context, const v1::ListHardwareRequest* request,
                             v1::ListHardwareResponse* response) override;
@@ -56,9 +88,25 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
 
  private:
   grpc::Status Authorize(const grpc::ServerContext& context) const;
+  // RESOURCE_EXHAUSTED when `request` is above limits_.max_request_bytes.
+  grpc::Status CheckSize(const google::protobuf::Message& request) const;
+  // A look-up: the size check, then the planner.
+  template <typename Request, typename Response, typename Method>
+  grpc::Status Lookup(Method method, const Request* request, Response* response);
+  // Runs `method` under the call's budget and a limiter slot.
+  template <typename Request, typename Response, typename Method>
+  grpc::Status Bounded(grpc::ServerContext* context, const char* name, Method method,
+                       const Request* request, Response* response);
+  // The same for an operation that takes no budget (bounded by the catalogue).
+  template <typename Request, typename Response, typename Method>
+  grpc::Status Limited(grpc::ServerContext* context, const char* name, Method method,
+                       const Request* request, Response* response);
 
   PlannerApi* planner_;
   std::optional<std::string> write_token_;
+  ServiceLimits limits_;
+  ConcurrencyLimiter limiter_;
+  DrainSignal drain_;
 };
 
 // Equal strings, in time that depends only on their lengths.

@@ -78,12 +78,14 @@ absl::StatusOr<v1::Baseline> RemotePlanner::GetBaseline(const v1::GetBaselineReq
                                                     request);
 }
 
-absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(const v1::PlanMemoryRequest& request) {
+absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(const v1::PlanMemoryRequest& request,
+                                                         model::Budget*) {
   return Call<v1::PlanMemoryRequest, v1::MemoryPlan>(&v1::CapacityPlanner::Stub::PlanMemory,
                                                      request);
 }
 
-absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(const v1::PredictLoadRequest& request) {
+absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(const v1::PredictLoadRequest& request,
+                                                         model::Budget*) {
   return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::PredictLoad,
                                                      request);
 }
@@ -94,11 +96,13 @@ absl::StatusOr<v1::SearchConfigsResponse> RemotePlanner::SearchConfigs(
       &v1::CapacityPlanner::Stub::SearchConfigs, request, false, deadline);
 }
 
-absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request) {
+absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request,
+                                                     model::Budget*) {
   return Call<v1::PlanRequest, v1::PlanResponse>(&v1::CapacityPlanner::Stub::Plan, request);
 }
 
-absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateRequest& request) {
+absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateRequest& request,
+                                                             model::Budget*) {
   return Call<v1::ValidateRequest, v1::ValidateResponse>(&v1::CapacityPlanner::Stub::Validate,
                                                          request);
 }
@@ -106,11 +110,13 @@ absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateR
 absl::StatusOr<v1::LintResponse> RemotePlanner::Lint(const v1::LintRequest& request) {
   return Call<v1::LintRequest, v1::LintResponse>(&v1::CapacityPlanner::Stub::Lint, request);
 }
-absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(const v1::AccuracyRequest& request) {
+absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(const v1::AccuracyRequest& request,
+                                                             model::Budget*) {
   return Call<v1::AccuracyRequest, v1::AccuracyResponse>(&v1::CapacityPlanner::Stub::Accuracy,
                                                          request);
 }
-absl::StatusOr<v1::LoadCurve> RemotePlanner::SimulateLoad(const v1::PredictLoadRequest& request) {
+absl::StatusOr<v1::LoadCurve> RemotePlanner::SimulateLoad(const v1::PredictLoadRequest& request,
+                                                          model::Budget*) {
   return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::SimulateLoad,
                                                      request);
 }

@@ -24,7 +24,9 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(
     const std::optional<ChannelTls>& tls);
 
 // PlannerApi over gRPC: the CLI's --server mode. Unreachable servers come
-// back as UNAVAILABLE with the address in the message.
+// back as UNAVAILABLE with the address in the message. Budgets are ignored:
+// the server applies its own cap, and each call carries the timeout as its
+// deadline.
 class RemotePlanner : public PlannerApi {
  public:
   // `write_token` goes with writes as "authorization: Bearer <token>".
@@ -41,13 +43,19 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::ListBaselinesResponse> ListBaselines(
       const v1::ListBaselinesRequest& request) override;
   absl::StatusOr<v1::Baseline> GetBaseline(const v1::GetBaselineRequest& request) override;
-  absl::StatusOr<v1::MemoryPlan> PlanMemory(const v1::PlanMemoryRequest& request) override;
-  absl::StatusOr<v1::LoadCurve> PredictLoad(const v1::PredictLoadRequest& request) override;
-  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request) override;
-  absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
+  absl::StatusOr<v1::MemoryPlan> PlanMemory(const v1::PlanMemoryRequest& request,
+                                            model::Budget* budget) override;
+  absl::StatusOr<v1::LoadCurve> PredictLoad(const v1::PredictLoadRequest& request,
+                                            model::Budget* budget) override;
+  absl::StatusOr<v1::PlanResponse> Plan(const v1::PlanRequest& request,
+                                        model::Budget* budget) override;
+  absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request,
+                                                model::Budget* budget) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
-  absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request) override;
-  absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) override;
+  absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request,
+                                                model::Budget* budget) override;
+  absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request,
+                                              model::Budget* budget) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
   // The RPC deadline is the earlier of the client's timeout and `deadline`.

@@ -28,6 +28,16 @@ ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long in-flight RPCs may take to finish");
 ABSL_FLAG(std::string, write_token_file, "",
           "file whose first line is the bearer token for PutBaseline; empty refuses writes");
+ABSL_FLAG(int, max_concurrent_expensive_rpcs, 4,
+          "planning RPCs running at once (the rest wait in a bounded queue)");
+ABSL_FLAG(int, max_queued_expensive_rpcs, 8,
+          "planning RPCs waiting for a turn; beyond it calls are RESOURCE_EXHAUSTED");
+ABSL_FLAG(double, max_work_units, capplan::service::PlannerLimits::kDefaultMaxWorkUnits,
+          "cap on one load curve's estimated work (about 1 ns of CPU each); requests above it "
+          "are RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, grpc_memory_quota_bytes, 256 * 1024 * 1024,
+          "memory gRPC may hold for calls in flight (message buffers), bytes");
+ABSL_FLAG(int, max_threads, 64, "threads serving RPCs, at most");
 ABSL_FLAG(absl::Duration, reload_poll, absl::ZeroDuration(),
           "reload when the data directory changes, checked this often (e.g. 10s); 0 = on "
           "SIGHUP only");
@@ -57,6 +67,11 @@ capplan::service::ServerOptions OptionsFromFlags() {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.write_token_file = absl::GetFlag(FLAGS_write_token_file);
   options.reload_poll = absl::GetFlag(FLAGS_reload_poll);
+  options.max_concurrent_expensive_rpcs = absl::GetFlag(FLAGS_max_concurrent_expensive_rpcs);
+  options.max_queued_expensive_rpcs = absl::GetFlag(FLAGS_max_queued_expensive_rpcs);
+  options.max_work_units = absl::GetFlag(FLAGS_max_work_units);
+  options.grpc_memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes);
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
   options.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
   options.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);

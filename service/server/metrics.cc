@@ -4,7 +4,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "grpcpp/server_context.h"
 #include "model/lint.h"
 
 namespace capplan::service {
@@ -30,28 +32,89 @@ MethodLabels SplitMethod(absl::string_view full_method) {
   return {"other", "other"};
 }
 
+using grpc::experimental::InterceptionHookPoints;
+
+// How far before a call's deadline (as its context states it) gRPC may cancel
+// it: a cancellation this close to the deadline is the deadline's.
+constexpr std::chrono::milliseconds kDeadlineSlack(100);
+
+// Counts every call with the code its client sees: a request that did not
+// decode is INVALID_ARGUMENT (gRPC's own answer, INTERNAL, is replaced); an
+// OK answer after the deadline or the client's cancellation is what the
+// client got, DEADLINE_EXCEEDED or CANCELLED; a request above the size limit
+// is refused by the service (RESOURCE_EXHAUSTED, ServiceLimits) and counted
+// like any other. A call that ends without a status of its own is counted
+// when the interceptor goes, with RESOURCE_EXHAUSTED when its message never
+// arrived and CANCELLED otherwise. (A request above twice the limit is refused
+// by gRPC's transport before any interceptor exists: not counted.)
 class MetricsInterceptor : public grpc::experimental::Interceptor {
  public:
-  MetricsInterceptor(Metrics* metrics, std::string method)
-      : metrics_(metrics), method_(std::move(method)), start_(std::chrono::steady_clock::now()) {
+  MetricsInterceptor(Metrics* metrics, grpc::experimental::ServerRpcInfo* info)
+      : metrics_(metrics),
+        method_(info->method()),
+        context_(info->server_context()),
+        start_(std::chrono::steady_clock::now()) {
     metrics_->RpcStarted(method_);
   }
 
+  ~MetricsInterceptor() override {
+    if (counted_) return;
+    // The context is being destroyed: only its deadline is still safe to read.
+    Count(!received_                            ? grpc::StatusCode::RESOURCE_EXHAUSTED
+          : context_ != nullptr && AtDeadline() ? grpc::StatusCode::DEADLINE_EXCEEDED
+                                                : grpc::StatusCode::CANCELLED);
+  }
+
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      received_ = true;
+      undecodable_ = methods->GetRecvMessage() == nullptr;
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       grpc::Status status = methods->GetSendStatus();
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-      metrics_->RpcHandled(method_, status.error_code(), seconds);
+      if (undecodable_ && status.error_code() == grpc::StatusCode::INTERNAL) {
+        status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              absl::StrCat(method_,
+                                           ": the request bytes do not decode as the method's "
+                                           "request message (a protocol buffer)"));
+        methods->ModifySendStatus(status);
+      }
+      Count(ClientCode(status.error_code()));
     }
     methods->Proceed();
   }
 
  private:
+  // An OK or CANCELLED status at the deadline is the client's
+  // DEADLINE_EXCEEDED (gRPC cancels a call at its deadline, on a clock that
+  // may run up to kDeadlineSlack ahead of the context's, so the handler may
+  // see the cancellation first); an OK after the client went is CANCELLED.
+  grpc::StatusCode ClientCode(grpc::StatusCode code) const {
+    if (context_ == nullptr) return code;
+    if (code != grpc::StatusCode::OK && code != grpc::StatusCode::CANCELLED) return code;
+    if (AtDeadline()) return grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (context_->IsCancelled()) return grpc::StatusCode::CANCELLED;
+    return code;
+  }
+
+  bool AtDeadline() const {
+    return context_->deadline() <= std::chrono::system_clock::now() + kDeadlineSlack;
+  }
+
+  void Count(grpc::StatusCode code) {
+    counted_ = true;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    metrics_->RpcHandled(method_, code, seconds);
+  }
+
   Metrics* metrics_;
   std::string method_;
+  grpc::ServerContextBase* context_;
   std::chrono::steady_clock::time_point start_;
+  bool received_ = false;
+  bool undecodable_ = false;
+  bool counted_ = false;
 };
 
 class MetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
@@ -59,7 +122,7 @@ class MetricsInterceptorFactory : public grpc::experimental::ServerInterceptorFa
   explicit MetricsInterceptorFactory(Metrics* metrics) : metrics_(metrics) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new MetricsInterceptor(metrics_, info->method());
+    return new MetricsInterceptor(metrics_, info);
   }
 
  private:

@@ -1,5 +1,7 @@
 #include "service/server/server.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/impl/server_builder_option.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
@@ -51,6 +54,15 @@ absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& fil
         file));
   }
   return std::optional<std::string>(token);
+}
+
+ServiceLimits LimitsOf(const ServerOptions& options) {
+  ServiceLimits limits;
+  limits.max_concurrent_expensive_rpcs = options.max_concurrent_expensive_rpcs;
+  limits.max_queued_expensive_rpcs = options.max_queued_expensive_rpcs;
+  limits.max_work_units = options.max_work_units;
+  limits.max_request_bytes = static_cast<size_t>(options.max_message_bytes);
+  return limits;
 }
 
 constexpr size_t kMaxPemFileBytes = 1 << 20;
@@ -155,6 +167,33 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ServerOptions.max_message_bytes = %d; must be > 0", options.max_message_bytes));
   }
+  if (options.max_concurrent_expensive_rpcs < 1 || options.max_concurrent_expensive_rpcs > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.max_concurrent_expensive_rpcs = %d; must be in [1, 1024]",
+                        options.max_concurrent_expensive_rpcs));
+  }
+  if (options.max_queued_expensive_rpcs < 0 || options.max_queued_expensive_rpcs > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.max_queued_expensive_rpcs = %d; must be in [0, 4096]",
+                        options.max_queued_expensive_rpcs));
+  }
+  if (!(options.max_work_units > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.max_work_units = %g; must be > 0", options.max_work_units));
+  }
+  if (options.grpc_memory_quota_bytes < int64_t{16} * 1024 * 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.grpc_memory_quota_bytes = %d; must be at least 16 MiB",
+                        options.grpc_memory_quota_bytes));
+  }
+  const int min_threads =
+      options.max_concurrent_expensive_rpcs + options.max_queued_expensive_rpcs + 2;
+  if (options.max_threads < min_threads) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.max_threads = %d; must be at least max_concurrent_expensive_rpcs + "
+        "max_queued_expensive_rpcs + 2 = %d (look-ups need threads of their own)",
+        options.max_threads, min_threads));
+  }
   if (options.metrics_threads < 1 || options.metrics_threads > 64) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ServerOptions.metrics_threads = %d; must be in [1, 64]", options.metrics_threads));
@@ -176,8 +215,8 @@ PlannerServer::PlannerServer(const ServerOptions& options, std::shared_ptr<Direc
       store_(store),
       registry_(std::move(registry)),
       metrics_(registry_),
-      planner_(std::move(catalog), std::move(store)),
-      service_(&planner_, std::move(write_token)) {}
+      planner_(std::move(catalog), std::move(store), PlannerLimits{options.max_work_units}),
+      service_(&planner_, std::move(write_token), LimitsOf(options)) {}
 
 void PlannerServer::Loaded(const Catalog& catalog) {
   metrics_.SetCatalog(catalog);
@@ -235,8 +274,15 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const Serve
   builder.SetOption(std::make_unique<ReflectionOption>(options.reflection));
   builder.AddListeningPort(options.listen_address, credentials, &server->port_);
   builder.RegisterService(&server->service_);
-  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  // Twice the limit at the transport, so a request a little too large reaches
+  // the service, which refuses it where the metrics see it (ServiceLimits).
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<int64_t>(int64_t{2} * options.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  grpc::ResourceQuota quota("capplan-server");
+  quota.Resize(static_cast<size_t>(options.grpc_memory_quota_bytes));
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
   // A second server on a taken port must fail, not share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
@@ -295,7 +341,9 @@ void PlannerServer::Shutdown(absl::Duration drain) {
   if (server_ == nullptr) return;
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   if (health != nullptr) health->Shutdown();
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
+  const absl::Time deadline = absl::Now() + drain;
+  service_.Drain(deadline);
+  server_->Shutdown(absl::ToChronoTime(deadline));
 }
 
 void PlannerServer::Wait() {

@@ -33,6 +33,16 @@ struct ServerOptions {
   // Reload when the data directory changes (another replica wrote to it),
   // checked this often; zero = only on SIGHUP.
   absl::Duration reload_poll = absl::ZeroDuration();
+  // Expensive RPCs (the planning ones) running at once and waiting; beyond
+  // both a call is RESOURCE_EXHAUSTED at once.
+  int max_concurrent_expensive_rpcs = 4;
+  int max_queued_expensive_rpcs = 8;
+  // Cap on one load curve's estimated work (model/cost.h units).
+  double max_work_units = PlannerLimits::kDefaultMaxWorkUnits;
+  // Memory gRPC itself may hold for calls (buffers of messages in flight),
+  // bytes; and its threads. Calls beyond either are RESOURCE_EXHAUSTED.
+  int64_t grpc_memory_quota_bytes = 256 * 1024 * 1024;
+  int max_threads = 64;
 
   // TLS on the gRPC port: PEM files of the server's certificate chain and
   // private key, both or neither (neither: plaintext). With tls_client_ca_file
@@ -82,8 +92,10 @@ class PlannerServer {
   absl::StatusOr<bool> ReloadIfChanged();
 
   // Stops accepting RPCs, lets in-flight ones finish until `drain`, then
-  // cancels the rest.
+  // stops the rest (their budgets stop: UNAVAILABLE) and returns once every
+  // handler has returned.
   void Shutdown(absl::Duration drain);
+  const PlannerGrpcService& service() const { return service_; }
   void Wait();
 
  private:

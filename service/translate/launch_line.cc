@@ -32,6 +32,14 @@ struct Word {
   std::string text;
   bool any_quoted = false;   // some part of it was quoted or escaped
   bool is_operator = false;  // | || & && ; or a redirection, in `text`
+  size_t start = 0;          // operators: where in the line (0-based)
+};
+
+// What a line holds beyond words: the first command substitution ($(…) or a
+// backquote outside single quotes), as a 0-based position.
+struct LineShape {
+  std::vector<Word> words;
+  std::optional<size_t> substitution_at;
 };
 
 // Splits a line into words as a POSIX shell would, one construct per method.
@@ -39,16 +47,24 @@ class WordSplitter {
  public:
   explicit WordSplitter(absl::string_view line) : line_(line) {}
 
-  absl::StatusOr<std::vector<Word>> Split() {
+  absl::StatusOr<LineShape> Split() {
     while (i_ < line_.size()) {
       const char c = line_[i_];
+      NoteSubstitution();
       if (c == '\\') {
         Backslash();
       } else if (c == '\'') {
         CAPPLAN_RETURN_IF_ERROR(SingleQuoted());
       } else if (c == '"') {
         CAPPLAN_RETURN_IF_ERROR(DoubleQuoted());
-      } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      } else if (c == '\n') {  // a newline ends a command, as ; does
+        Finish();
+        Word w;
+        w.text = "\n";
+        w.is_operator = true;
+        w.start = i_++;
+        words_.push_back(std::move(w));
+      } else if (c == ' ' || c == '\t' || c == '\r') {
         Finish();
         ++i_;
       } else if (c == '#' && !in_word_) {  // a comment runs to the end of its line
@@ -63,10 +79,18 @@ class WordSplitter {
       }
     }
     Finish();
-    return std::move(words_);
+    return LineShape{std::move(words_), substitution_at_};
   }
 
  private:
+  // `...` or $( at i_ (outside single quotes: the callers skip those).
+  void NoteSubstitution() {
+    if (substitution_at_.has_value()) return;
+    if (line_[i_] == '`' || (line_[i_] == '$' && i_ + 1 < line_.size() && line_[i_ + 1] == '(')) {
+      substitution_at_ = i_;
+    }
+  }
+
   void Finish() {
     if (in_word_) words_.push_back(std::move(current_));
     current_ = Word();
@@ -108,6 +132,7 @@ class WordSplitter {
   absl::Status DoubleQuoted() {
     const size_t start = i_++;
     while (i_ < line_.size() && line_[i_] != '"') {
+      NoteSubstitution();
       const char d = line_[i_];
       if (d == '\\' && i_ + 1 < line_.size()) {
         const char next = line_[i_ + 1];
@@ -142,6 +167,7 @@ class WordSplitter {
                                        [](char x) { return absl::ascii_isdigit(x); }) &&
                            (c == '<' || c == '>');
     std::string op;
+    const size_t start = fd_prefix ? i_ - current_.text.size() : i_;
     if (fd_prefix) {
       op = current_.text;
       current_ = Word();
@@ -159,6 +185,7 @@ class WordSplitter {
     Word w;
     w.text = op;
     w.is_operator = true;
+    w.start = start;
     words_.push_back(std::move(w));
   }
 
@@ -167,11 +194,10 @@ class WordSplitter {
   std::vector<Word> words_;
   Word current_;
   bool in_word_ = false;
+  std::optional<size_t> substitution_at_;
 };
 
-absl::StatusOr<std::vector<Word>> ShellWords(absl::string_view line) {
-  return WordSplitter(line).Split();
-}
+absl::StatusOr<LineShape> ShellWords(absl::string_view line) { return WordSplitter(line).Split(); }
 
 bool IsOperator(const Word& w) { return w.is_operator; }
 
@@ -186,6 +212,7 @@ std::vector<std::string> FirstCommand(const std::vector<Word>& words) {
       continue;
     }
     absl::string_view op = w.text;
+    if (op == "\n" && out.empty()) continue;  // blank or comment lines before it
     bool redirect = absl::StrContains(op, '<') || absl::StrContains(op, '>');
     if (!redirect) break;
     if (absl::EndsWith(op, "&")) {
@@ -933,6 +960,14 @@ absl::Status Parser::Apply(Knob knob, const std::string& flag, const std::string
     }
     case Knob::kDtype: {
       CAPPLAN_ASSIGN_OR_RETURN(std::string v, one());
+      // The engines' --dtype choices (vLLM and SGLang accept the same).
+      static constexpr absl::string_view kDtypes[] = {"auto",     "half",  "float16",
+                                                      "bfloat16", "float", "float32"};
+      if (std::find(std::begin(kDtypes), std::end(kDtypes), v) == std::end(kDtypes)) {
+        return Invalid(
+            absl::StrFormat("%s = %s; must be one of auto, half, float16, bfloat16, float, float32",
+                            as_written, v.size() > 64 ? absl::StrCat(v.substr(0, 64), "…") : v));
+      }
       out_.dtype = v;
       return absl::OkStatus();
     }
@@ -1219,9 +1254,65 @@ bool IsPython(absl::string_view word) {
 
 }  // namespace
 
+namespace {
+
+constexpr size_t kMaxShownBytes = 200;
+
+absl::Status NotOneCommand(absl::string_view line, size_t at, absl::string_view what) {
+  std::string shown(line.substr(at, kMaxShownBytes));
+  if (line.size() - at > kMaxShownBytes) absl::StrAppend(&shown, "…");
+  return Invalid(absl::StrFormat(
+      "launch line: %s at character %d (\"%s\"); a launch line is one engine command: no ;, "
+      "&&, ||, a & before another command, pipes (other than into tee FILE), $(…) or "
+      "backquotes",
+      what, at + 1, shown));
+}
+
+// `| tee [-a] FILE`: the logging pipe engine commands are pasted with.
+bool IsTeeTail(const std::vector<Word>& words, size_t op) {
+  if (words[op].text != "|") return false;
+  size_t i = op + 1;
+  if (i >= words.size() || words[i].is_operator || words[i].text != "tee") return false;
+  ++i;
+  if (i < words.size() && !words[i].is_operator && words[i].text == "-a") ++i;
+  if (i >= words.size() || words[i].is_operator) return false;  // the file
+  ++i;
+  return i == words.size() || (i + 1 == words.size() && words[i].text == "&");
+}
+
+// Refuses a second command, a pipe into anything but tee, and command
+// substitution; a trailing & (background) and redirections are kept (the
+// splitter drops them).
+absl::Status CheckOneCommand(absl::string_view line, const LineShape& shape) {
+  if (shape.substitution_at.has_value()) {
+    return NotOneCommand(line, *shape.substitution_at, "command substitution");
+  }
+  const std::vector<Word>& words = shape.words;
+  bool seen_word = false;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const Word& w = words[i];
+    seen_word |= !w.is_operator;
+    if (!w.is_operator || absl::StrContains(w.text, '<') || absl::StrContains(w.text, '>')) {
+      continue;
+    }
+    if (w.text == "\n" && !seen_word) continue;
+    if (IsTeeTail(words, i)) return absl::OkStatus();
+    const bool more = std::any_of(words.begin() + i + 1, words.end(),
+                                  [](const Word& x) { return !x.is_operator; });
+    if (!more && (w.text == "&" || w.text == ";" || w.text == "\n")) continue;
+    return NotOneCommand(
+        line, w.start,
+        absl::StrCat(w.text == "\n" ? "a new line" : absl::StrCat("'", w.text, "'"),
+                     " starts another command"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view command_line) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<Word> words, ShellWords(command_line));
-  return FirstCommand(words);
+  CAPPLAN_ASSIGN_OR_RETURN(LineShape shape, ShellWords(command_line));
+  return FirstCommand(shape.words);
 }
 
 std::optional<v1::WeightFormat> WeightFormatOfQuantizationMethod(absl::string_view method) {
@@ -1231,7 +1322,9 @@ std::optional<v1::WeightFormat> WeightFormatOfQuantizationMethod(absl::string_vi
 }
 
 absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<std::string> words, SplitShellWords(command_line));
+  CAPPLAN_ASSIGN_OR_RETURN(LineShape shape, ShellWords(command_line));
+  CAPPLAN_RETURN_IF_ERROR(CheckOneCommand(command_line, shape));
+  std::vector<std::string> words = FirstCommand(shape.words);
   size_t i = 0;
   std::vector<std::string> environment;
   while (i < words.size()) {

@@ -5,8 +5,11 @@
 // SGLang or TensorRT-LLM — into the API Deployment it describes, so `capplan validate
 // --launch '…'` can check the configuration the engine would actually run.
 //
-// Accepted commands (the first command of the line; `|`, `;`, `&&` and
-// redirections end it):
+// Accepted commands: one command, optionally piped into `tee [-a] FILE` and
+// sent to the background with a trailing `&`; redirections (`> log 2>&1`) are
+// dropped. A second command (after `;`, `&&`, `||`, `&`, a new line or a pipe
+// into anything but tee) and command substitution (`$(…)`, backquotes) are
+// refused: the line is a configuration to check, not a script.
 //   vllm serve MODEL [flags]                       (also vllm serve --model MODEL)
 //   python[3] -m vllm.entrypoints.openai.api_server --model MODEL [flags]
 //   python[3] -m sglang.launch_server --model-path MODEL [flags]
@@ -72,8 +75,9 @@
 //        max_num_batched_tokens; --kv_cache_free_gpu_memory_fraction →
 //        kv_cache_free_gpu_memory_fraction; --backend and
 //        --extra_llm_api_options are kept as unmodelled.
-//   --dtype and prefix caching are returned in their own fields: they do not
-//        override the checkpoint's weight format.
+//   --dtype (auto, half, float16, bfloat16, float, float32; anything else is
+//        refused) and prefix caching are returned in their own fields: they do
+//        not override the checkpoint's weight format.
 //
 // Not read: vLLM's --config FILE (a YAML of flags; listed as unmodelled), the
 // engine version (not on a launch line), and whether vLLM's -dp on a MoE model
@@ -126,8 +130,8 @@ absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line);
 
 // The words of the line's first command, split as a POSIX shell would
 // (quotes, backslash escapes, continuations); an unquoted `|`, `||`, `&&`,
-// `;` or `&` ends the command and redirections (`>log`, `2>&1`, `> log`) are
-// dropped. InvalidArgument on an unterminated quote.
+// `;`, `&` or new line ends the command and redirections (`>log`, `2>&1`,
+// `> log`) are dropped. InvalidArgument on an unterminated quote.
 absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view command_line);
 
 }  // namespace capplan::service

@@ -1,5 +1,6 @@
 #include "service/translate/memory_translation.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -7,7 +8,13 @@
 namespace capplan::service {
 namespace {
 
-uint64_t Bytes(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v)) : 0; }
+// Rounded; saturates instead of wrapping (2^53 bytes is 8 PiB: beyond any
+// card, and exact in a double).
+uint64_t Bytes(double v) {
+  constexpr double kMax = 9007199254740992.0;  // 2^53
+  if (!(v > 0)) return 0;
+  return static_cast<uint64_t>(std::llround(std::min(v, kMax)));
+}
 
 void FillPerGpu(const model::MemoryPlan& m, v1::PerGpuMemory* g) {
   g->set_weights_bytes(Bytes(m.per_gpu.weights_bytes));
@@ -46,6 +53,12 @@ v1::MemoryBinding ToProtoMemoryBinding(model::BindingConstraint binding) {
       return v1::MEMORY_BINDING_STATE_SLOTS;
     case model::BindingConstraint::kMaxNumSeqs:
       return v1::MEMORY_BINDING_MAX_NUM_SEQS;
+    case model::BindingConstraint::kActivations:
+      return v1::MEMORY_BINDING_ACTIVATIONS;
+    case model::BindingConstraint::kCudaGraphs:
+      return v1::MEMORY_BINDING_CUDA_GRAPHS;
+    case model::BindingConstraint::kNonTorch:
+      return v1::MEMORY_BINDING_NON_TORCH;
   }
   return v1::MEMORY_BINDING_UNSPECIFIED;
 }

@@ -133,7 +133,7 @@ TEST_F(ValidateExamples, EachGivesItsVerdictAndCodesOfflineAndThroughTheServer) 
     ASSERT_TRUE(offline.ok()) << offline.status();
     EXPECT_EQ(offline->verdict(), e.verdict);
     EXPECT_EQ(Codes(*offline), e.codes);
-    auto online = remote.Validate(*request);
+    auto online = remote.Validate(*request, nullptr);
     ASSERT_TRUE(online.ok()) << online.status();
     EXPECT_EQ(online->verdict(), offline->verdict());
     EXPECT_EQ(Codes(*online), Codes(*offline));

@@ -59,6 +59,25 @@ void Call(service::Planner& planner,
   }
 }
 
+// A planning operation: without a budget of the caller's, the planner's own
+// cap on estimated work applies (PlannerLimits), as it does in the server.
+template <typename Request, typename Response>
+void Call(service::Planner& planner,
+          absl::StatusOr<Response> (service::Planner::*rpc)(const Request&, model::Budget*),
+          const std::string& bytes) {
+  Request request;
+  if (!request.ParseFromString(bytes)) {
+    Report(Request::descriptor()->name().c_str(), absl::DataLossError("does not parse"));
+    return;
+  }
+  absl::StatusOr<Response> response = (planner.*rpc)(request, nullptr);
+  Report(Request::descriptor()->name().c_str(), response.status());
+  if (response.ok()) {
+    std::string out;
+    response->SerializeToString(&out);
+  }
+}
+
 void Run(size_t group, const uint8_t* data, size_t size) {
   static service::Planner* const planner =
       new service::Planner(BundledCatalogue(), std::make_shared<DiscardingStore>());

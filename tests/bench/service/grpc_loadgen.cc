@@ -8,6 +8,7 @@
 //
 //   capplan-loadgen --spawn_server --threads 4 --seconds 5
 //   capplan-loadgen --target 127.0.0.1:50051 --threads 8 --seconds 30 --method memory
+//   capplan-loadgen --target 127.0.0.1:50051 --threads 4 --seconds 60 --method all --qps 200
 //   capplan-loadgen --spawn_server --threads 2 --seconds 10 --method health   (then plan:
 //       Plan's throughput against the health check's, same threads)
 #include <algorithm>
@@ -35,8 +36,11 @@ ABSL_FLAG(int, threads, 4, "concurrent clients, each with one RPC in flight");
 ABSL_FLAG(double, seconds, 5, "duration of the run");
 ABSL_FLAG(int64_t, max_requests, 1000000, "stop after this many RPCs in total");
 ABSL_FLAG(std::string, method, "mixed",
-          "get_baseline | list_hardware | memory | health | plan | search | mixed (the first "
-          "three in turn)");
+          "get_baseline | list_hardware | memory | health | plan | search | predict | mixed (the "
+          "first three in turn) | all (get_baseline, list_hardware, memory, predict in turn)");
+ABSL_FLAG(double, qps, 0,
+          "target RPC/s over all threads (each paces itself, no catch-up bursts); 0 = as fast "
+          "as the server answers");
 
 namespace {
 
@@ -51,12 +55,13 @@ struct Sample {
   bool ok;
 };
 
-constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory",
-                                    "Health.Check", "Plan",         "SearchConfigs"};
-constexpr int kNumMethods = 6;
+constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory", "Health.Check",
+                                    "Plan",        "SearchConfigs", "PredictLoad"};
+constexpr int kNumMethods = 7;
 
 int MethodIndex(const std::string& name) {
-  const char* names[] = {"get_baseline", "list_hardware", "memory", "health", "plan", "search"};
+  const char* names[] = {"get_baseline", "list_hardware", "memory", "health",
+                         "plan",         "search",        "predict"};
   for (int i = 0; i < kNumMethods; ++i) {
     if (name == names[i]) return i;
   }
@@ -122,11 +127,21 @@ int main(int argc, char** argv) {
   int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_requests));
   std::string method = absl::GetFlag(FLAGS_method);
   int only = MethodIndex(method);
-  if (only < 0 && method != "mixed") {
+  // mixed: the three light calls in turn; all: those and PredictLoad.
+  const std::vector<int> rotation =
+      method == "all" ? std::vector<int>{0, 1, 2, 6} : std::vector<int>{0, 1, 2};
+  if (only < 0 && method != "mixed" && method != "all") {
     std::cerr << "capplan-loadgen: --method = " << method << "; must be get_baseline, "
-              << "list_hardware, memory, health, plan, search or mixed\n";
+              << "list_hardware, memory, health, plan, search, predict, mixed or all\n";
     return 2;
   }
+  const double qps = absl::GetFlag(FLAGS_qps);
+  if (!(qps >= 0)) {
+    std::cerr << "capplan-loadgen: --qps = " << qps << "; must be >= 0\n";
+    return 2;
+  }
+  // Each thread sends one RPC every `interval` (0: back to back).
+  const std::chrono::duration<double> interval(qps > 0 ? threads / qps : 0.0);
 
   auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   auto stub = capplan::v1::CapacityPlanner::NewStub(channel);
@@ -150,8 +165,15 @@ int main(int argc, char** argv) {
   memory.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
   memory.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
   memory.mutable_deployment()->mutable_engine()->set_max_model_len(8192);
+  // A small curve: the planning path (fit, queueing model) under the limiter.
+  capplan::v1::PredictLoadRequest predict;
+  *predict.mutable_deployment() = memory.deployment();
+  predict.mutable_workload()->set_input_tokens(1000);
+  predict.mutable_workload()->set_output_tokens(200);
+  for (int c : {1, 2, 4, 8, 16, 32}) predict.mutable_closed_loop()->add_concurrencies(c);
 
   std::atomic<int64_t> issued{0};
+  std::atomic<int> failures_shown{0};
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::vector<std::vector<Sample>> samples(threads);
   std::vector<std::thread> workers;
@@ -159,8 +181,17 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       int turn = t;
+      auto next =
+          std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval * t / threads);
       while (std::chrono::steady_clock::now() < deadline && issued.fetch_add(1) < max_requests) {
-        int m = only >= 0 ? only : turn++ % 3;
+        if (qps > 0) {
+          std::this_thread::sleep_until(next);
+          next = std::max(
+              next + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval),
+              std::chrono::steady_clock::now());
+        }
+        int m = only >= 0 ? only : rotation[turn++ % rotation.size()];
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
         auto begin = std::chrono::steady_clock::now();
@@ -180,9 +211,16 @@ int main(int argc, char** argv) {
         } else if (m == 4) {
           capplan::v1::PlanResponse reply;
           status = stub->Plan(&context, plan, &reply);
-        } else {
+        } else if (m == 5) {
           capplan::v1::SearchConfigsResponse reply;
           status = stub->SearchConfigs(&context, search, &reply);
+        } else {
+          capplan::v1::LoadCurve reply;
+          status = stub->PredictLoad(&context, predict, &reply);
+        }
+        if (!status.ok() && failures_shown.fetch_add(1) < 5) {
+          std::fprintf(stderr, "capplan-loadgen: %s failed: %s\n", kMethods[m],
+                       status.error_message().c_str());
         }
         double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

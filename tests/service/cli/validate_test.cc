@@ -63,7 +63,7 @@ TEST(CliValidate, MalformedSpecExitsTwoNamingTheField) {
   r = RunCapplan({"validate", "--spec", (dir.path() / "range.txtpb").string()});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: ValidateRequest.deployment.engine."
-                               "gpu_memory_utilization = 1.5; must be in (0, 1]"));
+                               "gpu_memory_utilization = 1.5; must be at most 1"));
 }
 
 TEST(CliValidate, UnreachableServerExitsTwo) {

@@ -230,12 +230,12 @@ TEST(Planner, PlanningRpcsUseTheCurrentCatalogue) {
   v1::PlanMemoryRequest request;
   request.mutable_deployment()->set_model_id("qwen3-8b");
   request.mutable_deployment()->set_hardware_id("nvidia-l4-24gb");
-  absl::StatusOr<v1::MemoryPlan> plan = planner.PlanMemory(request);
+  absl::StatusOr<v1::MemoryPlan> plan = planner.PlanMemory(request, nullptr);
   ASSERT_THAT(plan, IsOk());
   EXPECT_EQ(plan->deployment().model_id(), "qwen3-8b");
   // The bundled catalogue's models are not in the mini one.
   planner.SwapCatalog(Mini(dir));
-  EXPECT_THAT(planner.PlanMemory(request),
+  EXPECT_THAT(planner.PlanMemory(request, nullptr),
               StatusIs(absl::StatusCode::kNotFound,
                        ::testing::HasSubstr("PlanMemoryRequest.deployment.model_id = "
                                             "\"qwen3-8b\"")));
@@ -243,17 +243,17 @@ TEST(Planner, PlanningRpcsUseTheCurrentCatalogue) {
   // planned either, and the error names the field.
   request.mutable_deployment()->set_model_id("test-model");
   request.mutable_deployment()->set_hardware_id("test-gpu-24gb");
-  EXPECT_THAT(planner.PlanMemory(request),
+  EXPECT_THAT(planner.PlanMemory(request, nullptr),
               StatusIs(absl::StatusCode::kNotFound,
                        Eq("PlanMemoryRequest.deployment.engine.version: no engine preset for "
                           "engine ENGINE_KIND_VLLM")));
   planner.SwapCatalog(BundledShared());
   request.mutable_deployment()->set_model_id("qwen3-8b");
   request.mutable_deployment()->set_hardware_id("nvidia-l4-24gb");
-  EXPECT_THAT(planner.PlanMemory(request), IsOk());
+  EXPECT_THAT(planner.PlanMemory(request, nullptr), IsOk());
   v1::ValidateRequest validate;
   *validate.mutable_deployment() = request.deployment();
-  absl::StatusOr<v1::ValidateResponse> verdict = planner.Validate(validate);
+  absl::StatusOr<v1::ValidateResponse> verdict = planner.Validate(validate, nullptr);
   ASSERT_THAT(verdict, IsOk());
   EXPECT_NE(verdict->verdict(), v1::VERDICT_UNSPECIFIED);
 }

@@ -169,8 +169,8 @@ bool AllFinite(const Message& m) {
 }
 
 template <typename Request, typename Response>
-void Hammer(absl::StatusOr<Response> (Planner::*rpc)(const Request&), const std::string& valid,
-            int rounds, uint64_t seed) {
+void Hammer(absl::StatusOr<Response> (Planner::*rpc)(const Request&, model::Budget*),
+            const std::string& valid, int rounds, uint64_t seed) {
   const Catalog& catalog = testing::BundledCatalogue();
   Planner planner(std::shared_ptr<const Catalog>(&catalog, [](const Catalog*) {}));
   // CAPPLAN_ROBUSTNESS_SCALE=N runs N times as many (long runs by hand).
@@ -184,7 +184,7 @@ void Hammer(absl::StatusOr<Response> (Planner::*rpc)(const Request&), const std:
     Request request;
     ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(valid, &request)) << valid;
     if (i > 0) random.Mutate(&request, 1 + i % 3, ids);
-    absl::StatusOr<Response> response = (planner.*rpc)(request);
+    absl::StatusOr<Response> response = (planner.*rpc)(request, nullptr);
     if (response.ok()) {
       ++answered;
       EXPECT_TRUE(AllFinite(*response)) << request.ShortDebugString();

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/translate/ingest.h"
+#include "tests/test_common/ingest_fixtures.h"
 #include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
@@ -19,21 +20,8 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Fixture(const std::string& path) {
-  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/ingest/" + path,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-IngestedFile Parse(const std::string& path) {
-  const std::string name = path.substr(path.rfind('/') + 1);
-  absl::StatusOr<IngestedFile> f = ParseMeasurementFile(name, Fixture(path));
-  EXPECT_TRUE(f.ok()) << f.status();
-  return f.ok() ? *f : IngestedFile();
-}
+IngestedFile Parse(const std::string& path) { return capplan::testing::ParseIngestFixture(path); }
 
 std::vector<IngestedFile> GlmSetShuffled() {
   std::vector<IngestedFile> files;

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/translate/ingest.h"
+#include "tests/test_common/ingest_fixtures.h"
 #include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
@@ -15,14 +16,7 @@ namespace {
 using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::string Fixture(const std::string& path) {
-  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/ingest/" + path,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Fixture(const std::string& path) { return capplan::testing::IngestFixture(path); }
 
 IngestedFile Parse(const std::string& path, IngestFormat format = IngestFormat::kAuto) {
   const std::string name = path.substr(path.rfind('/') + 1);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/ingest_fixtures.h"
 #include "tests/test_common/status_matchers.h"
 
 namespace capplan::service {
@@ -24,14 +25,7 @@ using ::capplan::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string Fixture(const std::string& path) {
-  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/ingest/" + path,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Fixture(const std::string& path) { return capplan::testing::IngestFixture(path); }
 
 // A vLLM result object with one key replaced by `value` (raw JSON).
 std::string VllmRunWith(const std::string& key, const std::string& value) {

