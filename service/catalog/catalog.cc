@@ -13,18 +13,16 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/text_format.h"
 #include "service/catalog/catalog_validator.h"
 #include "service/catalog/entity_checks.h"
+#include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
-#include "service/catalog/text_proto.h"
 
 namespace capplan::service {
 namespace {
 
 namespace fs = std::filesystem;
 using google::protobuf::Message;
-using google::protobuf::TextFormat;
 
 // Checks the "# proto-message: X" header names the message this folder holds.
 absl::Status CheckHeader(const std::string& display, const std::string& text,
@@ -53,39 +51,12 @@ absl::Status CheckHeader(const std::string& display, const std::string& text,
                       display, message_name));
 }
 
-// The findings as "display:line:column: message" lines.
-absl::Status Located(const std::string& display, const Message& message,
-                     const TextFormat::ParseInfoTree& locations,
-                     const std::vector<Finding>& findings) {
-  std::vector<std::string> lines;
-  for (const Finding& finding : findings) {
-    Location where = LocateField(message, locations, finding.field_path);
-    lines.push_back(
-        absl::StrFormat("%s:%d:%d: %s", display, where.line, where.column, finding.message));
-  }
-  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
-}
-
 }  // namespace
 
 absl::Status ParseCatalogText(const std::string& text, const std::string& display,
                               Message* message) {
   CAPPLAN_RETURN_IF_ERROR(CheckHeader(display, text, message->GetDescriptor()->name()));
-  TextFormat::Parser parser;
-  FirstParseError errors;
-  parser.RecordErrorsTo(&errors);
-  TextFormat::ParseInfoTree locations;
-  parser.WriteLocationsTo(&locations);
-  if (!parser.ParseFromString(text, message)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s:%d:%d: %s", display, errors.line(), errors.column(),
-                        errors.has_error() ? errors.message() : "parse error"));
-  }
-  // Encoding and duplicates first: the per-kind rules assume both.
-  std::vector<Finding> findings = CheckEntityStructure(*message);
-  if (findings.empty()) findings = ValidateEntity(*message);
-  if (!findings.empty()) return Located(display, *message, locations, findings);
-  return absl::OkStatus();
+  return ParseTextEntity(display, text, ValidationRules{}, message);
 }
 
 namespace {
@@ -259,11 +230,17 @@ absl::Status CheckEntity(const Message& entity, absl::string_view path) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
-    std::vector<v1::Model> models, std::vector<v1::Baseline> baselines,
-    absl::string_view path) const {
+    std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
+    std::vector<v1::Baseline> baselines, absl::string_view path) const {
+  std::vector<v1::Hardware> all_hardware = hardware_;
   std::vector<v1::Model> all_models = models_;
   std::vector<v1::Baseline> all_baselines = baselines_;
   absl::flat_hash_map<std::string, std::string> origin = origin_;
+  for (v1::Hardware& h : hardware) {
+    CAPPLAN_RETURN_IF_ERROR(CheckEntity(h, absl::StrCat(path, ".hardware")));
+    origin[h.id()] = absl::StrCat("hardware/", h.id(), ".txtpb");
+    Upsert(&all_hardware, std::move(h));
+  }
   for (v1::Model& m : models) {
     CAPPLAN_RETURN_IF_ERROR(CheckEntity(m, absl::StrCat(path, ".model")));
     origin[m.id()] = absl::StrCat("models/", m.id(), ".txtpb");
@@ -274,8 +251,8 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
     origin[b.id()] = absl::StrCat("baselines/", b.id(), ".txtpb");
     Upsert(&all_baselines, std::move(b));
   }
-  return FromEntities(hardware_, std::move(all_models), std::move(all_baselines), engine_presets_,
-                      std::move(origin), priors_);
+  return FromEntities(std::move(all_hardware), std::move(all_models), std::move(all_baselines),
+                      engine_presets_, std::move(origin), priors_);
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithoutBaselines(

@@ -55,11 +55,12 @@ class Catalog {
       absl::flat_hash_map<std::string, std::string> origin = {},
       std::vector<v1::EfficiencyPrior> priors = {});
 
-  // A copy with these models and baselines added or, where the id exists,
-  // replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
+  // A copy with these cards, models and baselines added or, where the id
+  // exists, replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
   // "<path>.<field>: rule") and the whole cross-checked like a load. The new
   // entries' origin is "<folder>/<id>.txtpb".
-  absl::StatusOr<std::shared_ptr<const Catalog>> WithEntries(std::vector<v1::Model> models,
+  absl::StatusOr<std::shared_ptr<const Catalog>> WithEntries(std::vector<v1::Hardware> hardware,
+                                                             std::vector<v1::Model> models,
                                                              std::vector<v1::Baseline> baselines,
                                                              absl::string_view path) const;
 

@@ -95,10 +95,13 @@ class Validator {
     if (id.empty()) {
       Add("id", " is empty; every entity needs a kebab-case id");
     } else if (!IsValidId(id)) {
+      // Cut: an id may come from a request, and errors echo it.
+      constexpr size_t kShown = 80;
+      const std::string shown = id.size() > kShown ? id.substr(0, kShown) + "..." : id;
       Add("id", absl::StrFormat(" = \"%s\"; must be lowercase kebab-case "
                                 "([a-z0-9] words joined by '-', dots inside "
-                                "version numbers)",
-                                id));
+                                "version numbers, at most 96 characters)",
+                                shown));
     }
   }
 
@@ -106,8 +109,10 @@ class Validator {
     if (!(value > 0)) Add(path, absl::StrFormat(" = %g; must be > 0", value));
   }
 
-  // Every numeric leaf of `m` that is set must be named by some citation.
-  void Cited(const Message& m, const google::protobuf::RepeatedPtrField<v1::Citation>& sources) {
+  // Every numeric leaf of `m` that is set must be named by some citation
+  // (when `required`); every citation must name its document.
+  void Cited(const Message& m, const google::protobuf::RepeatedPtrField<v1::Citation>& sources,
+             bool required) {
     absl::flat_hash_set<std::string> cited;
     for (int i = 0; i < sources.size(); ++i) {
       const v1::Citation& c = sources[i];
@@ -117,7 +122,7 @@ class Validator {
       }
       for (const std::string& field : c.fields()) cited.insert(field);
     }
-    CheckCited(m, "", cited);
+    if (required) CheckCited(m, "", cited);
   }
 
  private:
@@ -156,12 +161,62 @@ class Validator {
   std::vector<Finding> findings_;
 };
 
-void ValidateHardware(const v1::Hardware& h, Validator* v) {
+// Ranges no real accelerator falls outside: a figure beyond them is a unit
+// slip (GB/s typed as bytes/s) or nonsense, in a file or a request alike.
+struct HardwareRange {
+  double min;
+  double max;
+};
+constexpr HardwareRange kMemoryBytes{1073741824.0, 1125899906842624.0};  // 1 GiB .. 1 PiB
+constexpr HardwareRange kMemoryBandwidth{1e10, 1e15};                    // bytes/s
+constexpr HardwareRange kPeakCompute{1e11, 1e18};                        // dense FLOP/s
+constexpr HardwareRange kLinkBandwidth{1e8, 1e14};                       // bytes/s
+constexpr HardwareRange kPowerWatts{1, 1e5};
+constexpr uint32_t kMaxPcieGeneration = 8;
+constexpr uint32_t kMaxGpusPerNode = 4096;
+
+void WithinRange(const std::string& path, double value, HardwareRange range, const char* unit,
+                 Validator* v) {
+  if (!(value > 0) || !std::isfinite(value)) return;  // absent, or reported by the walk
+  if (value < range.min || value > range.max) {
+    v->Add(path,
+           absl::StrFormat(" = %g; must be in [%g, %g] %s", value, range.min, range.max, unit));
+  }
+}
+
+void HardwareRanges(const v1::Hardware& h, Validator* v) {
+  WithinRange("memory_bytes", static_cast<double>(h.memory_bytes()), kMemoryBytes, "bytes", v);
+  WithinRange("usable_memory_bytes", static_cast<double>(h.usable_memory_bytes()), kMemoryBytes,
+              "bytes", v);
+  WithinRange("memory_bandwidth_bytes_per_second", h.memory_bandwidth_bytes_per_second(),
+              kMemoryBandwidth, "bytes/s", v);
+  for (int i = 0; i < h.peak_compute_size(); ++i) {
+    WithinRange(absl::StrCat("peak_compute[", i, "].dense_flops_per_second"),
+                h.peak_compute(i).dense_flops_per_second(), kPeakCompute, "FLOP/s", v);
+  }
+  WithinRange("intra_node.bandwidth_bytes_per_second", h.intra_node().bandwidth_bytes_per_second(),
+              kLinkBandwidth, "bytes/s", v);
+  WithinRange("inter_node.bandwidth_bytes_per_second", h.inter_node().bandwidth_bytes_per_second(),
+              kLinkBandwidth, "bytes/s", v);
+  WithinRange("power_watts", h.power_watts(), kPowerWatts, "W", v);
+  if (h.intra_node().pcie_generation() > kMaxPcieGeneration) {
+    v->Add("intra_node.pcie_generation",
+           absl::StrFormat(" = %d; must be in [1, %d]", h.intra_node().pcie_generation(),
+                           kMaxPcieGeneration));
+  }
+  if (h.max_gpus_per_node() > kMaxGpusPerNode) {
+    v->Add("max_gpus_per_node",
+           absl::StrFormat(" = %d; must be in [1, %d]", h.max_gpus_per_node(), kMaxGpusPerNode));
+  }
+}
+
+void ValidateHardware(const v1::Hardware& h, const ValidationRules& rules, Validator* v) {
   v->Id(h.id());
   if (h.vendor().empty()) v->Add("vendor", " is empty; required");
   if (h.name().empty()) v->Add("name", " is empty; required");
   v->Positive("memory_bytes", static_cast<double>(h.memory_bytes()));
   v->Positive("usable_memory_bytes", static_cast<double>(h.usable_memory_bytes()));
+  HardwareRanges(h, v);
   if (h.usable_memory_bytes() > h.memory_bytes() * 11 / 10) {
     v->Add("usable_memory_bytes",
            absl::StrFormat(" = %d; must not exceed memory_bytes = %d by more "
@@ -172,11 +227,15 @@ void ValidateHardware(const v1::Hardware& h, Validator* v) {
     if (h.peak_compute(i).format() == v1::NUMBER_FORMAT_UNSPECIFIED) {
       v->Add(absl::StrCat("peak_compute[", i, "].format"), " is unspecified; required");
     }
+    if (h.peak_compute(i).dense_flops_per_second() == 0) {
+      v->Add(absl::StrCat("peak_compute[", i, "].dense_flops_per_second"),
+             " = 0; must be > 0 (leave out a format whose figure is unknown)");
+    }
   }
-  v->Cited(h, h.sources());
+  v->Cited(h, h.sources(), rules.require_citations);
 }
 
-void ValidateModel(const v1::Model& m, Validator* v) {
+void ValidateModel(const v1::Model& m, const ValidationRules& rules, Validator* v) {
   v->Id(m.id());
   v->Positive("hidden_size", static_cast<double>(m.hidden_size()));
   v->Positive("num_attention_heads", m.num_attention_heads());
@@ -241,7 +300,7 @@ void ValidateModel(const v1::Model& m, Validator* v) {
   if (m.native_dtype() == v1::NUMBER_FORMAT_UNSPECIFIED) {
     v->Add("native_dtype", " is unspecified; required (the checkpoint's torch_dtype)");
   }
-  v->Cited(m, m.sources());
+  v->Cited(m, m.sources(), rules.require_citations);
 }
 
 void ValidateBaseline(const v1::Baseline& b, Validator* v) {
@@ -341,11 +400,11 @@ bool IsValidId(const std::string& id) {
   return prev != '-' && prev != '.';
 }
 
-std::vector<Finding> ValidateEntity(const Message& entity) {
+std::vector<Finding> ValidateEntity(const Message& entity, const ValidationRules& rules) {
   Validator v;
   v.Walk(entity, "");
-  if (auto* h = dynamic_cast<const v1::Hardware*>(&entity)) ValidateHardware(*h, &v);
-  if (auto* m = dynamic_cast<const v1::Model*>(&entity)) ValidateModel(*m, &v);
+  if (auto* h = dynamic_cast<const v1::Hardware*>(&entity)) ValidateHardware(*h, rules, &v);
+  if (auto* m = dynamic_cast<const v1::Model*>(&entity)) ValidateModel(*m, rules, &v);
   if (auto* b = dynamic_cast<const v1::Baseline*>(&entity)) ValidateBaseline(*b, &v);
   if (auto* e = dynamic_cast<const v1::EnginePreset*>(&entity)) ValidateEnginePreset(*e, &v);
   if (auto* p = dynamic_cast<const v1::EfficiencyPrior*>(&entity)) {

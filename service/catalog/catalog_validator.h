@@ -16,10 +16,20 @@ struct Finding {
   std::string message;
 };
 
+// What ValidateEntity asks of an entity beyond its ranges and required fields.
+struct ValidationRules {
+  // Every numeric figure that is set must be named by some citation. On for
+  // the catalogue's files; off for a card a request or a user's file gives
+  // inline (Deployment.hardware, --hardware-file), whose citations are
+  // optional but, when given, must still name a document.
+  bool require_citations = true;
+};
+
 // Checks one catalogue entity (Hardware, Model, Baseline, EnginePreset) on its
 // own: id form, required fields, ranges, units, citations. Cross-references
 // between entities are checked by Catalog.
-std::vector<Finding> ValidateEntity(const google::protobuf::Message& entity);
+std::vector<Finding> ValidateEntity(const google::protobuf::Message& entity,
+                                    const ValidationRules& rules = {});
 
 // 1-based line and column of a field in the parsed text; the deepest located
 // ancestor when the field itself was not written (1:1 at worst).

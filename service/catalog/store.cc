@@ -95,6 +95,11 @@ absl::StatusOr<StoredEntity> DirectoryStore::PutModel(const v1::Model& model, bo
   return Put("models", model.id(), model, replace);
 }
 
+absl::StatusOr<StoredEntity> DirectoryStore::PutHardware(const v1::Hardware& hardware,
+                                                         bool replace) {
+  return Put("hardware", hardware.id(), hardware, replace);
+}
+
 absl::StatusOr<StoredEntity> DirectoryStore::PutPrior(const v1::EfficiencyPrior& prior,
                                                       bool replace) {
   return Put("priors", prior.id(), prior, replace);

@@ -32,6 +32,7 @@ class CatalogStore {
   // A failure leaves the previous entry (or none) intact.
   virtual absl::StatusOr<StoredEntity> PutBaseline(const v1::Baseline& baseline, bool replace) = 0;
   virtual absl::StatusOr<StoredEntity> PutModel(const v1::Model& model, bool replace) = 0;
+  virtual absl::StatusOr<StoredEntity> PutHardware(const v1::Hardware& hardware, bool replace) = 0;
   virtual absl::StatusOr<StoredEntity> PutPrior(const v1::EfficiencyPrior& prior, bool replace) = 0;
 
   // Something that changes whenever an entry is added, replaced or removed
@@ -55,6 +56,7 @@ class DirectoryStore : public CatalogStore {
   absl::StatusOr<std::shared_ptr<const Catalog>> Load() const override;
   absl::StatusOr<StoredEntity> PutBaseline(const v1::Baseline& baseline, bool replace) override;
   absl::StatusOr<StoredEntity> PutModel(const v1::Model& model, bool replace) override;
+  absl::StatusOr<StoredEntity> PutHardware(const v1::Hardware& hardware, bool replace) override;
   absl::StatusOr<StoredEntity> PutPrior(const v1::EfficiencyPrior& prior, bool replace) override;
   absl::StatusOr<std::string> ChangeToken() const override;
 

@@ -61,7 +61,8 @@ Catalogue:
   capplan baselines get ID                    one measured baseline
 
 Memory (does it fit, how large is the KV pool):
-  capplan memory (--model ID | --model-config FILE | --baseline ID) --gpu ID [--gpus N]
+  capplan memory (--model ID | --model-config FILE | --baseline ID)
+      (--gpu ID | --hardware-file FILE) [--gpus N]
       [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang|trtllm]
       [--engine-version V] [--gpu-memory-utilization F] [--mem-fraction-static F]
       [--kv-cache-free-gpu-memory-fraction F] [--max-model-len N]
@@ -71,9 +72,13 @@ Memory (does it fit, how large is the KV pool):
       [--mean-sequence-tokens N]
     FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
     --baseline starts from a catalogue baseline's configuration; other flags override it.
+    --hardware-file: a card the catalogue lacks, as a Hardware message (text format or JSON,
+      fields as in data/hardware/*.txtpb; sources optional); every command that takes --gpu
+      takes it instead.
 
 Load (throughput and latency against load, the knee, the safe operating point):
-  capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID [deployment flags]
+  capplan sweep (--model ID | --model-config FILE | --baseline ID)
+      (--gpu ID | --hardware-file FILE) [deployment flags]
       --input-tokens N --output-tokens N (--concurrency 1,2,4,8 | --rate 0.5,1,2)
       [--think-time S] [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--concurrency-gate N]
       [--calibration FILE] [--no-catalog-calibration] [--svg FILE]
@@ -85,7 +90,8 @@ Search (which GPU, how many, how configured, at what cost):
   capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N
       (--target-users N | --target-rps R | --target-tokens-per-month T)
       [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--min-user-tps X]
-      [--gpus ID,ID] [--vendors NAME,NAME] [--max-gpus-per-replica N] [--max-gpus-total N]
+      [--gpus ID,ID] [--hardware-file FILE,FILE] [--vendors NAME,NAME]
+      [--max-gpus-per-replica N] [--max-gpus-total N]
       [--weight-formats bf16,fp8,awq] [--kv-cache-dtypes auto,fp8] [--engines vllm,sglang]
       [--max-num-seqs 64,128] [--speculative] [--expert-parallel] [--multi-node]
       [--price ID=USD,...] [--objective cost|gpus|speed] [--top-k K] [--max-candidates N]
@@ -424,7 +430,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
 
 absl::Status Memory(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError("usage: capplan memory --model ID --gpu ID [...]");
+    return absl::InvalidArgumentError(
+        "usage: capplan memory --model ID (--gpu ID | --hardware-file FILE) [...]");
   }
   v1::PlanMemoryRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));

@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
 #include "service/translate/enum_names.h"
 
@@ -15,6 +16,7 @@ const std::vector<std::string>& DeploymentValuedFlags() {
                                    "model-config",
                                    "baseline",
                                    "gpu",
+                                   "hardware-file",
                                    "gpus",
                                    "tp",
                                    "pp",
@@ -66,6 +68,21 @@ absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag, const std::
   }
 }
 
+absl::Status ApplyHardwareFlags(const CliArgs& args, v1::Deployment* d) {
+  if (args.Has("gpu") && args.Has("hardware-file")) {
+    return absl::InvalidArgumentError(
+        "--gpu and --hardware-file exclude each other: --gpu names a catalogue card, "
+        "--hardware-file gives one the catalogue lacks");
+  }
+  if (auto v = args.Get("gpu")) d->set_hardware_id(*v);
+  if (auto path = args.Get("hardware-file")) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("hardware-file", *path));
+    CAPPLAN_RETURN_IF_ERROR(ParseEntityFile(
+        *path, text, ValidationRules{.require_citations = false}, d->mutable_hardware()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   v1::Deployment d;
   int sources = args.Has("model") + args.Has("model-config");
@@ -83,7 +100,7 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
     CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("model-config", *v));
     d.set_model_config_json(text);
   }
-  if (auto v = args.Get("gpu")) d.set_hardware_id(*v);
+  CAPPLAN_RETURN_IF_ERROR(ApplyHardwareFlags(args, &d));
 
   auto count = [&](const char* flag, auto setter) -> absl::Status {
     CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> v, args.GetInt(flag, 1));

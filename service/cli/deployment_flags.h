@@ -19,10 +19,17 @@ const std::vector<std::string>& DeploymentValuedFlags();
 const std::vector<std::string>& WorkloadShapeFlags();
 const std::vector<std::string>& DeploymentSwitches();
 
-// Builds the API Deployment from those flags. --model-config FILE is read
-// here (the CLI sends its text, so a server never opens client files).
-// Errors name the flag, the value and the rule.
+// Builds the API Deployment from those flags. --model-config FILE and
+// --hardware-file FILE are read here (the CLI sends their contents, so a
+// server never opens client files). Errors name the flag, the value and the
+// rule.
 absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args);
+
+// --gpu ID or --hardware-file FILE (a Hardware in text format or JSON, for a
+// card the catalogue lacks) into `d`; they exclude each other. A bad file's
+// errors read "FILE:line:column: field = value; rule" (text format) or
+// "FILE: ..." (JSON), validated as a catalogue entry is, citations optional.
+absl::Status ApplyHardwareFlags(const CliArgs& args, v1::Deployment* d);
 
 // --input-tokens and --output-tokens, which go together; `workload` is asked
 // for the message only when they are given (so an absent workload stays

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
+#include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
 #include "service/cli/deployment_flags.h"
 #include "service/translate/hf_config.h"
@@ -20,7 +21,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: capplan ingest FILE... --id ID (--model ID | --model-config FILE | --launch LINE) "
-    "[--gpu ID --gpus N ...] [--max-concurrency N] [--request-rate R|inf] [--num-prompts N] "
+    "[--gpu ID | --hardware-file FILE] [--gpus N ...] [--max-concurrency N] "
+    "[--request-rate R|inf] [--num-prompts N] "
     "--source URL (--out-dir DIR | --server HOST:PORT --token-file F)";
 
 // --max-concurrency, --request-rate, --num-prompts: the load of files that
@@ -73,7 +75,7 @@ absl::StatusOr<v1::Deployment> DeploymentFromLaunch(const CliArgs& args, const s
   CAPPLAN_ASSIGN_OR_RETURN(LaunchLine launch, ParseLaunchLine(line));
   v1::Deployment d = launch.deployment;
   if (auto v = args.Get("model")) d.set_model_id(*v);
-  if (auto v = args.Get("gpu")) d.set_hardware_id(*v);
+  CAPPLAN_RETURN_IF_ERROR(ApplyHardwareFlags(args, &d));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gpus, args.GetInt("gpus", 1));
   if (gpus.has_value()) d.set_gpu_count(static_cast<uint32_t>(*gpus));
   if (auto v = args.Get("engine-version")) d.mutable_engine()->set_version(*v);
@@ -113,7 +115,8 @@ absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::st
   return m;
 }
 
-absl::StatusOr<IngestSpec> SpecFromFlags(const CliContext& ctx, std::optional<v1::Model>* model) {
+absl::StatusOr<IngestSpec> SpecFromFlags(const CliContext& ctx, std::optional<v1::Model>* model,
+                                         std::optional<v1::Hardware>* card) {
   IngestSpec spec;
   spec.id = ctx.args.Get("id").value_or("");
   if (spec.id.empty()) return absl::InvalidArgumentError("--id is missing; " + std::string(kUsage));
@@ -122,6 +125,15 @@ absl::StatusOr<IngestSpec> SpecFromFlags(const CliContext& ctx, std::optional<v1
     CAPPLAN_ASSIGN_OR_RETURN(spec.deployment, DeploymentFromLaunch(ctx.args, *line));
   } else {
     CAPPLAN_ASSIGN_OR_RETURN(spec.deployment, DeploymentFromFlags(ctx.args));
+  }
+  if (auto path = ctx.args.Get("hardware-file")) {
+    // The card becomes a catalogue entry beside the baseline: every figure cited.
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("hardware-file", *path));
+    v1::Hardware h;
+    CAPPLAN_RETURN_IF_ERROR(ParseEntityFile(*path, text, ValidationRules{}, &h));
+    spec.deployment.clear_hardware();
+    spec.deployment.set_hardware_id(h.id());
+    *card = std::move(h);
   }
   if (spec.deployment.has_model_config_json()) {
     CAPPLAN_ASSIGN_OR_RETURN(*model,
@@ -167,7 +179,8 @@ absl::StatusOr<int> RunIngest(CliContext& ctx) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<IngestedFile> files, ParseFiles(ctx));
   std::optional<v1::Model> model;
-  CAPPLAN_ASSIGN_OR_RETURN(IngestSpec spec, SpecFromFlags(ctx, &model));
+  std::optional<v1::Hardware> card;
+  CAPPLAN_ASSIGN_OR_RETURN(IngestSpec spec, SpecFromFlags(ctx, &model, &card));
   if (model.has_value()) {
     spec.model = *model;
   } else {
@@ -176,6 +189,7 @@ absl::StatusOr<int> RunIngest(CliContext& ctx) {
   v1::PutBaselineRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_baseline(), AssembleBaseline(spec, files));
   if (model.has_value()) *request.mutable_model() = *model;
+  if (card.has_value()) *request.mutable_hardware() = *card;
   request.set_replace(ctx.args.Has("replace"));
   CAPPLAN_ASSIGN_OR_RETURN(v1::PutBaselineResponse response, ctx.planner->PutBaseline(request));
   if (ctx.json) {

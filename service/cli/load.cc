@@ -92,7 +92,7 @@ absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::strin
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "usage: capplan ", command,
-        " (--model ID | --model-config FILE | --baseline ID) --gpu ID "
+        " (--model ID | --model-config FILE | --baseline ID) (--gpu ID | --hardware-file FILE) "
         "--input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate 0.5,1) [...]"));
   }
   v1::PredictLoadRequest request;

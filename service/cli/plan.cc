@@ -114,7 +114,7 @@ void PrintPlan(const v1::PlanResponse& plan, std::ostream& out) {
 absl::StatusOr<int> PlanCommand(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError(
-        "usage: capplan plan (--model ID | --baseline ID) --gpu ID "
+        "usage: capplan plan (--model ID | --baseline ID) (--gpu ID | --hardware-file FILE) "
         "--input-tokens N --output-tokens N [...]");
   }
   v1::PlanRequest request;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "service/catalog/entity_text.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
@@ -30,6 +31,12 @@ std::vector<std::string> Items(const CliArgs& a, const std::string& flag) {
 
 absl::Status ApplyListFlags(const CliArgs& a, v1::SearchConstraints* c) {
   for (const std::string& id : Items(a, "gpus")) c->add_hardware_ids(id);
+  // Cards the catalogue lacks, one file each (comma-separated), searched beside --gpus.
+  for (const std::string& path : Items(a, "hardware-file")) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFileForFlag("hardware-file", path));
+    CAPPLAN_RETURN_IF_ERROR(ParseEntityFile(path, text, ValidationRules{.require_citations = false},
+                                            c->add_hardware()));
+  }
   for (const std::string& v : Items(a, "vendors")) c->add_vendors(v);
   for (const std::string& f : Items(a, "weight-formats")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::WeightFormat w, WeightFormatFromName("--weight-formats", f));
@@ -132,7 +139,9 @@ void PrintCandidates(const std::vector<const v1::SearchCandidate*>& list, std::o
   for (const v1::SearchCandidate* c : list) {
     const v1::Deployment& d = c->deployment();
     const v1::OperatingPoint& s = c->safe_point();
-    t.AddRow({absl::StrCat(++i), d.hardware_id(),
+    // A card of the request's own (--hardware-file) travels whole, not by id.
+    const std::string& card = d.has_hardware() ? d.hardware().id() : d.hardware_id();
+    t.AddRow({absl::StrCat(++i), card,
               absl::StrFormat("%d (%dx%d)", c->gpus_per_replica(), d.parallelism().tp(),
                               d.parallelism().pp()),
               EngineName(d.engine().kind()), Weights(d),
@@ -241,7 +250,8 @@ CliCommandSpec SearchCommandSpec() {
            "min-user-tps", "target-users", "target-rps", "target-tokens-per-month", "gpus",
            "vendors", "max-gpus-per-replica", "max-gpus-total", "weight-formats",
            "kv-cache-dtypes", "engines", "max-num-seqs", "price", "objective", "top-k",
-           "max-candidates", "time-budget", "duty-factor", "max-model-len", "svg"},
+           "max-candidates", "time-budget", "duty-factor", "max-model-len", "svg",
+           "hardware-file"},
           {"speculative", "multi-node", "expert-parallel", "synchronized"}};
 }
 

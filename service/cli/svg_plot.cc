@@ -211,7 +211,9 @@ void PointLabels(const Panel& p, const std::vector<std::pair<double, double>>& x
 }
 
 std::string Label(const v1::SearchCandidate& c) {
-  return absl::StrFormat("%d×%s", c.gpus_per_replica(), c.deployment().hardware_id());
+  const v1::Deployment& d = c.deployment();
+  return absl::StrFormat("%d×%s", c.gpus_per_replica(),
+                         d.has_hardware() ? d.hardware().id() : d.hardware_id());
 }
 
 }  // namespace

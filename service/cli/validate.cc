@@ -56,17 +56,17 @@ absl::StatusOr<v1::ValidateRequest> RequestFromFlags(const CliArgs& args) {
     CAPPLAN_ASSIGN_OR_RETURN(request, ParseValidateSpec(path, text));
   } else if (args.Has("launch")) {
     request.set_launch_line(*args.Get("launch"));
-    if (auto gpu = args.Get("gpu")) request.mutable_deployment()->set_hardware_id(*gpu);
+    CAPPLAN_RETURN_IF_ERROR(ApplyHardwareFlags(args, request.mutable_deployment()));
     CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> gpus, args.GetInt("gpus", 1));
     if (gpus.has_value()) request.mutable_deployment()->set_gpu_count(*gpus);
     if (auto config = args.Get("model-config")) {
       CAPPLAN_ASSIGN_OR_RETURN(std::string json, ReadFileForFlag("model-config", *config));
       request.mutable_deployment()->set_model_config_json(json);
     }
-    if (!args.Has("gpu")) {
+    if (!args.Has("gpu") && !args.Has("hardware-file")) {
       return absl::InvalidArgumentError(
-          "--launch needs --gpu ID (a launch line does not name "
-          "the GPU)");
+          "--launch needs --gpu ID or --hardware-file FILE (a launch line does not name the "
+          "GPU)");
     }
   } else {
     CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(args));
@@ -154,7 +154,7 @@ absl::StatusOr<int> ValidateCommand(CliContext& ctx) {
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError(
         "usage: capplan validate (--spec FILE | --launch LINE "
-        "--gpu ID | --model ID --gpu ID ...)");
+        "(--gpu ID | --hardware-file FILE) | --model ID --gpu ID ...)");
   }
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateRequest request, RequestFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(v1::ValidateResponse response, ctx.planner->Validate(request, nullptr));

@@ -31,6 +31,20 @@ absl::Status CheckIds(const Catalog& current, const v1::PutBaselineRequest& requ
         absl::StrFormat("%s.model.id = \"%s\"; must be lowercase kebab-case", kPath,
                         request.model().id().substr(0, 256)));
   }
+  if (request.has_hardware()) {
+    const v1::Hardware& h = request.hardware();
+    if (!IsCatalogId(h.id())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.hardware.id = \"%s\"; must be lowercase kebab-case", kPath, h.id().substr(0, 256)));
+    }
+    const v1::Hardware* held = current.FindHardware(h.id());
+    if (held != nullptr && held->SerializeAsString() != h.SerializeAsString()) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "%s.hardware.id = \"%s\"; the catalogue holds a different card of that id (name it "
+          "by hardware_id, or give this card an id of its own)",
+          kPath, h.id()));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -49,15 +63,23 @@ absl::Status Refusal(const std::vector<v1::LintFinding>& findings) {
 absl::StatusOr<PutBaselineResult> PutBaseline(const Catalog& current, CatalogStore& store,
                                               const v1::PutBaselineRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(CheckIds(current, request));
-  // A model already in the catalogue is not rewritten.
+  // A model or card already in the catalogue is not rewritten.
   const bool new_model = request.has_model() && current.FindModel(request.model().id()) == nullptr;
+  const bool new_hardware =
+      request.has_hardware() && current.FindHardware(request.hardware().id()) == nullptr;
   std::vector<v1::Model> models;
   if (new_model) models.push_back(request.model());
-  CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> candidate,
-                           current.WithEntries(std::move(models), {request.baseline()}, kPath));
+  std::vector<v1::Hardware> hardware;
+  if (new_hardware) hardware.push_back(request.hardware());
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::shared_ptr<const Catalog> candidate,
+      current.WithEntries(std::move(hardware), std::move(models), {request.baseline()}, kPath));
   const v1::Baseline& baseline = *candidate->FindBaseline(request.baseline().id());
   std::vector<v1::LintFinding> findings = LintBaseline(*candidate, baseline);
   CAPPLAN_RETURN_IF_ERROR(Refusal(findings));
+  if (new_hardware) {
+    CAPPLAN_RETURN_IF_ERROR(store.PutHardware(request.hardware(), /*replace=*/false).status());
+  }
   if (new_model) {
     CAPPLAN_RETURN_IF_ERROR(store.PutModel(request.model(), /*replace=*/false).status());
   }

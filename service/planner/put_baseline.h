@@ -20,7 +20,7 @@ struct PutBaselineResult {
   std::shared_ptr<const Catalog> catalog;
 };
 
-// Validates the baseline (and its model, when given and new) against
+// Validates the baseline (and its model and card, when given and new) against
 // `current`, lints it (an ERROR finding refuses it: INVALID_ARGUMENT naming
 // PutBaselineRequest.baseline.<field>), refuses an existing id without
 // `replace` (ALREADY_EXISTS), then writes through `store`.

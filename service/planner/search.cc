@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "model/capacity.h"
 #include "model/search.h"
 #include "service/planner/plan.h"
+#include "service/translate/deployment_resolver.h"
 #include "service/translate/hf_config.h"
 #include "service/translate/launch_command.h"
 #include "service/translate/load_translation.h"
@@ -31,6 +33,7 @@ constexpr double kFrontMargin = 0.1;
 // One card × engine × weight format (× speculation): resolved once.
 struct Template {
   const v1::Hardware* hardware = nullptr;
+  bool inline_card = false;  // the request's own card (SearchConstraints.hardware)
   v1::EngineKind engine = v1::ENGINE_KIND_VLLM;
   v1::WeightFormat format = v1::WEIGHT_FORMAT_UNSPECIFIED;  // the checkpoint's
   bool speculative = false;
@@ -231,7 +234,11 @@ v1::Deployment DeploymentFor(const v1::SearchConfigsRequest& r, const Template& 
   } else {
     d.set_model_id(r.model_id());
   }
-  d.set_hardware_id(t.hardware->id());
+  if (t.inline_card) {
+    *d.mutable_hardware() = *t.hardware;
+  } else {
+    d.set_hardware_id(t.hardware->id());
+  }
   d.set_gpu_count(s.gpus());
   d.mutable_parallelism()->set_tp(s.tp);
   d.mutable_parallelism()->set_pp(s.pp);
@@ -284,7 +291,18 @@ absl::StatusOr<std::vector<const v1::Hardware*>> SearchCards(const Catalog& cata
     }
     cards.push_back(h);
   }
-  if (c.hardware_ids_size() == 0) {
+  absl::flat_hash_set<std::string> inline_ids;
+  for (int i = 0; i < c.hardware_size(); ++i) {
+    const std::string path = absl::StrCat(kPath, ".constraints.hardware[", i, "]");
+    CAPPLAN_RETURN_IF_ERROR(CheckInlineHardware(catalog, c.hardware(i), path));
+    if (!inline_ids.insert(c.hardware(i).id()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s.id = \"%s\"; must be unique (another card of the request has it)",
+                          path, c.hardware(i).id()));
+    }
+    cards.push_back(&c.hardware(i));
+  }
+  if (c.hardware_ids_size() == 0 && c.hardware_size() == 0) {
     for (const v1::Hardware& h : catalog.hardware()) cards.push_back(&h);
   }
   if (c.vendors_size() > 0) {
@@ -297,8 +315,8 @@ absl::StatusOr<std::vector<const v1::Hardware*>> SearchCards(const Catalog& cata
     cards = std::move(kept);
   }
   if (cards.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kPath, ".constraints: no card of the catalogue matches hardware_ids and vendors"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPath, ".constraints: no card matches hardware_ids, hardware and vendors"));
   }
   return cards;
 }
@@ -451,6 +469,7 @@ void Searcher::MakeTemplates(const std::vector<const v1::Hardware*>& cards) {
         for (bool spec : speculation) {
           Template t;
           t.hardware = h;
+          t.inline_card = catalog_.FindHardware(h->id()) == nullptr;
           t.engine = e;
           t.format = f;
           t.speculative = spec;
@@ -479,7 +498,10 @@ absl::Status Searcher::Enumerate() {
       c.has_max_gpus_per_replica() ? c.max_gpus_per_replica() : kSearchDefaultMaxGpusPerReplica;
   const auto kvs = OrDefault<v1::KvCacheDtype>(
       c.kv_cache_dtypes(), {v1::KV_CACHE_DTYPE_AUTO, v1::KV_CACHE_DTYPE_FP8});
-  std::vector<uint32_t> seqs(c.max_num_seqs().begin(), c.max_num_seqs().end());
+  // Element by element: GCC 12 takes the range constructor over a
+  // RepeatedField for a free of a non-heap pointer (-Wfree-nonheap-object).
+  std::vector<uint32_t> seqs;
+  for (uint32_t n : c.max_num_seqs()) seqs.push_back(n);
   if (seqs.empty()) seqs = {32, 64, 128, 256, 512};
   const bool moe = model_.has_moe() && c.try_expert_parallel();
   const uint32_t cap =

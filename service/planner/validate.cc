@@ -61,6 +61,7 @@ absl::StatusOr<v1::Deployment> DeploymentOf(const v1::ValidateRequest& request,
   v1::Deployment d = launch->deployment;
   const v1::Deployment& given = request.deployment();
   d.set_hardware_id(given.hardware_id());
+  if (given.has_hardware()) *d.mutable_hardware() = given.hardware();
   if (given.has_gpu_count()) d.set_gpu_count(given.gpu_count());
   if (given.has_model_config_json()) d.set_model_config_json(given.model_config_json());
   // What a launch line cannot say: the engine's version.

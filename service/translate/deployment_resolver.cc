@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "service/catalog/catalog_validator.h"
+#include "service/catalog/entity_checks.h"
 #include "service/translate/hf_config.h"
 
 namespace capplan::service {
@@ -152,10 +156,28 @@ absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
   return absl::OkStatus();
 }
 
-// The card; a baseline that withholds it resolves without one when allowed.
+// A card the request gives whole: validated as a catalogue entry is, and its
+// id must not shadow a catalogue card.
+absl::Status ResolveInlineHardware(const Catalog& catalog, const v1::Deployment& d,
+                                   ResolvedDeployment* r) {
+  if (!d.hardware_id().empty()) {
+    return Invalid(r->path, absl::StrFormat(".hardware_id = \"%s\" is set with hardware; give the "
+                                            "catalogue id or the inline card, not both",
+                                            d.hardware_id()));
+  }
+  CAPPLAN_RETURN_IF_ERROR(CheckInlineHardware(catalog, d.hardware(), r->path + ".hardware"));
+  r->inline_hardware = std::make_shared<const v1::Hardware>(d.hardware());
+  r->hardware = r->inline_hardware.get();
+  CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
+  return absl::OkStatus();
+}
+
+// The card (the request's inline one, or a catalogue id); a baseline that
+// withholds it resolves without one when allowed.
 absl::Status ResolveHardware(const Catalog& catalog, const v1::Deployment& d,
                              const v1::DeploymentConfig& base, bool allow_withheld,
                              ResolvedDeployment* r) {
+  if (d.has_hardware()) return ResolveInlineHardware(catalog, d, r);
   const std::string& path = r->path;
   const std::string hardware_id = d.hardware_id().empty() ? base.hardware_id() : d.hardware_id();
   if (hardware_id.empty() && allow_withheld && r->baseline != nullptr) {
@@ -372,6 +394,28 @@ bool BaselineMatches(const v1::Baseline& baseline, const ResolvedDeployment& r) 
     return false;
   }
   return true;
+}
+
+absl::Status CheckInlineHardware(const Catalog& catalog, const v1::Hardware& card,
+                                 const std::string& path) {
+  // Encoding and duplicates first, as for a catalogue file.
+  std::vector<Finding> findings = CheckEntityStructure(card);
+  if (findings.empty()) {
+    findings = ValidateEntity(card, ValidationRules{.require_citations = false});
+  }
+  if (!findings.empty()) {
+    std::string message = absl::StrCat(path, ".", findings[0].message);
+    if (findings.size() > 1) {
+      absl::StrAppend(&message, absl::StrFormat(" (and %d more)", findings.size() - 1));
+    }
+    return absl::InvalidArgumentError(message);
+  }
+  if (catalog.FindHardware(card.id()) != nullptr) {
+    return Invalid(path, absl::StrFormat(".id = \"%s\"; names a catalogue card: send it as "
+                                         "hardware_id, or give the inline card an id of its own",
+                                         card.id()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace capplan::service

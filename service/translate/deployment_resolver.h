@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 #define CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +21,10 @@ struct ResolvedDeployment {
   model::MemoryPlanInput input;
   v1::Model model;       // the catalogue entry or the parsed config.json
   std::string model_id;  // empty for a config.json model
+  // The catalogue's card, or the request's inline one (Deployment.hardware),
+  // which `inline_hardware` then owns.
   const v1::Hardware* hardware = nullptr;
+  std::shared_ptr<const v1::Hardware> inline_hardware;
   const v1::Baseline* baseline = nullptr;  // the baseline_id it started from
   v1::EngineConfig engine;                 // merged engine configuration
   v1::Parallelism parallelism;             // merged
@@ -37,7 +41,9 @@ struct ResolvedDeployment {
 // Resolves `deployment`; `path` is its field path in the request
 // ("PlanMemoryRequest.deployment") and prefixes every error: INVALID_ARGUMENT
 // with the field, value and rule; NOT_FOUND for unknown ids;
-// FAILED_PRECONDITION when a baseline withholds what the plan needs.
+// FAILED_PRECONDITION when a baseline withholds what the plan needs. An
+// inline `hardware` is validated like a catalogue entry (ValidateEntity,
+// citations optional): INVALID_ARGUMENT "<path>.hardware.<field> = v; rule".
 absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
                                                      const v1::Deployment& deployment,
                                                      const std::string& path);
@@ -48,6 +54,13 @@ absl::StatusOr<ResolvedDeployment> ResolveDeployment(const Catalog& catalog,
 // rows in the card's unknown units (load_service.h).
 absl::StatusOr<ResolvedDeployment> ResolveDeploymentAllowingWithheldHardware(
     const Catalog& catalog, const v1::Deployment& deployment, const std::string& path);
+
+// A card a request gives whole (Deployment.hardware, SearchConstraints.hardware):
+// structure and ValidateEntity as for a catalogue entry, citations optional,
+// and its id not a catalogue card's. INVALID_ARGUMENT "<path>.<field> = v;
+// rule" (`path` is the card's own, e.g. "PlanRequest.deployment.hardware").
+absl::Status CheckInlineHardware(const Catalog& catalog, const v1::Hardware& card,
+                                 const std::string& path);
 
 // The deployment asks for speculative decoding (a method other than NONE).
 bool SpeculationOn(const v1::SpeculativeDecoding& s);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+
 namespace capplan::service {
 namespace {
 
@@ -30,6 +32,11 @@ void FillProvenance(const ResolvedDeployment& r, v1::PlanProvenance* provenance)
   provenance->set_engine_version_newer_than_presets(r.preset.newer_than_newest);
   provenance->set_engine_version_assumed(r.preset.version_assumed);
   if (!r.preset.note.empty()) provenance->add_notes(r.preset.note);
+  if (r.inline_hardware != nullptr) {
+    provenance->add_notes(absl::StrCat("hardware '", r.inline_hardware->id(),
+                                       "' is the request's own card (not a catalogue entry): its "
+                                       "figures are as given"));
+  }
 }
 
 }  // namespace

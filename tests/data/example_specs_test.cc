@@ -150,5 +150,22 @@ TEST_F(ValidateExamples, CliExitCodeFollowsTheVerdict) {
   }
 }
 
+TEST(ExampleHardware, EveryCardFilePlansMemoryAndIsNotACatalogueCard) {
+  const fs::path dir = fs::path(CAPPLAN_SOURCE_DIR) / "examples" / "hardware";
+  int cards = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txtpb" && entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++cards;
+    std::ostringstream out, err;
+    EXPECT_EQ(RunCli({"memory", "--model", "qwen3-8b", "--hardware-file", entry.path().string()},
+                     out, err),
+              kExitOk)
+        << err.str();
+    EXPECT_THAT(out.str(), ::testing::HasSubstr("is the request's own card"));
+  }
+  EXPECT_GE(cards, 1);
+}
+
 }  // namespace
 }  // namespace capplan::service

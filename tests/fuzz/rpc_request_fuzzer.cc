@@ -33,6 +33,9 @@ class DiscardingStore : public service::CatalogStore {
   absl::StatusOr<service::StoredEntity> PutModel(const v1::Model& m, bool) override {
     return service::StoredEntity{"models/" + m.id() + ".txtpb", false};
   }
+  absl::StatusOr<service::StoredEntity> PutHardware(const v1::Hardware& h, bool) override {
+    return service::StoredEntity{"hardware/" + h.id() + ".txtpb", false};
+  }
   absl::StatusOr<service::StoredEntity> PutPrior(const v1::EfficiencyPrior& p, bool) override {
     return service::StoredEntity{"priors/" + p.id() + ".txtpb", false};
   }

@@ -76,8 +76,8 @@ TEST(HardwareValidation, UncitedFigureIsReported) {
   v1::Hardware h;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
 id: "gpu" vendor: "V" name: "N"
-memory_bytes: 100 usable_memory_bytes: 90
-memory_bandwidth_bytes_per_second: 5
+memory_bytes: 25769803776 usable_memory_bytes: 24000000000
+memory_bandwidth_bytes_per_second: 3e11
 sources { fields: "memory_bytes" fields: "usable_memory_bytes" document: "d" }
 )",
                                                             &h));
@@ -91,8 +91,8 @@ TEST(HardwareValidation, UsableAboveMarketedIsReported) {
   v1::Hardware h;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
 id: "gpu" vendor: "V" name: "N"
-memory_bytes: 100 usable_memory_bytes: 200
-memory_bandwidth_bytes_per_second: 5
+memory_bytes: 25769803776 usable_memory_bytes: 51539607552
+memory_bandwidth_bytes_per_second: 3e11
 sources { fields: "memory_bytes" fields: "usable_memory_bytes"
           fields: "memory_bandwidth_bytes_per_second" document: "d" }
 )",
@@ -100,6 +100,90 @@ sources { fields: "memory_bytes" fields: "usable_memory_bytes"
   std::vector<Finding> findings = ValidateEntity(h);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].field_path, "usable_memory_bytes");
+}
+
+// A valid card with every figure cited; the cases below break one thing.
+constexpr char kCitedCard[] = R"(
+id: "gpu" vendor: "V" name: "N"
+memory_bytes: 25769803776 usable_memory_bytes: 24000000000
+memory_bandwidth_bytes_per_second: 3e11
+peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 1.2e14 }
+intra_node { kind: LINK_KIND_PCIE bandwidth_bytes_per_second: 3.2e10 pcie_generation: 4 }
+power_watts: 72 max_gpus_per_node: 8
+sources { fields: "memory_bytes" fields: "usable_memory_bytes" fields: "max_gpus_per_node"
+          fields: "memory_bandwidth_bytes_per_second" fields: "peak_compute"
+          fields: "intra_node" fields: "power_watts" document: "d" }
+)";
+
+TEST(HardwareValidation, CitedCardIsValid) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  EXPECT_TRUE(ValidateEntity(h).empty());
+}
+
+class HardwareRanges : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(HardwareRanges, FigureOutsideAnyRealCardIsReported) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(GetParam().text, &h));
+  std::vector<Finding> findings = ValidateEntity(h);
+  ASSERT_EQ(findings.size(), 1u) << findings[0].message;
+  EXPECT_EQ(findings[0].field_path, GetParam().field_path);
+  EXPECT_THAT(findings[0].message, HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HardwareRanges,
+    ::testing::Values(
+        // 24 written as GB instead of bytes.
+        BadCase{"UsableInGigabytes", "usable_memory_bytes: 24", "usable_memory_bytes",
+                "usable_memory_bytes = 24; must be in [1.07374e+09, 1.1259e+15] bytes"},
+        BadCase{"BandwidthInGigabytes", "memory_bandwidth_bytes_per_second: 300",
+                "memory_bandwidth_bytes_per_second", "= 300; must be in [1e+10, 1e+15] bytes/s"},
+        BadCase{"PeakInTeraflops",
+                "peak_compute { format: NUMBER_FORMAT_FP8 dense_flops_per_second: 242 }",
+                "peak_compute[1].dense_flops_per_second",
+                "= 242; must be in [1e+11, 1e+18] FLOP/s"},
+        BadCase{"PeakWithoutFigure", "peak_compute { format: NUMBER_FORMAT_FP8 }",
+                "peak_compute[1].dense_flops_per_second", "= 0; must be > 0"},
+        BadCase{"LinkInGigabytes", "intra_node { bandwidth_bytes_per_second: 32 }",
+                "intra_node.bandwidth_bytes_per_second", "= 32; must be in [1e+08, 1e+14]"},
+        BadCase{"PcieGeneration", "intra_node { pcie_generation: 40 }",
+                "intra_node.pcie_generation", "= 40; must be in [1, 8]"},
+        BadCase{"PowerInMilliwatts", "power_watts: 72000000", "power_watts",
+                "= 7.2e+07; must be in [1, 100000] W"},
+        BadCase{"GpusPerNode", "max_gpus_per_node: 100000", "max_gpus_per_node",
+                "= 100000; must be in [1, 4096]"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(HardwareValidation, ALongBadIdIsCutInTheMessage) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  h.set_id(std::string(100000, 'X'));
+  std::vector<Finding> findings = ValidateEntity(h);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "id");
+  EXPECT_THAT(findings[0].message, HasSubstr(std::string(80, 'X') + "...\"; must be lowercase"));
+  EXPECT_LT(findings[0].message.size(), 300u);
+}
+
+TEST(HardwareValidation, CitationsAreOptionalOnlyWhenTheRulesSaySo) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  h.clear_sources();
+  const ValidationRules inline_card{.require_citations = false};
+  EXPECT_TRUE(ValidateEntity(h, inline_card).empty());
+  std::vector<Finding> findings = ValidateEntity(h);
+  // memory, usable memory, bandwidth, the peak, the link's bandwidth and
+  // generation, watts, GPUs per node.
+  ASSERT_EQ(findings.size(), 8u);
+  for (const Finding& f : findings) EXPECT_THAT(f.message, HasSubstr("has no citation"));
+  // A citation given must still name its document.
+  h.add_sources()->add_fields("memory_bytes");
+  findings = ValidateEntity(h, inline_card);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "sources[0].document");
 }
 
 TEST(ModelValidation, KvHeadsMustDivideHeads) {

@@ -1,8 +1,10 @@
 #include "service/cli/cli.h"
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/server/server.h"
@@ -149,6 +151,152 @@ TEST_F(CliBundledTest, MemoryFlagsOfOtherCommandsAreRejected) {
   Result r = RunCapplan({"hardware", "list", "--tp", "2"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("unknown flag --tp"));
+}
+
+// ------------------------------------------------------ --hardware-file
+
+// A card that is not in the catalogue, as a user would write it.
+std::string CardText(const std::string& usable_memory_bytes) {
+  return absl::StrCat(R"(# Acme X1: not in the catalogue
+id: "acme-x1"
+vendor: "Acme"
+name: "Acme X1"
+architecture: "Hopper"
+memory_bytes: 103079215104
+usable_memory_bytes: )",
+                      usable_memory_bytes, R"(
+memory_bandwidth_bytes_per_second: 2.5e12
+peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }
+peak_compute { format: NUMBER_FORMAT_FP8 dense_flops_per_second: 1e15 }
+intra_node { kind: LINK_KIND_PCIE bandwidth_bytes_per_second: 6.4e10 pcie_generation: 5
+             peer_to_peer: true }
+)");
+}
+
+std::vector<std::string> MemoryOn(const std::string& card_file) {
+  return {"memory",  "--model",         "qwen3-8b", "--hardware-file",
+          card_file, "--max-model-len", "32000",    "--json"};
+}
+
+TEST_F(CliBundledTest, MemoryPlansForACardFromAFileOfflineAndThroughTheServer) {
+  TempDir dir;
+  dir.Write("small.txtpb", CardText("68000000000"));
+  dir.Write("large.txtpb", CardText("100000000000"));
+  const std::string small = (dir.path() / "small.txtpb").string();
+  Result offline = RunCapplan(MemoryOn(small));
+  ASSERT_EQ(offline.code, kExitOk) << offline.err;
+  EXPECT_THAT(offline.out, HasSubstr("\"hardware_id\": \"acme-x1\""));
+  EXPECT_THAT(offline.out, HasSubstr("\"capacity_bytes\": \"68000000000\""));
+  Result online = RunCapplan(Online(MemoryOn(small)));
+  ASSERT_EQ(online.code, kExitOk) << online.err;
+  EXPECT_EQ(offline.out, online.out);
+  // The card's own memory decides the pool: more memory, a larger pool.
+  Result large = RunCapplan(MemoryOn((dir.path() / "large.txtpb").string()));
+  ASSERT_EQ(large.code, kExitOk) << large.err;
+  EXPECT_THAT(large.out, HasSubstr("\"capacity_bytes\": \"100000000000\""));
+  EXPECT_NE(large.out, offline.out);
+  // The table says whose card it is.
+  Result table = RunCapplan({"memory", "--model", "qwen3-8b", "--hardware-file", small});
+  EXPECT_THAT(table.out, HasSubstr("on 1 x acme-x1"));
+  EXPECT_THAT(table.out, HasSubstr("hardware 'acme-x1' is the request's own card"));
+}
+
+TEST_F(CliBundledTest, HardwareFileMayBeJson) {
+  TempDir dir;
+  dir.Write("card.json", R"({"id": "acme-x1", "vendor": "Acme", "name": "Acme X1",
+    "memoryBytes": "103079215104", "usable_memory_bytes": 68000000000,
+    "memory_bandwidth_bytes_per_second": 2.5e12,
+    "peak_compute": [{"format": "NUMBER_FORMAT_BF16", "dense_flops_per_second": 5e14}]})");
+  Result r = RunCapplan(MemoryOn((dir.path() / "card.json").string()));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"capacity_bytes\": \"68000000000\""));
+}
+
+TEST_F(CliBundledTest, BadHardwareFileNamesFileLineAndColumn) {
+  TempDir dir;
+  std::string text = CardText("68000000000");
+  text.replace(text.find("2.5e12"), 6, "2500");  // GB/s where bytes/s belong
+  dir.Write("card.txtpb", text);
+  const std::string file = (dir.path() / "card.txtpb").string();
+  Result r = RunCapplan(MemoryOn(file));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr(file + ":8:1: memory_bandwidth_bytes_per_second = 2500; must be "
+                                      "in [1e+10, 1e+15] bytes/s"));
+  EXPECT_EQ(RunCapplan(Online(MemoryOn(file))).err, r.err);
+  dir.Write("syntax.txtpb", "id: \"acme-x1\"\nvendor: Acme\n");
+  r = RunCapplan(MemoryOn((dir.path() / "syntax.txtpb").string()));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("syntax.txtpb:2:9: "));
+  r = RunCapplan(MemoryOn((dir.path() / "missing.txtpb").string()));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("--hardware-file = " + (dir.path() / "missing.txtpb").string() +
+                               "; cannot open the file"));
+}
+
+TEST_F(CliBundledTest, HardwareFileExcludesGpu) {
+  TempDir dir;
+  dir.Write("card.txtpb", CardText("68000000000"));
+  std::vector<std::string> args = MemoryOn((dir.path() / "card.txtpb").string());
+  args.push_back("--gpu=nvidia-l4-24gb");
+  Result r = RunCapplan(args);
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("--gpu and --hardware-file exclude each other"));
+}
+
+TEST_F(CliBundledTest, EveryCommandTakingGpuTakesAHardwareFile) {
+  TempDir dir;
+  dir.Write("card.txtpb", CardText("68000000000"));
+  const std::string card = (dir.path() / "card.txtpb").string();
+  const std::vector<std::string> load = {"--input-tokens", "1000", "--output-tokens", "200"};
+  std::vector<std::vector<std::string>> commands = {
+      {"sweep", "--model", "qwen3-8b", "--hardware-file", card, "--concurrency", "1,4"},
+      {"plan", "--model", "qwen3-8b", "--hardware-file", card, "--ttft-p95", "2"},
+      {"validate", "--model", "qwen3-8b", "--hardware-file", card, "--max-model-len", "8192"},
+      {"validate", "--launch", "vllm serve Qwen/Qwen3-8B --max-model-len 8192", "--hardware-file",
+       card}};
+  for (std::vector<std::string> command : commands) {
+    command.insert(command.end(), load.begin(), load.end());
+    command.push_back("--json");
+    Result offline = RunCapplan(command);
+    EXPECT_EQ(offline.code, kExitOk) << command[0] << ": " << offline.err;
+    EXPECT_THAT(offline.out, HasSubstr("acme-x1")) << command[0];
+    Result online = RunCapplan(Online(command));
+    EXPECT_EQ(online.out, offline.out) << command[0];
+  }
+}
+
+TEST_F(CliBundledTest, IngestWritesTheCardOfAHardwareFileWithItsBaseline) {
+  TempDir out;
+  std::filesystem::copy(testing::BundledDataDir(), out.path(),
+                        std::filesystem::copy_options::recursive);
+  const std::string run = std::string(CAPPLAN_SOURCE_DIR) +
+                          "/tests/data/ingest/vllm-json/dstack_h100_16qps.trimmed.json";
+  auto ingest = [&](const std::string& card, const std::string& id) {
+    return RunCapplan({"ingest", run, "--id", id, "--model", "qwen3-8b", "--gpus", "1",
+                       "--hardware-file", card, "--source", "https://example.com/run", "--out-dir",
+                       out.path().string()});
+  };
+  // A catalogue entry cites every figure: an uncited card is refused where it is written.
+  out.Write("cards/uncited.txtpb", CardText("68000000000"));
+  const std::string uncited = (out.path() / "cards/uncited.txtpb").string();
+  Result r = ingest(uncited, "run-on-acme");
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr(uncited + ":6:1: memory_bytes has no citation"));
+  EXPECT_FALSE(std::filesystem::exists(out.path() / "hardware/acme-x1.txtpb"));
+
+  out.Write("cards/cited.txtpb",
+            CardText("68000000000") +
+                "sources { fields: \"memory_bytes\" fields: \"usable_memory_bytes\"\n"
+                "  fields: \"memory_bandwidth_bytes_per_second\" fields: \"peak_compute\"\n"
+                "  fields: \"intra_node\" document: \"https://example.com/acme-x1.pdf\" }\n");
+  r = ingest((out.path() / "cards/cited.txtpb").string(), "run-on-acme");
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out.path() / "hardware/acme-x1.txtpb"));
+  // The directory is a valid catalogue whose baseline names the new card.
+  Result get =
+      RunCapplan({"baselines", "get", "run-on-acme", "--json", "--data-dir", out.path().string()});
+  ASSERT_EQ(get.code, kExitOk) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("\"hardware_id\": \"acme-x1\""));
 }
 
 // capplan --server over TLS and mutual TLS, against an in-process server

@@ -35,8 +35,9 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("gpu-memory-utilization"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("mem-fraction-static"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("max-model-len"));
-  EXPECT_EQ(DeploymentValuedFlags().size(), 23u);
+  EXPECT_THAT(DeploymentValuedFlags(), Contains("hardware-file"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("kv-pool-tokens"));
+  EXPECT_EQ(DeploymentValuedFlags().size(), 24u);
   EXPECT_THAT(DeploymentSwitches(), ::testing::ElementsAre("enforce-eager", "dp-attention"));
 }
 

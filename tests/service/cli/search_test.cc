@@ -70,6 +70,36 @@ TEST(SearchCommand, TablePrintsRefusalsFrontsAndLaunchLines) {
   EXPECT_THAT(r.out, HasSubstr("#1 python -m sglang.launch_server"));
 }
 
+// The H100 SXM's catalogue file under an id the catalogue lacks.
+std::string CardFile(const testing::TempDir& dir, const std::string& from, const std::string& to) {
+  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/data/hardware/nvidia-h100-sxm-80gb.txtpb");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string card = text.str();
+  card.replace(card.find(from), from.size(), to);
+  dir.Write("card.txtpb", card);
+  return (dir.path() / "card.txtpb").string();
+}
+
+TEST(SearchCommand, HardwareFileSearchesACardTheCatalogueLacks) {
+  testing::TempDir dir;
+  const std::string card = CardFile(dir, "id: \"nvidia-h100-sxm-80gb\"", "id: \"my-h100\"");
+  testing::CliResult r =
+      RunCapplan({"search", "--model", "llama-3.1-70b-instruct", "--input-tokens", "1000",
+                  "--output-tokens", "200", "--target-users", "200", "--ttft-p95", "1", "--tpot",
+                  "0.05", "--engines", "vllm", "--top-k", "3", "--hardware-file", card});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\n1  my-h100  "));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("nvidia-h100-sxm-80gb")));
+  // A unit slip in the file is refused at its line and column.
+  const std::string bad = CardFile(dir, "memory_bandwidth_bytes_per_second: 3.35e12",
+                                   "memory_bandwidth_bytes_per_second: 3350");
+  r = RunCapplan(Search({"--hardware-file", bad}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("card.txtpb:[0-9]+:1: "
+                                              "memory_bandwidth_bytes_per_second = 3350; must be"));
+}
+
 struct FlagCase {
   std::string name;
   std::vector<std::string> extra;

@@ -200,6 +200,93 @@ TEST(SearchConfigs, UnknownCardIsNotFoundWithItsIndex) {
                        HasSubstr("SearchConfigsRequest.constraints.hardware_ids[1]")));
 }
 
+// ---------------------------------------------------------- inline cards
+
+// The H100 SXM's own figures under an id the catalogue lacks.
+v1::Hardware InlineH100(const std::string& id) {
+  v1::Hardware card = *Bundled().FindHardware("nvidia-h100-sxm-80gb");
+  card.set_id(id);
+  card.clear_sources();
+  return card;
+}
+
+TEST(SearchConfigs, ACardTheCatalogueLacksIsSearchedWhole) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  *request.mutable_constraints()->add_hardware() = InlineH100("my-h100");
+  request.mutable_constraints()->add_engines(v1::ENGINE_KIND_VLLM);
+  absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->top().empty());
+  int checked = 0;
+  for (const auto* list : {&r->cost_front(), &r->top()}) {
+    for (const v1::SearchCandidate& c : *list) {
+      // Only the request's card (no hardware_ids: not the whole catalogue), carried whole.
+      EXPECT_EQ(c.deployment().hardware_id(), "");
+      EXPECT_EQ(c.deployment().hardware().id(), "my-h100");
+      // Its price came with it.
+      EXPECT_EQ(c.price_per_gpu_hour(), InlineH100("x").price_per_hour());
+      // Plan, asked with the candidate's deployment, agrees.
+      absl::StatusOr<v1::PlanResponse> plan = Plan(Bundled(), PlanRequestFor(request, c));
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_EQ(plan->safe_closed_loop().concurrent_users(), c.safe_point().concurrent_users());
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(SearchConfigs, InlineCardsAreSearchedBesideCatalogueIds) {
+  auto enumerated = [](bool catalogue_card, bool inline_card) {
+    v1::SearchConfigsRequest request = Request(kIssue);
+    if (catalogue_card) request.mutable_constraints()->add_hardware_ids("nvidia-l40s-48gb");
+    if (inline_card) *request.mutable_constraints()->add_hardware() = InlineH100("my-h100");
+    absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->candidates_enumerated() : 0;
+  };
+  const uint64_t l40s = enumerated(true, false);
+  const uint64_t mine = enumerated(false, true);
+  ASSERT_GT(l40s, 0u);
+  ASSERT_GT(mine, 0u);
+  // Both cards' spaces, and not the whole catalogue's.
+  EXPECT_EQ(enumerated(true, true), l40s + mine);
+}
+
+struct InlineCardCase {
+  std::string name;
+  std::string card_change;  // text proto merged over InlineH100("my-h100")
+  bool twice;               // the card given twice
+  std::string message;
+};
+
+class SearchInlineCardErrors : public ::testing::TestWithParam<InlineCardCase> {};
+
+TEST_P(SearchInlineCardErrors, AreInvalidArgumentAtTheCardsPath) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  v1::Hardware card = InlineH100("my-h100");
+  ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(GetParam().card_change, &card));
+  request.mutable_constraints()->add_hardware_ids("nvidia-l40s-48gb");
+  *request.mutable_constraints()->add_hardware() = InlineH100("other-card");
+  *request.mutable_constraints()->add_hardware() = card;
+  if (GetParam().twice) *request.mutable_constraints()->add_hardware() = card;
+  EXPECT_THAT(SearchConfigs(Bundled(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().message)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SearchInlineCardErrors,
+    ::testing::Values(
+        InlineCardCase{"BandwidthInGbPerSecond", "memory_bandwidth_bytes_per_second: 3350", false,
+                       "SearchConfigsRequest.constraints.hardware[1].memory_bandwidth_bytes_per_"
+                       "second = 3350; must be in [1e+10, 1e+15] bytes/s"},
+        InlineCardCase{"ShadowsACatalogueCard", "id: \"nvidia-h100-sxm-80gb\"", false,
+                       "SearchConfigsRequest.constraints.hardware[1].id = "
+                       "\"nvidia-h100-sxm-80gb\"; names a catalogue card"},
+        InlineCardCase{"GivenTwice", "", true,
+                       "SearchConfigsRequest.constraints.hardware[2].id = \"my-h100\"; must be "
+                       "unique"}),
+    [](const ::testing::TestParamInfo<InlineCardCase>& info) { return info.param.name; });
+
 // ------------------------------------------------------------- validation
 
 struct InvalidCase {

@@ -11,6 +11,7 @@
 
 #include "capplan/v1/planner.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -111,6 +112,57 @@ TEST(PlannerServer, AnswersCatalogueRpcsAndCountsThem) {
                          {{"grpc_method", "GetHardware"}, {"grpc_code", "NotFound"}}),
             1);
   EXPECT_EQ(CounterValue(registry, "capplan_catalog_entries", {{"kind", "baseline"}}), 1);
+}
+
+// A card the bundled catalogue does not hold, inline in the deployment.
+v1::PlanMemoryRequest InlineCardRequest() {
+  v1::PlanMemoryRequest request;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    deployment {
+      model_id: "qwen3-8b"
+      hardware {
+        id: "acme-x1-64gb" vendor: "Acme" name: "Acme X1 64GB"
+        memory_bytes: 68719476736 usable_memory_bytes: 68000000000
+        memory_bandwidth_bytes_per_second: 2.5e12
+        peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }
+      }
+      engine { max_model_len: 32000 }
+    })",
+                                                            &request));
+  return request;
+}
+
+TEST(PlannerServer, PlanMemoryTakesAnInlineCardAndRefusesABadOne) {
+  auto server =
+      PlannerServer::Create(capplan::testing::LoopbackServerOptions(testing::BundledDataDir()));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = StubFor(**server);
+
+  v1::PlanMemoryRequest request = InlineCardRequest();
+  grpc::ClientContext context;
+  v1::MemoryPlan plan;
+  grpc::Status status = stub->PlanMemory(&context, request, &plan);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(plan.deployment().hardware_id(), "acme-x1-64gb");
+  EXPECT_EQ(plan.per_gpu().capacity_bytes(), 68000000000u);  // the card's usable memory
+  EXPECT_GT(plan.kv_pool_tokens(), 0u);
+
+  request.mutable_deployment()->mutable_hardware()->set_memory_bandwidth_bytes_per_second(-1);
+  grpc::ClientContext bad_context;
+  status = stub->PlanMemory(&bad_context, request, &plan);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("PlanMemoryRequest.deployment.hardware.memory_bandwidth_bytes_per_second "
+                        "= -1; must be > 0"));
+
+  request = InlineCardRequest();
+  request.mutable_deployment()->mutable_hardware()->set_id("nvidia-l4-24gb");
+  grpc::ClientContext shadow_context;
+  status = stub->PlanMemory(&shadow_context, request, &plan);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("PlanMemoryRequest.deployment.hardware.id = \"nvidia-l4-24gb\"; names a "
+                        "catalogue card"));
 }
 
 TEST(PlannerServer, HealthIsServingAfterLoad) {

@@ -154,6 +154,77 @@ TEST(PutBaseline, InvalidOrLintErrorsAreRefusedWithTheFieldPath) {
   }
 }
 
+// A card the catalogue lacks, written with the baseline that measured it.
+v1::Hardware NewCard(bool cited) {
+  v1::Hardware h;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    id: "acme-x1-64gb" vendor: "Acme" name: "Acme X1" architecture: "Hopper"
+    memory_bytes: 68719476736 usable_memory_bytes: 68000000000
+    memory_bandwidth_bytes_per_second: 2.5e12
+    peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 })",
+                                                            &h));
+  if (cited) {
+    v1::Citation* c = h.add_sources();
+    for (const char* f : {"memory_bytes", "usable_memory_bytes",
+                          "memory_bandwidth_bytes_per_second", "peak_compute"}) {
+      c->add_fields(f);
+    }
+    c->set_document("https://example.com/acme-x1-datasheet.pdf");
+  }
+  return h;
+}
+
+grpc::Status PutWithCard(v1::CapacityPlanner::Stub& stub, const std::string& baseline_id,
+                         const v1::Hardware& card, v1::PutBaselineResponse* response) {
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", std::string("Bearer ") + kToken);
+  v1::PutBaselineRequest request;
+  *request.mutable_baseline() = NewBaseline(baseline_id);
+  request.mutable_baseline()->mutable_deployment()->set_hardware_id(card.id());
+  *request.mutable_hardware() = card;
+  return stub.PutBaseline(&context, request, response);
+}
+
+TEST(PutBaseline, ACardWithItsSourcesIsWrittenBesideTheBaselineAndServed) {
+  auto w = Start(/*with_token=*/true);
+  ASSERT_NE(w, nullptr);
+  v1::PutBaselineResponse response;
+  // Uncited figures are refused: a catalogue entry cites every figure.
+  grpc::Status status = PutWithCard(*w->stub, "run-on-acme", NewCard(/*cited=*/false), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("PutBaselineRequest.hardware.memory_bytes: memory_bytes has no citation"));
+  EXPECT_FALSE(std::filesystem::exists(w->dir.path() / "hardware" / "acme-x1-64gb.txtpb"));
+
+  status = PutWithCard(*w->stub, "run-on-acme", NewCard(/*cited=*/true), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(std::filesystem::exists(w->dir.path() / "hardware" / "acme-x1-64gb.txtpb"));
+  grpc::ClientContext get_context;
+  v1::GetHardwareRequest get;
+  get.set_id("acme-x1-64gb");
+  v1::Hardware served;
+  ASSERT_TRUE(w->stub->GetHardware(&get_context, get, &served).ok());
+  EXPECT_EQ(served.memory_bandwidth_bytes_per_second(), 2.5e12);
+
+  // The same id with other figures is another card: refused, the file kept.
+  v1::Hardware other = NewCard(/*cited=*/true);
+  other.set_memory_bandwidth_bytes_per_second(3e12);
+  status = PutWithCard(*w->stub, "second-run-on-acme", other, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("PutBaselineRequest.hardware.id = \"acme-x1-64gb\"; the catalogue holds "
+                        "a different card"));
+  EXPECT_FALSE(std::filesystem::exists(w->dir.path() / "baselines" / "second-run-on-acme.txtpb"));
+  grpc::ClientContext again_context;
+  v1::Hardware kept;
+  ASSERT_TRUE(w->stub->GetHardware(&again_context, get, &kept).ok());
+  EXPECT_EQ(kept.memory_bandwidth_bytes_per_second(), 2.5e12);
+
+  // The same card again, with another run on it, is not rewritten.
+  status = PutWithCard(*w->stub, "second-run-on-acme", NewCard(/*cited=*/true), &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
 TEST(PutBaseline, AReplicaOnTheSameDirectoryPicksTheWriteUpWhenItPolls) {
   auto writer = Start(true);
   ASSERT_NE(writer, nullptr);

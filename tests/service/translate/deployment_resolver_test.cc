@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "service/catalog/catalog_validator.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
@@ -134,6 +135,109 @@ TEST(ResolveDeployment, AllowingWithheldStillNeedsAGpuWithoutABaseline) {
                   Bundled(), Deployment(R"(model_id: "qwen3-8b")"), kPath),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("T.deployment.hardware_id is empty; must name a GPU")));
+}
+
+// --------------------------------------------------------- inline hardware
+
+// A card the catalogue does not hold, given whole in the request.
+constexpr char kInlineCard[] = R"(
+  id: "acme-x1-64gb" vendor: "Acme" name: "Acme X1 64GB" architecture: "Hopper"
+  memory_bytes: 68719476736 usable_memory_bytes: 68000000000
+  memory_bandwidth_bytes_per_second: 2.5e12
+  peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }
+  intra_node { kind: LINK_KIND_PCIE bandwidth_bytes_per_second: 6.4e10 pcie_generation: 5 })";
+
+// "hardware { ... }": kInlineCard with `card_overrides` merged in.
+std::string InlineCardField(const std::string& card_overrides) {
+  v1::Hardware card;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kInlineCard, &card));
+  EXPECT_TRUE(google::protobuf::TextFormat::MergeFromString(card_overrides, &card));
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(card, &text);
+  return absl::StrCat(" hardware { ", text, " } ");
+}
+
+std::string InlineDeployment(const std::string& card_overrides, const std::string& rest = "") {
+  return absl::StrCat("model_id: \"qwen3-8b\"", InlineCardField(card_overrides), rest);
+}
+
+TEST(ResolveDeployment, InlineHardwareIsTheRequestsOwnCard) {
+  absl::StatusOr<ResolvedDeployment> r = Resolve(InlineDeployment(""));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_NE(r->hardware, nullptr);
+  EXPECT_EQ(r->hardware, r->inline_hardware.get());
+  EXPECT_EQ(r->hardware->id(), "acme-x1-64gb");
+  EXPECT_EQ(Bundled().FindHardware("acme-x1-64gb"), nullptr);
+  // The memory model plans on the card's usable memory, as for a catalogue card.
+  EXPECT_EQ(r->input.hardware.memory_bytes, 68000000000.0);
+  // The card stays valid when the resolution is moved (PrepareDeployment does).
+  ResolvedDeployment moved = *std::move(r);
+  EXPECT_EQ(moved.hardware->memory_bandwidth_bytes_per_second(), 2.5e12);
+}
+
+TEST(ResolveDeployment, InlineHardwareOverridesABaselinesCard) {
+  absl::StatusOr<ResolvedDeployment> r = Resolve(BaselineText(k002, InlineCardField("")));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->hardware->id(), "acme-x1-64gb");
+  EXPECT_EQ(r->gpu_count, 4u);  // the baseline's
+  // The baseline measured another card: it is not this configuration's own.
+  EXPECT_FALSE(BaselineMatches(*Bundled().FindBaseline(k002), *r));
+}
+
+struct InlineBadCase {
+  std::string name;
+  std::string card_overrides;  // merged into kInlineCard
+  std::string rest;            // more deployment fields
+  std::string message;
+};
+
+class InlineHardwareErrors : public ::testing::TestWithParam<InlineBadCase> {};
+
+TEST_P(InlineHardwareErrors, AreInvalidArgumentNamingTheFieldPath) {
+  EXPECT_THAT(Resolve(InlineDeployment(GetParam().card_overrides, GetParam().rest)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().message)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, InlineHardwareErrors,
+    ::testing::Values(
+        InlineBadCase{"NegativeBandwidth", "memory_bandwidth_bytes_per_second: -1", "",
+                      "T.deployment.hardware.memory_bandwidth_bytes_per_second = -1; must be > 0"},
+        // GB/s written where bytes/s belong.
+        InlineBadCase{"BandwidthInWrongUnit", "memory_bandwidth_bytes_per_second: 2500", "",
+                      "T.deployment.hardware.memory_bandwidth_bytes_per_second = 2500; must be "
+                      "in [1e+10, 1e+15] bytes/s"},
+        InlineBadCase{"NoId", R"(id: "")", "",
+                      "T.deployment.hardware.id is empty; every entity needs a kebab-case id"},
+        InlineBadCase{"UsableAboveTotal", "usable_memory_bytes: 90000000000", "",
+                      "T.deployment.hardware.usable_memory_bytes = 90000000000; must not exceed "
+                      "memory_bytes"},
+        InlineBadCase{"PeakWithoutFormat", "peak_compute { dense_flops_per_second: 1e14 }", "",
+                      "T.deployment.hardware.peak_compute[1].format is unspecified"},
+        InlineBadCase{"PeakWithoutFigure", "peak_compute { format: NUMBER_FORMAT_FP8 }", "",
+                      "T.deployment.hardware.peak_compute[1].dense_flops_per_second = 0"},
+        // Structure, as for a catalogue file: the same peak twice, a name not UTF-8.
+        InlineBadCase{"SamePeakTwice",
+                      "peak_compute { format: NUMBER_FORMAT_BF16 dense_flops_per_second: 5e14 }",
+                      "", "T.deployment.hardware.peak_compute[1]; must not repeat peak_compute[0]"},
+        InlineBadCase{"NameNotUtf8", "name: \"Acme \\xff\"", "",
+                      "T.deployment.hardware.name = \"Acme \\xff\"; must be valid UTF-8 (byte 6 "
+                      "is not)"},
+        InlineBadCase{"CitationWithoutDocument", R"(sources { fields: "memory_bytes" })", "",
+                      "T.deployment.hardware.sources[0].document is empty"},
+        InlineBadCase{"ShadowsACatalogueCard", R"(id: "nvidia-l4-24gb")", "",
+                      "T.deployment.hardware.id = \"nvidia-l4-24gb\"; names a catalogue card"},
+        InlineBadCase{"WithAHardwareId", "", R"(hardware_id: "nvidia-l4-24gb")",
+                      "T.deployment.hardware_id = \"nvidia-l4-24gb\" is set with hardware"}),
+    [](const ::testing::TestParamInfo<InlineBadCase>& info) { return info.param.name; });
+
+TEST(ResolveDeployment, InlineHardwareNeedsNoCitationsButTheCatalogueDoes) {
+  v1::Hardware card;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kInlineCard, &card));
+  EXPECT_TRUE(ValidateEntity(card, ValidationRules{.require_citations = false}).empty());
+  std::vector<Finding> as_catalogue_entry = ValidateEntity(card);
+  ASSERT_FALSE(as_catalogue_entry.empty());
+  EXPECT_THAT(as_catalogue_entry[0].message, HasSubstr("has no citation"));
 }
 
 // ------------------------------------------------------------ config.json
