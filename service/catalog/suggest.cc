@@ -60,21 +60,27 @@ std::vector<std::string> SuggestIds(absl::string_view query,
                                     const std::vector<SuggestionCandidate>& candidates,
                                     size_t limit) {
   std::vector<std::string> out;
-  const std::vector<std::string> words = Words(query);
-  for (const SuggestionCandidate& c : candidates) {
-    if (out.size() < limit && EveryWordIn(words, c)) out.push_back(c.id);
-  }
-  if (!out.empty() || query.empty()) return out;
-  const size_t threshold = std::max<size_t>(2, query.size() / 3);
-  std::vector<std::pair<size_t, const std::string*>> near;
-  for (const SuggestionCandidate& c : candidates) {
+  if (query.empty()) return out;
+  auto distance = [&](const SuggestionCandidate& c) {
     size_t best = EditDistance(query, c.id);
     for (const std::string& name : c.other_names) best = std::min(best, EditDistance(query, name));
-    if (best <= threshold) near.emplace_back(best, &c.id);
+    return best;
+  };
+  const std::vector<std::string> words = Words(query);
+  std::vector<std::pair<size_t, const std::string*>> matches;
+  for (const SuggestionCandidate& c : candidates) {
+    if (EveryWordIn(words, c)) matches.emplace_back(distance(c), &c.id);
   }
-  std::stable_sort(near.begin(), near.end(),
+  if (matches.empty()) {
+    const size_t threshold = std::max<size_t>(2, query.size() / 3);
+    for (const SuggestionCandidate& c : candidates) {
+      const size_t d = distance(c);
+      if (d <= threshold) matches.emplace_back(d, &c.id);
+    }
+  }
+  std::stable_sort(matches.begin(), matches.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
-  for (const auto& [distance, id] : near) {
+  for (const auto& [d, id] : matches) {
     if (out.size() == limit) break;
     out.push_back(*id);
   }

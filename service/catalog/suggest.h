@@ -24,8 +24,8 @@ struct SuggestionCandidate {
   std::vector<std::string> other_names;
 };
 
-// At most `limit` ids, best first (word matches in catalogue order, then by
-// edit distance).
+// At most `limit` ids, nearest first (by edit distance to the id or its
+// nearest other name; ties in catalogue order).
 std::vector<std::string> SuggestIds(absl::string_view query,
                                     const std::vector<SuggestionCandidate>& candidates,
                                     size_t limit = 6);

@@ -441,8 +441,9 @@ std::string LinkName(const v1::Interconnect& link) {
       return absl::StrFormat("xGMI %s GB/s",
                              FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
     case v1::LINK_KIND_PCIE:
-      return absl::StrFormat("PCIe %d%s", link.pcie_generation(),
-                             link.peer_to_peer() ? "" : " no-P2P");
+      return absl::StrCat(
+          "PCIe", link.pcie_generation() > 0 ? absl::StrCat(" ", link.pcie_generation()) : "",
+          link.peer_to_peer() ? "" : " no-P2P");
     case v1::LINK_KIND_NVLINK_C2C:
       return "NVLink-C2C";
     case v1::LINK_KIND_NONE:

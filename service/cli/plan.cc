@@ -38,13 +38,24 @@ void PrintCapacity(const char* title, const v1::Capacity& c, std::ostream& out) 
       FormatScaled(c.output_tokens_per_second(), 1, 1));
 }
 
+std::string NoSafePointReason(v1::LoadBinding binding) {
+  switch (binding) {
+    case v1::LOAD_BINDING_DOES_NOT_FIT:
+      return "the deployment does not fit";
+    case v1::LOAD_BINDING_SLOT_WAIT:
+      return "even the lightest load has more than 1% of requests waiting for a slot "
+             "(SLOT_WAIT; see capplan help concepts)";
+    case v1::LOAD_BINDING_STABILITY:
+      return "even the lightest load saturates the deployment (STABILITY)";
+    default:
+      return "even the lightest load misses the SLO (binding: " + ShortName(binding) + ")";
+  }
+}
+
 void PrintPoint(const char* title, const v1::OperatingPoint& p, double min_rate,
                 std::ostream& out) {
   if (!p.found()) {
-    out << title << ": none"
-        << (p.binding() == v1::LOAD_BINDING_DOES_NOT_FIT
-                ? " (the deployment does not fit)\n"
-                : " meets the SLO (binding: " + ShortName(p.binding()) + ")\n");
+    out << title << ": none — " << NoSafePointReason(p.binding()) << "\n";
     return;
   }
   out << title << ": ";
@@ -59,7 +70,7 @@ void PrintPoint(const char* title, const v1::OperatingPoint& p, double min_rate,
   if (p.has_tpot_seconds() && p.tpot_seconds() > 0) {
     out << absl::StrFormat(" (%.1f tok/s per user while decoding)", 1 / p.tpot_seconds());
   }
-  out << " (binding: " << ShortName(p.binding()) << ")\n";
+  out << "; binding: " << ShortName(p.binding()) << "\n";
   std::optional<double> tpot;
   if (p.has_tpot_seconds()) tpot = p.tpot_seconds();
   if (auto warning = SlowUserWarning(tpot, min_rate)) out << "  " << *warning << "\n";

@@ -31,13 +31,15 @@ struct LabelPosition {
   Anchor anchor = Anchor::kStart;
 };
 
-// Average advance of a sans-serif glyph, as a share of the font size: a
-// generous estimate (digits and lower case are narrower), so estimated boxes
-// hold the rendered text.
-inline constexpr double kGlyphWidthEm = 0.62;
+// Advance of a typical sans-serif glyph (digits, most lower case), as a
+// share of the font size; narrow glyphs (i, l, t, punctuation) count less,
+// capitals and m, w, W, M, % more (svg_plot_labels.cc), wide scripts (CJK,
+// U+1100 and above) a full em. Generous, so estimated boxes hold the
+// rendered text (a test checks it against rsvg-convert).
+inline constexpr double kGlyphWidthEm = 0.66;
 
 // The box `text` covers at `p` in a font of `font_size` (ascent 0.8 em above
-// the baseline, descent 0.25 em below; a UTF-8 code point counts as a glyph).
+// the baseline, descent 0.25 em below).
 Box TextBox(const std::string& text, double font_size, const LabelPosition& p);
 
 struct LabelRequest {

@@ -290,7 +290,8 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   // plan it: on its own measured rows, in the card's unknown units.
   CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
                            ResolveDeploymentAllowingWithheldHardware(catalog, deployment, kPath));
-  CheckContext(requested_len, &r, &findings);
+  // Without the request's own max_model_len, the baseline's (if any) applies.
+  CheckContext(requested_len > 0 ? requested_len : r.engine.max_model_len(), &r, &findings);
   CAPPLAN_ASSIGN_OR_RETURN(
       PreparedDeployment d,
       PrepareDeployment(catalog, std::move(r), MeanSequence(request), counters));
