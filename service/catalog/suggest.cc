@@ -72,10 +72,18 @@ std::vector<std::string> SuggestIds(absl::string_view query,
     if (EveryWordIn(words, c)) matches.emplace_back(distance(c), &c.id);
   }
   if (matches.empty()) {
+    // Near ids only: within a third of the query's length, and within one
+    // edit of the nearest.
     const size_t threshold = std::max<size_t>(2, query.size() / 3);
+    size_t best = threshold;
+    std::vector<std::pair<size_t, const std::string*>> near;
     for (const SuggestionCandidate& c : candidates) {
       const size_t d = distance(c);
-      if (d <= threshold) matches.emplace_back(d, &c.id);
+      if (d <= threshold) near.emplace_back(d, &c.id);
+      best = std::min(best, d);
+    }
+    for (const auto& m : near) {
+      if (m.first <= best + 1) matches.push_back(m);
     }
   }
   std::stable_sort(matches.begin(), matches.end(),

@@ -8,8 +8,8 @@
 // letters and digits, compared without case) is a substring of its id or of
 // one of its other names (aliases, Hugging Face repo id, display name). When
 // nothing matches that way, the ids within a small edit distance of the
-// query (Levenshtein, at most max(2, length / 3)) are suggested, nearest
-// first.
+// query (Levenshtein, at most max(2, length / 3), and at most one more than
+// the nearest) are suggested, nearest first.
 
 #include <string>
 #include <vector>

@@ -184,13 +184,15 @@ absl::Status Baselines(CliContext& ctx) {
 void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   const v1::ResolvedDeployment& d = plan.deployment();
   out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
-      << d.gpu_count() << " x " << d.hardware_id() << ", tp " << d.tp() << ", pp " << d.pp()
+      << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
+      << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id()) << ", tp " << d.tp()
+      << ", pp " << d.pp()
       << ", ep " << d.ep() << ", " << EngineName(d.engine())
       << (d.engine_version().empty() ? "" : " " + d.engine_version()) << " (preset "
       << plan.provenance().engine_preset_id() << ")\n";
   out << absl::StrFormat(
-      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s, "
-      "max_num_seqs %d, block %d tokens\n\n",
+      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s "
+      "tokens, max_num_seqs %d requests, block %d tokens\n\n",
       d.memory_fraction(), FormatCount(static_cast<double>(d.max_model_len())),
       FormatCount(static_cast<double>(d.max_num_batched_tokens())), d.max_num_seqs(),
       d.block_size());
@@ -227,7 +229,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
       << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
   out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
   if (plan.state_slots() > 0) {
-    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots())) << " requests\n";
+    out << "state slots: " << Plural(static_cast<int64_t>(plan.state_slots()), "request", "requests")
+        << "\n";
   }
   out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
                          plan.max_concurrency_at_max_model_len());

@@ -184,8 +184,8 @@ std::string RowOf(const std::string& out, const std::string& load) {
 TEST_F(CliLoadTest, NoSpeculationIsPrintedWhenTheMethodIsNone) {
   Result r = RunCapplan(Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
                                  "--input-tokens", "512", "--output-tokens", "128",
-                                 "--concurrency", "1,4", "--speculative-method", "none",
-                                 "--num-speculative-tokens", "3"}));
+                                 "--concurrency", "1,4", "--max-model-len", "8192",
+                                 "--speculative-method", "none", "--num-speculative-tokens", "3"}));
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("speculative")));
   EXPECT_THAT(r.out, Not(HasSubstr("draft tokens")));
