@@ -77,13 +77,14 @@ void PrintHeader(const v1::Baseline& b, std::ostream& out) {
   if (!p.tpot_definition().empty()) out << "  TPOT:        " << p.tpot_definition() << "\n";
   if (!p.notes().empty()) out << "  notes:       " << p.notes() << "\n";
   out << "  model:       " << d.model_id();
-  if (d.has_quantization()) out << " (weights " << WeightFormatText(d.quantization().format()) << ")";
-  out << "\n  hardware:    "
-      << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
+  if (d.has_quantization())
+    out << " (weights " << WeightFormatText(d.quantization().format()) << ")";
+  out << "\n  hardware:    " << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
       << (d.hardware_id().empty() ? "(GPU not named)" : d.hardware_id());
   if (d.node_count() > 1) out << " on " << Plural(d.node_count(), "node", "nodes");
   out << "\n";
-  if (!d.hardware_description().empty()) out << "               " << d.hardware_description() << "\n";
+  if (!d.hardware_description().empty())
+    out << "               " << d.hardware_description() << "\n";
   if (d.has_interconnect()) out << "  link:        " << LinkName(d.interconnect()) << "\n";
 }
 
@@ -109,10 +110,11 @@ void PrintEngine(const v1::DeploymentConfig& d, std::ostream& out) {
   s.Add(e.kv_cache_free_gpu_memory_fraction() > 0,
         absl::StrFormat("kv_cache_free_gpu_memory_fraction %.2f",
                         e.kv_cache_free_gpu_memory_fraction()));
-  s.Add(e.max_model_len() > 0, absl::StrCat("max_model_len ", FormatCount(e.max_model_len()),
-                                            " tokens"));
-  s.Add(e.max_num_batched_tokens() > 0,
-        absl::StrCat("max_num_batched_tokens ", FormatCount(e.max_num_batched_tokens()), " tokens"));
+  s.Add(e.max_model_len() > 0,
+        absl::StrCat("max_model_len ", FormatCount(e.max_model_len()), " tokens"));
+  s.Add(
+      e.max_num_batched_tokens() > 0,
+      absl::StrCat("max_num_batched_tokens ", FormatCount(e.max_num_batched_tokens()), " tokens"));
   s.Add(e.max_num_seqs() > 0, absl::StrCat("max_num_seqs ", e.max_num_seqs(), " requests"));
   s.Add(e.block_size() > 0, absl::StrCat("block ", e.block_size(), " tokens"));
   s.Add(e.kv_cache_dtype() != v1::KV_CACHE_DTYPE_UNSPECIFIED,
@@ -199,8 +201,8 @@ void PrintSweep(const v1::Sweep& sweep, std::ostream& out) {
   if (sweep.has_speculative()) out << "; speculative " << SpeculationText(sweep.speculative());
   out << ")\n";
   if (!sweep.description().empty()) out << "      " << sweep.description() << "\n";
-  TextTable table({"LOAD", "OUTPUT (tok/s)", "PER USER (tok/s)", "REQ/S (req/s)", "TTFT",
-                   "TPOT", "ITL", "E2E", "REQUESTS (ok/all)", "LABEL"});
+  TextTable table({"LOAD", "OUTPUT (tok/s)", "PER USER (tok/s)", "REQ/S (req/s)", "TTFT", "TPOT",
+                   "ITL", "E2E", "REQUESTS (ok/all)", "LABEL"});
   for (const v1::SweepRow& row : sweep.rows()) {
     std::string requests = "-";
     if (row.has_requests()) {
@@ -278,12 +280,13 @@ void PrintLongContextRuns(const v1::Baseline& b, std::ostream& out) {
                           r.decode_tokens_per_second()));
     p.Add(r.has_tpot(), "TPOT " + LatencyText(r.tpot()));
     const std::optional<double> ttft = OneFigure(r.ttft());
-    p.Add(r.workload().has_output_tokens() && ttft.has_value() && r.has_decode_tokens_per_second(),
-          absl::StrFormat("per-user rate %.1f tok/s including TTFT (output ÷ (TTFT + output ÷ "
-                          "decode rate))",
-                          r.workload().output_tokens() /
-                              (ttft.value_or(0) + r.workload().output_tokens() /
-                                                      std::max(1e-9, r.decode_tokens_per_second()))));
+    p.Add(
+        r.workload().has_output_tokens() && ttft.has_value() && r.has_decode_tokens_per_second(),
+        absl::StrFormat("per-user rate %.1f tok/s including TTFT (output ÷ (TTFT + output ÷ "
+                        "decode rate))",
+                        r.workload().output_tokens() /
+                            (ttft.value_or(0) + r.workload().output_tokens() /
+                                                    std::max(1e-9, r.decode_tokens_per_second()))));
     p.Add(r.has_input_tokens_per_second(),
           absl::StrFormat("input %s tok/s", FormatCount(r.input_tokens_per_second())));
     p.Add(r.has_succeeded() || r.has_failed(),
@@ -331,13 +334,15 @@ void PrintKvTierRuns(const v1::Baseline& b, std::ostream& out) {
     p.Add(r.has_output_tokens_per_second(),
           absl::StrFormat("%s tok/s", FormatCount(r.output_tokens_per_second())));
     p.Add(r.has_throughput_gain_fraction_min() || r.has_throughput_gain_fraction_max(),
-          "throughput +" + Range(r.has_throughput_gain_fraction_min(),
-                                 100 * r.throughput_gain_fraction_min(),
-                                 r.has_throughput_gain_fraction_max(),
-                                 100 * r.throughput_gain_fraction_max(), "%.0f") + "%");
+          "throughput +" +
+              Range(r.has_throughput_gain_fraction_min(), 100 * r.throughput_gain_fraction_min(),
+                    r.has_throughput_gain_fraction_max(), 100 * r.throughput_gain_fraction_max(),
+                    "%.0f") +
+              "%");
     p.Add(r.has_restore_speedup_min() || r.has_restore_speedup_max(),
-          "restore " + Range(r.has_restore_speedup_min(), r.restore_speedup_min(),
-                             r.has_restore_speedup_max(), r.restore_speedup_max(), "%g") +
+          "restore " +
+              Range(r.has_restore_speedup_min(), r.restore_speedup_min(),
+                    r.has_restore_speedup_max(), r.restore_speedup_max(), "%g") +
               "× faster than recompute");
     p.Add(r.has_ttft_before(), "TTFT before " + LatencyText(r.ttft_before()));
     p.Add(r.has_ttft_after(), "after " + LatencyText(r.ttft_after()));
@@ -347,14 +352,14 @@ void PrintKvTierRuns(const v1::Baseline& b, std::ostream& out) {
                     r.has_ttft_p50_before_max_seconds(), r.ttft_p50_before_max_seconds(), "%.2f") +
               " s");
     p.Add(r.has_ttft_p50_after_min_seconds() || r.has_ttft_p50_after_max_seconds(),
-          "after " + Range(r.has_ttft_p50_after_min_seconds(), r.ttft_p50_after_min_seconds(),
-                           r.has_ttft_p50_after_max_seconds(), r.ttft_p50_after_max_seconds(),
-                           "%.2f") + " s");
+          "after " +
+              Range(r.has_ttft_p50_after_min_seconds(), r.ttft_p50_after_min_seconds(),
+                    r.has_ttft_p50_after_max_seconds(), r.ttft_p50_after_max_seconds(), "%.2f") +
+              " s");
     p.Add(r.has_ttft_change_fraction_min() || r.has_ttft_change_fraction_max(),
-          "TTFT change " + ChangeRange(r.has_ttft_change_fraction_min(),
-                                       100 * r.ttft_change_fraction_min(),
-                                       r.has_ttft_change_fraction_max(),
-                                       100 * r.ttft_change_fraction_max()));
+          "TTFT change " +
+              ChangeRange(r.has_ttft_change_fraction_min(), 100 * r.ttft_change_fraction_min(),
+                          r.has_ttft_change_fraction_max(), 100 * r.ttft_change_fraction_max()));
     out << "    " << r.name() << " (" << TierText(r.tier())
         << (r.tier_description().empty() ? "" : ": " + r.tier_description())
         << "): " << (p.empty() ? "no figures" : p.Join()) << "\n";
@@ -375,10 +380,12 @@ void PrintMultiNode(const v1::Baseline& b, std::ostream& out) {
   gate.Add(m.has_gate_ttft_change_fraction(),
            absl::StrFormat("TTFT change %+.0f%% or better", 100 * m.gate_ttft_change_fraction()));
   gate.Add(m.has_gate_throughput_gain_fraction_min() || m.has_gate_throughput_gain_fraction_max(),
-           "throughput +" + Range(m.has_gate_throughput_gain_fraction_min(),
-                                  100 * m.gate_throughput_gain_fraction_min(),
-                                  m.has_gate_throughput_gain_fraction_max(),
-                                  100 * m.gate_throughput_gain_fraction_max(), "%.0f") + "%");
+           "throughput +" +
+               Range(m.has_gate_throughput_gain_fraction_min(),
+                     100 * m.gate_throughput_gain_fraction_min(),
+                     m.has_gate_throughput_gain_fraction_max(),
+                     100 * m.gate_throughput_gain_fraction_max(), "%.0f") +
+               "%");
   if (!gate.empty()) out << "    gate: " << gate.Join() << "\n";
   Note(m.note(), out);
 }
@@ -391,7 +398,8 @@ void PrintQualityGates(const v1::Baseline& b, std::ostream& out) {
     p.Add(g.has_input_tokens(), absl::StrCat(FormatCount(g.input_tokens()), " input tokens"));
     p.Add(g.has_output_tokens(), absl::StrCat(FormatCount(g.output_tokens()), " output tokens"));
     p.Add(g.has_duration_seconds(), absl::StrFormat("%.0f s", g.duration_seconds()));
-    p.Add(g.has_total_count(), absl::StrFormat("%d of %d passed", g.passed_count(), g.total_count()));
+    p.Add(g.has_total_count(),
+          absl::StrFormat("%d of %d passed", g.passed_count(), g.total_count()));
     p.Add(!g.figures().empty(), g.figures());
     out << "    " << g.name() << ": " << (g.passed() ? "PASS" : "FAIL")
         << (p.empty() ? "" : " (" + p.Join() + ")") << "\n";
@@ -488,8 +496,8 @@ void PrintHardware(const v1::Hardware& h, std::ostream& out) {
   table.AddRow({"architecture", h.architecture()});
   table.AddRow({"memory", FormatGiB(h.memory_bytes()) + " GiB"});
   table.AddRow({"usable memory", FormatGiB(h.usable_memory_bytes()) + " GiB"});
-  table.AddRow({"memory bandwidth",
-                FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2) + " TB/s"});
+  table.AddRow(
+      {"memory bandwidth", FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2) + " TB/s"});
   for (const v1::PeakCompute& peak : h.peak_compute()) {
     std::string format = v1::NumberFormat_Name(peak.format());
     table.AddRow({absl::StrCat("dense ", format.substr(format.rfind('_') + 1)),
@@ -497,10 +505,10 @@ void PrintHardware(const v1::Hardware& h, std::ostream& out) {
   }
   table.AddRow({"intra-node link", LinkName(h.intra_node())});
   if (h.has_inter_node()) {
-    table.AddRow({"network", absl::StrCat(h.inter_node().kind(), " ",
-                                          FormatScaled(h.inter_node().bandwidth_bytes_per_second(),
-                                                       1e9, 0),
-                                          " GB/s per GPU")});
+    table.AddRow(
+        {"network", absl::StrCat(h.inter_node().kind(), " ",
+                                 FormatScaled(h.inter_node().bandwidth_bytes_per_second(), 1e9, 0),
+                                 " GB/s per GPU")});
   }
   if (h.max_gpus_per_node() > 0) {
     table.AddRow({"GPUs per node", absl::StrCat("up to ", h.max_gpus_per_node())});
@@ -532,7 +540,8 @@ std::string LayerText(const v1::Model& m, uint32_t num_layers) {
   uint64_t moe = 0;
   for (const v1::LayerBlock& block : m.layer_blocks()) {
     for (const v1::LayerSpec& spec : block.layers()) {
-      const uint64_t n = static_cast<uint64_t>(std::max<uint32_t>(1, block.repeat())) * spec.count();
+      const uint64_t n =
+          static_cast<uint64_t>(std::max<uint32_t>(1, block.repeat())) * spec.count();
       auto it = std::find_if(attention.begin(), attention.end(),
                              [&](const auto& e) { return e.first == spec.attention(); });
       if (it == attention.end()) {
@@ -584,8 +593,8 @@ void PrintModelInfo(const v1::ModelInfo& info, std::ostream& out) {
   }
   if (m.num_mtp_layers() > 0) table.AddRow({"MTP layers", absl::StrCat(m.num_mtp_layers())});
   table.AddRow({"parameters (computed)", BillionsText(d.total_parameters()) + " billion"});
-  table.AddRow({"active per token (computed)",
-                BillionsText(d.active_parameters_per_token()) + " billion"});
+  table.AddRow(
+      {"active per token (computed)", BillionsText(d.active_parameters_per_token()) + " billion"});
   table.AddRow({"KV cache per token at 16 bit",
                 d.kv_bytes_per_token_bf16() == 0
                     ? "- (no attention KV)"
@@ -595,8 +604,8 @@ void PrintModelInfo(const v1::ModelInfo& info, std::ostream& out) {
     table.AddRow({"state per request",
                   FormatCount(static_cast<double>(d.state_bytes_per_request())) + " bytes"});
   }
-  table.AddRow({"native context",
-                FormatCount(static_cast<double>(m.native_context_tokens())) + " tokens"});
+  table.AddRow(
+      {"native context", FormatCount(static_cast<double>(m.native_context_tokens())) + " tokens"});
   std::string weights = WeightsText(m);
   if (m.has_quantization()) {
     const v1::Quantization& q = m.quantization();

@@ -14,8 +14,8 @@
 #include "service/catalog/store.h"
 #include "service/catalog/suggest.h"
 #include "service/cli/args.h"
-#include "service/cli/context.h"
 #include "service/cli/catalog_print.h"
+#include "service/cli/context.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/flag_errors.h"
 #include "service/cli/format.h"
@@ -126,9 +126,8 @@ absl::Status Models(CliContext& ctx) {
     if (LooksLikeConfigFile(id)) {
       absl::StatusOr<std::string> text = ReadFileLimited(id, kMaxConfigFileBytes);
       if (!text.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("models get ", id, ": cannot read the config.json (",
-                         text.status().message(), ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "models get ", id, ": cannot read the config.json (", text.status().message(), ")"));
       }
       request.set_model_config_json(*text);
     } else {
@@ -186,8 +185,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
       << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
       << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id()) << ", tp " << d.tp()
-      << ", pp " << d.pp()
-      << ", ep " << d.ep() << ", " << EngineName(d.engine())
+      << ", pp " << d.pp() << ", ep " << d.ep() << ", " << EngineName(d.engine())
       << (d.engine_version().empty() ? "" : " " + d.engine_version()) << " (preset "
       << plan.provenance().engine_preset_id() << ")\n";
   out << absl::StrFormat(
@@ -229,8 +227,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
       << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
   out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
   if (plan.state_slots() > 0) {
-    out << "state slots: " << Plural(static_cast<int64_t>(plan.state_slots()), "request", "requests")
-        << "\n";
+    out << "state slots: "
+        << Plural(static_cast<int64_t>(plan.state_slots()), "request", "requests") << "\n";
   }
   out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
                          plan.max_concurrency_at_max_model_len());

@@ -170,8 +170,8 @@ absl::StatusOr<double> MinUserTokensPerSecond(const CliArgs& args) {
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> rate,
                            args.GetDouble("min-user-tokens-per-second"));
   if (rate.has_value() && !(*rate > 0)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--min-user-tokens-per-second = %g; must be > 0 (tok/s per user)", *rate));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--min-user-tokens-per-second = %g; must be > 0 (tok/s per user)", *rate));
   }
   return rate.value_or(kDefaultMinUserTokensPerSecond);
 }

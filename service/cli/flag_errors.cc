@@ -119,8 +119,7 @@ std::string InFlagTerms(absl::string_view message, const CliArgs& args) {
   std::string rewritten(message);
   for (const auto& [rpc, command] : kCommandsOfRpcs) {
     // Whole words only: ListBaselinesRequest is a message, not the RPC.
-    rewritten = std::regex_replace(rewritten, std::regex(absl::StrCat("\\b", rpc, "\\b")),
-                                   command);
+    rewritten = std::regex_replace(rewritten, std::regex(absl::StrCat("\\b", rpc, "\\b")), command);
   }
   return FieldsAsFlags(rewritten, args);
 }

@@ -69,16 +69,21 @@ const std::vector<FlagHelp>& FlagTable() {
       {"models:family", "NAME", "-", "all", "only models of this family"},
       {"baselines:hardware", "ID", "-", "all", "only baselines on this GPU"},
       {"baselines:model", "ID", "-", "all", "only baselines of this model (id or repo id)"},
-      {"baselines:engine", "NAME", "-", "all", "only baselines on this engine (vllm, sglang, trtllm)"},
+      {"baselines:engine", "NAME", "-", "all",
+       "only baselines on this engine (vllm, sglang, trtllm)"},
       // The deployment.
       {"model", "ID", "-", "the baseline's",
        "catalogue id, alias or Hugging Face repo id of the model"},
-      {"model-config", "FILE", "-", "none", "a Hugging Face config.json: plan a model not in the "
-                                            "catalogue"},
+      {"model-config", "FILE", "-", "none",
+       "a Hugging Face config.json: plan a model not in the "
+       "catalogue"},
       {"baseline", "ID", "-", "none",
        "start from a measured baseline's configuration (GPU, count, engine, settings); other "
        "flags override it"},
       {"gpu", "ID", "-", "the baseline's", "GPU id (capplan hardware list)"},
+      // For the hardware-file flag of the hardware-cards branch, once merged.
+      {"hardware-file", "FILE", "-", "none",
+       "a Hardware entry (text proto) for a GPU not in the catalogue"},
       {"gpus", "N", "GPUs", "the baseline's, else tp × pp",
        "GPUs in one replica; without --tp they form one tensor-parallel group"},
       {"tp", "N", "GPUs", "gpus ÷ pp", "tensor-parallel size"},
@@ -120,8 +125,9 @@ const std::vector<FlagHelp>& FlagTable() {
       {"ttft-p95", "S", "s", "none", "SLO: time to first token, 95th percentile"},
       {"tpot", "S", "s", "none", "SLO: time per output token after the first"},
       {"e2e-p95", "S", "s", "none", "SLO: end-to-end request time, 95th percentile"},
-      {"think-time", "S", "s", "0", "mean time a user waits between an answer and the next "
-                                    "request (closed loop)"},
+      {"think-time", "S", "s", "0",
+       "mean time a user waits between an answer and the next "
+       "request (closed loop)"},
       {"min-user-tokens-per-second", "R", "tok/s", "10",
        "warn when the safe point's decode rate per user (1/TPOT) is below this"},
       // Sweep.
@@ -145,7 +151,8 @@ const std::vector<FlagHelp>& FlagTable() {
       {"currency", "CODE", "-", "USD", "currency of --price-per-gpu-hour (printed with the cost)"},
       // Validate.
       {"spec", "FILE", "-", "none", "a ValidateRequest (text proto or JSON) to check"},
-      {"launch", "LINE", "-", "none", "an engine launch line (vllm serve ..., python -m sglang...)"},
+      {"launch", "LINE", "-", "none",
+       "an engine launch line (vllm serve ..., python -m sglang...)"},
       {"users", "N", "users", "none", "expected concurrent users (closed loop, no think time)"},
       {"rps", "R", "req/s", "none", "expected request rate (open loop)"},
       {"allow", "CODE", "-", "none", "turn this finding code's errors into warnings (repeatable)"},
@@ -172,8 +179,9 @@ const std::vector<FlagHelp>& FlagTable() {
       {"notes", "TEXT", "-", "none", "free notes for the baseline"},
       {"out-dir", "DIR", "-", "none", "write into this catalogue directory (a copy of data/)"},
       {"token-file", "FILE", "-", "none", "bearer token for writes through --server"},
-      {"model-id", "ID", "-", "from the config's repo", "id of the model entry written with "
-                                                         "--model-config"},
+      {"model-id", "ID", "-", "from the config's repo",
+       "id of the model entry written with "
+       "--model-config"},
       {"model-source", "URL", "-", "none", "where the config.json comes from (commit-pinned)"},
       {"replace", "", "-", "off", "replace an existing baseline of the same id"},
       {"priors:out-dir", "DIR", "-", "none",
@@ -219,8 +227,8 @@ const std::vector<std::string>& GlobalSwitches() {
 
 namespace {
 
-void AddFlagRows(const std::string& command, const std::vector<std::string>& flags,
-                 bool is_switch, TextTable* table) {
+void AddFlagRows(const std::string& command, const std::vector<std::string>& flags, bool is_switch,
+                 TextTable* table) {
   for (const std::string& flag : flags) {
     std::optional<FlagHelp> h = FindFlagHelp(command, flag);
     if (!h.has_value()) {

@@ -14,9 +14,9 @@
 #include "google/protobuf/util/json_util.h"
 #include "service/catalog/file_util.h"
 #include "service/catalog/text_proto.h"
+#include "service/cli/catalog_print.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
-#include "service/cli/catalog_print.h"
 #include "service/cli/format.h"
 #include "service/cli/svg_plot.h"
 #include "service/planner/accuracy.h"
@@ -149,10 +149,10 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
   }
   if (auto svg = ctx.args.Get("svg")) {
     const v1::ResolvedDeployment& d = curve.memory().deployment();
-    std::string title = absl::StrFormat(
-        "%s on %s × %s", d.model_id().empty() ? "model" : d.model_id(),
-        Plural(d.gpu_count(), "GPU", "GPUs"),
-        d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id());
+    std::string title =
+        absl::StrFormat("%s on %s × %s", d.model_id().empty() ? "model" : d.model_id(),
+                        Plural(d.gpu_count(), "GPU", "GPUs"),
+                        d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id());
     std::optional<double> slo;
     if (request.slo().has_ttft_p95_seconds()) slo = request.slo().ttft_p95_seconds();
     CAPPLAN_RETURN_IF_ERROR(
@@ -211,10 +211,10 @@ absl::StatusOr<int> Accuracy(CliContext& ctx) {
                  absl::StrFormat("%+.1f", 100 * p.error_fraction())});
   }
   rows.Print(ctx.out);
-  ctx.out << "\nsummary (" << (mode == v1::ACCURACY_MODE_ROWS ? "leave one row out"
-                               : mode == v1::ACCURACY_MODE_BASELINES
-                                   ? "leave the baseline out: nothing of it seen"
-                                   : "calibrated on alternate rows")
+  ctx.out << "\nsummary ("
+          << (mode == v1::ACCURACY_MODE_ROWS        ? "leave one row out"
+              : mode == v1::ACCURACY_MODE_BASELINES ? "leave the baseline out: nothing of it seen"
+                                                    : "calibrated on alternate rows")
           << "; throughput in tok/s, latencies in s):\n";
   PrintAccuracySummary(r, ctx.out);
   for (const std::string& n : r.notes()) ctx.out << "note: " << n << "\n";
@@ -374,8 +374,8 @@ void PrintKneeAndSafePoint(const v1::LoadCurve& curve, bool closed, double min_r
       return load_text(closed ? p.concurrency() : p.arrival_rate_rps());
     };
     out << "knee: " << load_text(KneeLoad(k))
-        << " (median TTFT passes twice its lowest-load value between " << load_at(k.last_flat_index())
-        << " and " << load_at(k.first_steep_index()) << ")\n";
+        << " (median TTFT passes twice its lowest-load value between "
+        << load_at(k.last_flat_index()) << " and " << load_at(k.first_steep_index()) << ")\n";
   } else {
     out << "knee: none (median TTFT stays below twice its lowest-load value over the whole "
            "range)\n";

@@ -88,8 +88,7 @@ void PrintSizingAndCost(const v1::PlanResponse& plan, const PlanPrintOptions& op
   if (plan.has_sizing()) {
     const v1::Sizing& s = plan.sizing();
     out << "\nsizing for " << s.target() << ": " << Plural(s.replicas(), "replica", "replicas")
-        << ", " << Plural(s.gpus(), "GPU", "GPUs") << " (safe " << SafeLoad(s)
-        << " per replica)\n";
+        << ", " << Plural(s.gpus(), "GPU", "GPUs") << " (safe " << SafeLoad(s) << " per replica)\n";
   }
   if (plan.has_cost_per_million_output_tokens()) {
     const uint32_t gpus = plan.memory().deployment().gpu_count();
@@ -194,10 +193,10 @@ absl::StatusOr<int> PlanCommand(CliContext& ctx) {
 
 CliCommandSpec PlanCommandSpec() {
   std::vector<std::string> valued = DeploymentValuedFlags();
-  for (const char* flag : {"input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95",
-                           "target-rps", "target-users", "target-tokens-per-month", "duty-factor",
-                           "price-per-gpu-hour", "think-time", "currency",
-                           "min-user-tokens-per-second"}) {
+  for (const char* flag :
+       {"input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95", "target-rps",
+        "target-users", "target-tokens-per-month", "duty-factor", "price-per-gpu-hour",
+        "think-time", "currency", "min-user-tokens-per-second"}) {
     valued.push_back(flag);
   }
   std::vector<std::string> switches = DeploymentSwitches();

@@ -127,8 +127,8 @@ void MeasuredMarker(const Panel& p, double x, double y, const std::string& colou
                         "<title>%s</title></rect>\n",
                         cx - kMarker / 2, cy - kMarker / 2, kMarker, kMarker, colour,
                         Escape(tooltip));
-  obstacles->push_back({cx - kMarker / 2 - 1, cy - kMarker / 2 - 1, cx + kMarker / 2 + 1,
-                        cy + kMarker / 2 + 1});
+  obstacles->push_back(
+      {cx - kMarker / 2 - 1, cy - kMarker / 2 - 1, cx + kMarker / 2 + 1, cy + kMarker / 2 + 1});
 }
 
 struct LegendEntry {
@@ -286,17 +286,17 @@ void DrawMeasured(const PlotData& d, const Panel& top, const Panel& bottom, std:
     }
     if (m->ttft_seconds.has_value()) {
       const std::string text = MeasuredText(*m, absl::StrCat(Num(*m->ttft_seconds), " s"));
-      MeasuredMarker(bottom, m->load, *m->ttft_seconds, kP50Colour,
-                     absl::StrCat("measured TTFT (", m->ttft_statistic, ") ", text, " (", where,
-                                  ")"),
-                     svg, obstacles);
+      MeasuredMarker(
+          bottom, m->load, *m->ttft_seconds, kP50Colour,
+          absl::StrCat("measured TTFT (", m->ttft_statistic, ") ", text, " (", where, ")"), svg,
+          obstacles);
       labels->push_back({PointLabel(bottom, m->load, *m->ttft_seconds, text), "#1a6e1a"});
     }
     if (m->ttft_p95_seconds.has_value()) {
-      MeasuredMarker(bottom, m->load, *m->ttft_p95_seconds, kP95Colour,
-                     absl::StrCat("measured TTFT p95 ", Num(*m->ttft_p95_seconds), " s (", where,
-                                  ")"),
-                     svg, obstacles);
+      MeasuredMarker(
+          bottom, m->load, *m->ttft_p95_seconds, kP95Colour,
+          absl::StrCat("measured TTFT p95 ", Num(*m->ttft_p95_seconds), " s (", where, ")"), svg,
+          obstacles);
     }
   }
 }

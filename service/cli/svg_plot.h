@@ -25,8 +25,7 @@
 namespace capplan::service {
 
 std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_slo_seconds,
-                         const std::string& title,
-                         const std::vector<MeasuredPoint>& measured = {});
+                         const std::string& title, const std::vector<MeasuredPoint>& measured = {});
 
 }  // namespace capplan::service
 

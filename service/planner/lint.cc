@@ -204,11 +204,11 @@ absl::StatusOr<v1::LintResponse> Lint(const Catalog& catalog, const v1::LintRequ
   }
   const v1::Baseline* b = catalog.FindBaseline(request.baseline_id());
   if (b == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("LintRequest.baseline_id = \"%s\"; no such baseline%s (ListBaselines "
-                        "lists them)",
-                        request.baseline_id().substr(0, 256),
-                        DidYouMean(SuggestBaselines(catalog, request.baseline_id().substr(0, 256)))));
+    return absl::NotFoundError(absl::StrFormat(
+        "LintRequest.baseline_id = \"%s\"; no such baseline%s (ListBaselines "
+        "lists them)",
+        request.baseline_id().substr(0, 256),
+        DidYouMean(SuggestBaselines(catalog, request.baseline_id().substr(0, 256)))));
   }
   add(*b);
   return response;

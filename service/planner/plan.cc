@@ -225,9 +225,9 @@ absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
   } else {
     // What fails at the lightest load: the SLO, stability, or the 1% cap on
     // requests waiting for a slot (which binds with no SLO at all).
-    const std::string why = absl::StrFormat(
-        "no safe operating point: even the lightest load fails (binding: %s)",
-        ShortName(safe.binding()));
+    const std::string why =
+        absl::StrFormat("no safe operating point: even the lightest load fails (binding: %s)",
+                        ShortName(safe.binding()));
     response->add_notes(why + "; the capacity at the safe point is zero");
     v1::Capacity* c = response->mutable_capacity();
     c->set_at(why);

@@ -95,8 +95,9 @@ absl::StatusOr<v1::ModelInfo> Planner::GetModel(const v1::GetModelRequest& reque
     }
     absl::StatusOr<v1::Model> parsed = ModelFromHfConfig(request.model_config_json());
     if (!parsed.ok()) {
-      return absl::Status(parsed.status().code(), absl::StrCat("GetModelRequest.model_config_json: ",
-                                                               parsed.status().message()));
+      return absl::Status(
+          parsed.status().code(),
+          absl::StrCat("GetModelRequest.model_config_json: ", parsed.status().message()));
     }
     return DescribeModel(*parsed);
   }
@@ -114,17 +115,16 @@ absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
     const v1::ListBaselinesRequest& request) {
   std::shared_ptr<const Catalog> catalog = this->catalog();
   if (!request.model_id().empty() && catalog->FindModel(request.model_id()) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("ListBaselinesRequest.model_id = \"%s\"; no such model in the "
-                        "catalogue%s",
-                        request.model_id(), DidYouMean(SuggestModels(*catalog, request.model_id()))));
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.model_id = \"%s\"; no such model in the "
+        "catalogue%s",
+        request.model_id(), DidYouMean(SuggestModels(*catalog, request.model_id()))));
   }
   if (!request.hardware_id().empty() && catalog->FindHardware(request.hardware_id()) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
-                        "catalogue%s",
-                        request.hardware_id(),
-                        DidYouMean(SuggestHardware(*catalog, request.hardware_id()))));
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
+        "catalogue%s",
+        request.hardware_id(), DidYouMean(SuggestHardware(*catalog, request.hardware_id()))));
   }
   const v1::Model* model =
       request.model_id().empty() ? nullptr : catalog->FindModel(request.model_id());

@@ -76,10 +76,9 @@ inline std::vector<SvgElement> ParseSvg(const std::string& svg, std::string* err
             "    tag = e.tag.split('}')[-1]\n"
             "    fields = [tag] + [k + '\\x1f' + esc(v) for k, v in e.attrib.items()]\n"
             "    out.write('\\x1e'.join(fields + ['#text\\x1f' + esc(e.text)]) + '\\n')\n");
-  const std::string command =
-      absl::StrCat(kPython, " ", (dir.path() / "dump.py").string(), " ",
-                   (dir.path() / "plot.svg").string(), " ", (dir.path() / "dump.txt").string(),
-                   " 2>", (dir.path() / "err.txt").string());
+  const std::string command = absl::StrCat(
+      kPython, " ", (dir.path() / "dump.py").string(), " ", (dir.path() / "plot.svg").string(), " ",
+      (dir.path() / "dump.txt").string(), " 2>", (dir.path() / "err.txt").string());
   std::vector<SvgElement> out;
   if (std::system(command.c_str()) != 0) {
     *error = ReadAll(dir.path() / "err.txt");
@@ -135,9 +134,9 @@ inline Rendering RenderSvg(const std::string& svg, bool measure_ink = false) {
   TempDir dir;
   dir.Write("plot.svg", svg);
   const std::string png = (dir.path() / "plot.png").string();
-  const std::string render = absl::StrCat("rsvg-convert -o ", png, " ",
-                                          (dir.path() / "plot.svg").string(), " 2>",
-                                          (dir.path() / "err.txt").string());
+  const std::string render =
+      absl::StrCat("rsvg-convert -o ", png, " ", (dir.path() / "plot.svg").string(), " 2>",
+                   (dir.path() / "err.txt").string());
   if (std::system(render.c_str()) != 0) {
     r.error = "rsvg-convert failed: " + ReadAll(dir.path() / "err.txt");
     return r;
@@ -152,39 +151,40 @@ inline Rendering RenderSvg(const std::string& svg, bool measure_ink = false) {
   }
   // A PNG decoder in a few lines: IHDR, the zlib stream of IDAT, the five
   // row filters; RGB or RGBA at 8 bits per channel (what rsvg-convert writes).
-  dir.Write("ink.py",
-            "import sys, struct, zlib\n"
-            "d = open(sys.argv[1], 'rb').read()\n"
-            "assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n', 'not a PNG'\n"
-            "i, idat = 8, b''\n"
-            "while i < len(d):\n"
-            "  n, t = struct.unpack('>I4s', d[i:i+8]); body = d[i+8:i+8+n]; i += 12 + n\n"
-            "  if t == b'IHDR': w, h, depth, ct = struct.unpack('>IIBB', body[:10])\n"
-            "  if t == b'IDAT': idat += body\n"
-            "assert depth == 8 and ct in (2, 6), (depth, ct)\n"
-            "bpp = 3 if ct == 2 else 4\n"
-            "raw = zlib.decompress(idat); stride = w * bpp; prev = bytearray(stride)\n"
-            "box = [w, h, -1, -1]; p = 0\n"
-            "for y in range(h):\n"
-            "  f = raw[p]; line = bytearray(raw[p+1:p+1+stride]); p += 1 + stride\n"
-            "  for x in range(stride):\n"
-            "    a = line[x-bpp] if x >= bpp else 0; b = prev[x]; c = prev[x-bpp] if x >= bpp else 0\n"
-            "    if f == 1: line[x] = (line[x] + a) & 255\n"
-            "    elif f == 2: line[x] = (line[x] + b) & 255\n"
-            "    elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255\n"
-            "    elif f == 4:\n"
-            "      q = a + b - c; pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)\n"
-            "      line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255\n"
-            "  for x in range(w):\n"
-            "    px = line[x*bpp:x*bpp+bpp]\n"
-            "    alpha = px[3] if bpp == 4 else 255\n"
-            "    if alpha > 0 and min(px[:3]) < 200:\n"
-            "      box = [min(box[0], x), min(box[1], y), max(box[2], x), max(box[3], y)]\n"
-            "  prev = line\n"
-            "print(w, h, *box)\n");
-  const std::string ink = absl::StrCat(kPython, " ", (dir.path() / "ink.py").string(), " ", png,
-                                       " >", (dir.path() / "ink.txt").string(), " 2>",
-                                       (dir.path() / "err.txt").string());
+  dir.Write(
+      "ink.py",
+      "import sys, struct, zlib\n"
+      "d = open(sys.argv[1], 'rb').read()\n"
+      "assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n', 'not a PNG'\n"
+      "i, idat = 8, b''\n"
+      "while i < len(d):\n"
+      "  n, t = struct.unpack('>I4s', d[i:i+8]); body = d[i+8:i+8+n]; i += 12 + n\n"
+      "  if t == b'IHDR': w, h, depth, ct = struct.unpack('>IIBB', body[:10])\n"
+      "  if t == b'IDAT': idat += body\n"
+      "assert depth == 8 and ct in (2, 6), (depth, ct)\n"
+      "bpp = 3 if ct == 2 else 4\n"
+      "raw = zlib.decompress(idat); stride = w * bpp; prev = bytearray(stride)\n"
+      "box = [w, h, -1, -1]; p = 0\n"
+      "for y in range(h):\n"
+      "  f = raw[p]; line = bytearray(raw[p+1:p+1+stride]); p += 1 + stride\n"
+      "  for x in range(stride):\n"
+      "    a = line[x-bpp] if x >= bpp else 0; b = prev[x]; c = prev[x-bpp] if x >= bpp else 0\n"
+      "    if f == 1: line[x] = (line[x] + a) & 255\n"
+      "    elif f == 2: line[x] = (line[x] + b) & 255\n"
+      "    elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255\n"
+      "    elif f == 4:\n"
+      "      q = a + b - c; pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)\n"
+      "      line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255\n"
+      "  for x in range(w):\n"
+      "    px = line[x*bpp:x*bpp+bpp]\n"
+      "    alpha = px[3] if bpp == 4 else 255\n"
+      "    if alpha > 0 and min(px[:3]) < 200:\n"
+      "      box = [min(box[0], x), min(box[1], y), max(box[2], x), max(box[3], y)]\n"
+      "  prev = line\n"
+      "print(w, h, *box)\n");
+  const std::string ink =
+      absl::StrCat(kPython, " ", (dir.path() / "ink.py").string(), " ", png, " >",
+                   (dir.path() / "ink.txt").string(), " 2>", (dir.path() / "err.txt").string());
   if (std::system(ink.c_str()) != 0) {
     r.error = "cannot decode the PNG: " + ReadAll(dir.path() / "err.txt");
     return r;

@@ -147,8 +147,8 @@ TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheFlagAndTheField) {
 // The user gave --gpus 3 and no --tp: the error is about --gpus, and says
 // what to add; it does not complain about a tp the user never set.
 TEST_F(CliBundledTest, GpusWithoutTpNamesGpusAndAsksForTp) {
-  std::vector<std::string> command = {"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
-                                      "nvidia-l4-24gb", "--gpus", "3"};
+  std::vector<std::string> command = {
+      "memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb", "--gpus", "3"};
   Result r = RunCapplan(command);
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: --gpus 3; with no tp given"));

@@ -45,9 +45,9 @@ TEST(InFlagTerms, AFieldTheUserDidNotSetStaysAField) {
 }
 
 TEST(InFlagTerms, RpcNamesBecomeTheCommandsThatRunThem) {
-  EXPECT_EQ(InFlagTerms("model 'x' is not in the catalogue (ListModels lists the ids)",
-                        Args({"models"})),
-            "model 'x' is not in the catalogue (capplan models list lists the ids)");
+  EXPECT_EQ(
+      InFlagTerms("model 'x' is not in the catalogue (ListModels lists the ids)", Args({"models"})),
+      "model 'x' is not in the catalogue (capplan models list lists the ids)");
   // A request message's name is not the RPC.
   EXPECT_THAT(InFlagTerms("ListBaselinesRequest.model_id = \"x\"; no such model", Args({})),
               ::testing::StartsWith("ListBaselinesRequest.model_id"));

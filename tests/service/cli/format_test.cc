@@ -54,7 +54,8 @@ TEST(Plural, SingularForOneAndThousandsSeparators) {
 }
 
 TEST(VendorAndName, TheVendorOnceEvenWhenTheNameStartsWithIt) {
-  EXPECT_EQ(VendorAndName("NVIDIA", "NVIDIA GeForce RTX 5090 32GB"), "NVIDIA GeForce RTX 5090 32GB");
+  EXPECT_EQ(VendorAndName("NVIDIA", "NVIDIA GeForce RTX 5090 32GB"),
+            "NVIDIA GeForce RTX 5090 32GB");
   EXPECT_EQ(VendorAndName("AMD", "Instinct MI308X"), "AMD Instinct MI308X");
   EXPECT_EQ(VendorAndName("nvidia", "NVIDIA L4"), "NVIDIA L4");
   EXPECT_EQ(VendorAndName("", "Some Card"), "Some Card");

@@ -26,8 +26,7 @@ using ::testing::Not;
 // The table row of `flag` in a command's help: the line that starts with it.
 std::string FlagRow(const std::string& help, const std::string& flag) {
   for (absl::string_view line : absl::StrSplit(help, '\n')) {
-    if (absl::StartsWith(line, absl::StrCat("--", flag, " ")) ||
-        line == absl::StrCat("--", flag)) {
+    if (absl::StartsWith(line, absl::StrCat("--", flag, " ")) || line == absl::StrCat("--", flag)) {
       return std::string(line);
     }
   }
@@ -41,8 +40,8 @@ TEST(Help, TopLevelListsEveryCommandWithItsLine) {
   for (const CliCommandSpec& spec : AllCliCommands()) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\n  ", spec.name, " "))) << spec.name;
   }
-  for (const char* name : {"hardware", "models", "baselines", "memory", "sweep", "plan",
-                           "validate", "ingest", "lint", "accuracy", "priors"}) {
+  for (const char* name : {"hardware", "models", "baselines", "memory", "sweep", "plan", "validate",
+                           "ingest", "lint", "accuracy", "priors"}) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\n  ", name, " "))) << name;
   }
   // No command at all: the same text, on stderr, exit 2.
@@ -123,9 +122,9 @@ TEST(Help, ConceptsMatchTheModelsDefinitions) {
   EXPECT_DOUBLE_EQ(model::KneeOptions().flat_ratio, 2.0);
   EXPECT_THAT(text, HasSubstr("the median TTFT (p50) exceeds twice its value"));
   EXPECT_THAT(text, HasSubstr("zero think time unless `--think-time S`"));
-  for (const char* term : {"SLOT_WAIT", "RUNNING_REQUEST_LIMIT", "KV_POOL", "MEASURED",
-                           "CALIBRATED", "EXTRAPOLATED", "ROOFLINE", "error band",
-                           "--min-user-tokens-per-second"}) {
+  for (const char* term :
+       {"SLOT_WAIT", "RUNNING_REQUEST_LIMIT", "KV_POOL", "MEASURED", "CALIBRATED", "EXTRAPOLATED",
+        "ROOFLINE", "error band", "--min-user-tokens-per-second"}) {
     EXPECT_THAT(text, HasSubstr(term)) << term;
   }
 }

@@ -182,17 +182,18 @@ std::string RowOf(const std::string& out, const std::string& load) {
 }
 
 TEST_F(CliLoadTest, NoSpeculationIsPrintedWhenTheMethodIsNone) {
-  Result r = RunCapplan(Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb",
-                                 "--input-tokens", "512", "--output-tokens", "128",
-                                 "--concurrency", "1,4", "--max-model-len", "8192",
-                                 "--speculative-method", "none", "--num-speculative-tokens", "3"}));
+  Result r = RunCapplan(
+      Offline({"sweep", "--model", "qwen3-8b", "--gpu", "nvidia-l4-24gb", "--input-tokens", "512",
+               "--output-tokens", "128", "--concurrency", "1,4", "--max-model-len", "8192",
+               "--speculative-method", "none", "--num-speculative-tokens", "3"}));
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("speculative")));
   EXPECT_THAT(r.out, Not(HasSubstr("draft tokens")));
   EXPECT_THAT(r.out, HasSubstr("deployment: qwen3-8b on 1 GPU × nvidia-l4-24gb, tp 1"));
   // With MTP on (seed 002 ships MTP layers) the setting is printed.
-  Result mtp = RunCapplan(Offline({"sweep", "--baseline", k002, "--concurrency", "1",
-                                   "--speculative-method", "mtp", "--num-speculative-tokens", "3"}));
+  Result mtp =
+      RunCapplan(Offline({"sweep", "--baseline", k002, "--concurrency", "1", "--speculative-method",
+                          "mtp", "--num-speculative-tokens", "3"}));
   ASSERT_EQ(mtp.code, kExitOk) << mtp.err;
   EXPECT_THAT(mtp.out, HasSubstr(", speculative mtp, 3 draft tokens\n"));
 }
@@ -218,8 +219,8 @@ TEST_F(CliLoadTest, MeasuredRowsStandBesideThePrediction) {
   EXPECT_THAT(row, HasSubstr("0.287 *"));
   EXPECT_THAT(r.out, HasSubstr("* the source does not say which statistic its TTFT figure is"));
   // Another workload is not what the baseline measured: no measured rows.
-  Result other = RunCapplan(Offline({"sweep", "--baseline", k000, "--input-tokens", "2000",
-                                     "--output-tokens", "100"}));
+  Result other = RunCapplan(
+      Offline({"sweep", "--baseline", k000, "--input-tokens", "2000", "--output-tokens", "100"}));
   ASSERT_EQ(other.code, kExitOk) << other.err;
   EXPECT_THAT(other.out, Not(HasSubstr("measured beside predicted")));
 }
@@ -227,10 +228,21 @@ TEST_F(CliLoadTest, MeasuredRowsStandBesideThePrediction) {
 // The case: Llama-70B on 4 × H100, safe at hundreds of users whose
 // answers stream at a few tokens per second.
 TEST_F(CliLoadTest, ASafePointTooSlowToReadIsFlagged) {
-  const std::vector<std::string> command = {
-      "sweep",          "--model", "llama-3.1-70b-instruct", "--gpu", "nvidia-h100-sxm-80gb",
-      "--gpus",         "4",       "--input-tokens",         "1000",  "--output-tokens",
-      "200",            "--concurrency", "64,128,256,320",  "--ttft-p95", "2"};
+  const std::vector<std::string> command = {"sweep",
+                                            "--model",
+                                            "llama-3.1-70b-instruct",
+                                            "--gpu",
+                                            "nvidia-h100-sxm-80gb",
+                                            "--gpus",
+                                            "4",
+                                            "--input-tokens",
+                                            "1000",
+                                            "--output-tokens",
+                                            "200",
+                                            "--concurrency",
+                                            "64,128,256,320",
+                                            "--ttft-p95",
+                                            "2"};
   std::vector<std::string> json = command;
   json.push_back("--json");
   const v1::LoadCurve curve = CurveOf(RunCapplan(Offline(json)));
@@ -259,9 +271,9 @@ TEST_F(CliLoadTest, ASafePointTooSlowToReadIsFlagged) {
 // A long prompt: the decode rate (1/TPOT) and the per-user rate including
 // the wait for the first token are two columns, and the second is lower.
 TEST_F(CliLoadTest, PerUserRateOfALongContextRunIsNotTheDecodeRate) {
-  const std::vector<std::string> command = {"sweep",          "--baseline",      k002,
-                                            "--input-tokens", "250000",          "--output-tokens",
-                                            "6000",           "--concurrency",   "1,2"};
+  const std::vector<std::string> command = {"sweep",          "--baseline",    k002,
+                                            "--input-tokens", "250000",        "--output-tokens",
+                                            "6000",           "--concurrency", "1,2"};
   std::vector<std::string> json = command;
   json.push_back("--json");
   const v1::LoadCurve curve = CurveOf(RunCapplan(Offline(json)));
@@ -269,8 +281,8 @@ TEST_F(CliLoadTest, PerUserRateOfALongContextRunIsNotTheDecodeRate) {
   const v1::LoadCurvePoint& p = curve.points(0);
   ASSERT_TRUE(p.has_tpot_seconds() && p.has_e2e_p50_seconds());
   const double decode = 1 / p.tpot_seconds();
-  const double per_user = p.output_tokens_per_second() / p.requests_per_second() /
-                          p.e2e_p50_seconds();
+  const double per_user =
+      p.output_tokens_per_second() / p.requests_per_second() / p.e2e_p50_seconds();
   EXPECT_LT(per_user, 0.9 * decode);  // TTFT of a 250K prompt weighs in
   Result r = RunCapplan(Offline(command));
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -325,9 +337,9 @@ TEST_F(CliLoadTest, SvgDrawsTheMeasuredPoints) {
   std::string json;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(b.sweeps(0), &json).ok());
   dir.Write("ladder.json", json);
-  r = RunCapplan(Offline({"sweep", "--baseline", k002, "--speculative-method", "none",
-                          "--concurrency", "1,10,20", "--calibration",
-                          (dir.path() / "ladder.json").string(), "--svg", path}));
+  r = RunCapplan(
+      Offline({"sweep", "--baseline", k002, "--speculative-method", "none", "--concurrency",
+               "1,10,20", "--calibration", (dir.path() / "ladder.json").string(), "--svg", path}));
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(capplan::testing::ReadAll(path), HasSubstr("calibration[0]"));
   EXPECT_THAT(r.out, HasSubstr("calibration[0]"));  // and beside the prediction

@@ -23,10 +23,19 @@ using ::testing::Not;
 
 // The case: Llama-70B on 4 × H100.
 const std::vector<std::string>& Llama70b() {
-  static const auto* const kCommand = new std::vector<std::string>{
-      "plan",         "--model", "llama-3.1-70b-instruct", "--gpu", "nvidia-h100-sxm-80gb",
-      "--gpus",       "4",       "--input-tokens",         "1000",  "--output-tokens",
-      "200",          "--ttft-p95", "2"};
+  static const auto* const kCommand = new std::vector<std::string>{"plan",
+                                                                   "--model",
+                                                                   "llama-3.1-70b-instruct",
+                                                                   "--gpu",
+                                                                   "nvidia-h100-sxm-80gb",
+                                                                   "--gpus",
+                                                                   "4",
+                                                                   "--input-tokens",
+                                                                   "1000",
+                                                                   "--output-tokens",
+                                                                   "200",
+                                                                   "--ttft-p95",
+                                                                   "2"};
   return *kCommand;
 }
 
@@ -56,16 +65,15 @@ std::string LineStarting(const std::string& text, const std::string& start) {
 TEST(CliPlan, TtftPercentilesAreTheSafePointsNotItsTpot) {
   const v1::PlanResponse plan = PlanOf(Llama70b());
   Result r = RunCapplan(Llama70b());
-  for (const auto& [title, p] :
-       std::vector<std::pair<std::string, v1::OperatingPoint>>{
+  for (const auto& [title, p] : std::vector<std::pair<std::string, v1::OperatingPoint>>{
            {"safe point, closed loop: ", plan.safe_closed_loop()},
            {"safe point, open loop: ", plan.safe_open_loop()}}) {
     ASSERT_TRUE(p.found()) << title;
     const std::string line = LineStarting(r.out, title);
-    EXPECT_THAT(line, HasSubstr(absl::StrFormat(
-                          "TTFT p50/p95/p99 %.3f s / %.3f s / %.3f s, TPOT %.3f s",
-                          p.ttft_p50_seconds(), p.ttft_p95_seconds(), p.ttft_p99_seconds(),
-                          p.tpot_seconds())))
+    EXPECT_THAT(line,
+                HasSubstr(absl::StrFormat("TTFT p50/p95/p99 %.3f s / %.3f s / %.3f s, TPOT %.3f s",
+                                          p.ttft_p50_seconds(), p.ttft_p95_seconds(),
+                                          p.ttft_p99_seconds(), p.tpot_seconds())))
         << line;
     EXPECT_FALSE(p.ttft_p50_seconds() == p.tpot_seconds() &&
                  p.ttft_p95_seconds() == p.tpot_seconds() &&
@@ -93,10 +101,21 @@ TEST(CliPlan, ASafePointTooSlowToReadIsFlagged) {
 }
 
 TEST(CliPlan, CountsTakeTheirSingularAndCostItsCurrency) {
-  const std::vector<std::string> command = {
-      "plan",           "--model", "qwen3-8b", "--gpu", "nvidia-l40s-48gb", "--input-tokens",
-      "1000",           "--output-tokens", "200", "--ttft-p95", "1", "--target-users", "10",
-      "--price-per-gpu-hour", "1.2"};
+  const std::vector<std::string> command = {"plan",
+                                            "--model",
+                                            "qwen3-8b",
+                                            "--gpu",
+                                            "nvidia-l40s-48gb",
+                                            "--input-tokens",
+                                            "1000",
+                                            "--output-tokens",
+                                            "200",
+                                            "--ttft-p95",
+                                            "1",
+                                            "--target-users",
+                                            "10",
+                                            "--price-per-gpu-hour",
+                                            "1.2"};
   const v1::PlanResponse plan = PlanOf(command);
   ASSERT_EQ(plan.sizing().replicas(), 1u);
   Result r = RunCapplan(command);
@@ -115,9 +134,9 @@ TEST(CliPlan, CountsTakeTheirSingularAndCostItsCurrency) {
 }
 
 TEST(CliPlan, OneUserAndNoSafePointSayWhy) {
-  Result r = RunCapplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l40s-48gb",
-                         "--input-tokens", "1000", "--output-tokens", "200", "--max-num-seqs",
-                         "1"});
+  Result r =
+      RunCapplan({"plan", "--model", "qwen3-8b", "--gpu", "nvidia-l40s-48gb", "--input-tokens",
+                  "1000", "--output-tokens", "200", "--max-num-seqs", "1"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("safe point, closed loop: 1 user, "));
   EXPECT_THAT(r.out, HasSubstr("safe point, open loop: none — even the lightest load has more "

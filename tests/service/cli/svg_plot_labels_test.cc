@@ -43,7 +43,8 @@ TEST(PlaceLabels, ObstaclesAndTheAreaAreRespected) {
   // The first candidate sits on the legend, the second leaves the area.
   const Box legend{90, 0, 300, 30};
   std::vector<PlacedLabel> placed = PlaceLabels(
-      {At("label", {{100, 20, Anchor::kStart}, {390, 60, Anchor::kStart}, {100, 60, Anchor::kStart}})},
+      {At("label",
+          {{100, 20, Anchor::kStart}, {390, 60, Anchor::kStart}, {100, 60, Anchor::kStart}})},
       {legend});
   ASSERT_TRUE(placed[0].placed);
   EXPECT_DOUBLE_EQ(placed[0].position.x, 100);

@@ -21,14 +21,14 @@ namespace {
 
 using ::capplan::testing::HavePython;
 using ::capplan::testing::HaveRsvgConvert;
+using ::capplan::testing::IsOk;
 using ::capplan::testing::kMissingPython;
 using ::capplan::testing::kMissingRsvg;
-using ::capplan::testing::IsOk;
 using ::capplan::testing::ParseSvg;
-using ::capplan::testing::RenderSvg;
 using ::capplan::testing::Rendering;
-using ::capplan::testing::SvgElement;
+using ::capplan::testing::RenderSvg;
 using ::capplan::testing::StatusIs;
+using ::capplan::testing::SvgElement;
 using ::testing::HasSubstr;
 using ::testing::Not;
 

@@ -159,8 +159,8 @@ TEST(CliValidate, NoFailCheckUnderAPassVerdict) {
   }
   // A FAIL verdict shows its failing check as FAIL, its warnings as warning.
   Result fail = RunCapplan({"validate", "--model", "llama-3.1-8b-instruct", "--gpu",
-                            "nvidia-l4-24gb", "--max-model-len", "131072", "--input-tokens",
-                            "1000", "--output-tokens", "200", "--users", "4"});
+                            "nvidia-l4-24gb", "--max-model-len", "131072", "--input-tokens", "1000",
+                            "--output-tokens", "200", "--users", "4"});
   ASSERT_EQ(fail.code, kExitFail) << fail.err;
   std::map<std::string, std::string> by_name;
   for (const auto& [check, result] : CheckResults(fail.out)) {
