@@ -15,6 +15,7 @@
 namespace capplan::model {
 
 using perf_internal::CheckNonNegative;
+using perf_internal::CheckInRange;
 using perf_internal::CheckPositive;
 using perf_internal::Invalid;
 
@@ -66,9 +67,36 @@ const char* BindingLimitName(BindingLimit limit) {
   return "UNKNOWN";
 }
 
+const char* KvAdmissionName(KvAdmission a) {
+  switch (a) {
+    case KvAdmission::kReserveFixed:
+      return "reserve input + output at admission";
+    case KvAdmission::kReserveActualLength:
+      return "reserve each request's own input + output";
+    case KvAdmission::kIncremental:
+      return "allocate as tokens appear, preempt when full";
+    case KvAdmission::kReserveRemainingShare:
+      return "hold tokens + a share of the remaining answer, retract when full";
+  }
+  return "unknown";
+}
+
 double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
-  return limits.kv_tokens_per_request.value_or(
-      w.input_tokens + w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv));
+  if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
+  const double biased_output =
+      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
+  switch (limits.kv_admission) {
+    case KvAdmission::kReserveFixed:
+    case KvAdmission::kReserveActualLength:
+      return w.input_tokens + biased_output;
+    case KvAdmission::kIncremental:
+      if (w.synchronized) return w.input_tokens + w.output_tokens;
+      return w.input_tokens + 0.5 * biased_output;
+    case KvAdmission::kReserveRemainingShare:
+      if (w.synchronized) return w.input_tokens + w.output_tokens;
+      return w.input_tokens + 0.5 * biased_output * (1.0 + limits.kv_remaining_share);
+  }
+  return w.input_tokens + biased_output;
 }
 
 absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) {
@@ -92,6 +120,8 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) 
     }
     consider(*limits.operator_concurrency_gate, SlotBound::kOperatorGate);
   }
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckInRange("SlotLimits.kv_remaining_share", limits.kv_remaining_share, 0.0, 1.0));
   if (limits.kv_pool_tokens.has_value()) {
     CAPPLAN_RETURN_IF_ERROR(CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
     const double per_request = KvTokensPerRequest(limits, w);

@@ -72,6 +72,26 @@ enum class SlotBound {
 };
 const char* SlotBoundName(SlotBound bound);
 
+// How the engine holds KV for the requests it runs (data/engines presets,
+// whose sources state each engine's rule).
+enum class KvAdmission {
+  // Each request reserves prompt + whole answer when admitted, and keeps it
+  // (TensorRT-LLM's GUARANTEED_NO_EVICT): floor(pool ÷ (input + output)).
+  kReserveFixed,
+  // The same, each request reserving its own input + output (an engine that
+  // knew each answer's length): the limit is soft when lengths vary.
+  kReserveActualLength,
+  // Blocks allocated as tokens appear; when the pool runs out the newest
+  // running request is preempted and later recomputed (vLLM V0 and V1). A
+  // request holds input + the tokens generated so far.
+  kIncremental,
+  // Tokens held plus a share r of each running request's remaining answer
+  // are kept free before a new request is admitted; retract on overflow
+  // (SGLang's new-token ratio at its floor).
+  kReserveRemainingShare,
+};
+const char* KvAdmissionName(KvAdmission a);
+
 // Each limit is optional; at least one must be present.
 struct SlotLimits {
   std::optional<int> max_running_requests;
@@ -83,6 +103,9 @@ struct SlotLimits {
   // output length does not vary.
   std::optional<double> kv_tokens_per_request;
   std::optional<int> state_slots;
+  KvAdmission kv_admission = KvAdmission::kReserveFixed;
+  // kReserveRemainingShare: r in [0, 1].
+  double kv_remaining_share = 0;
 };
 
 struct Slots {
@@ -90,8 +113,14 @@ struct Slots {
   SlotBound bound = SlotBound::kRunningRequestLimit;
 };
 
-// KV tokens one request reserves: limits.kv_tokens_per_request, else the
-// length-biased default described there.
+// KV tokens one request holds on average while in service:
+// limits.kv_tokens_per_request, else by the admission rule, with o' = o·(1 +
+// cv_o²) the length-biased answer of the requests in service: reserved
+// up front, input + o'; allocated as tokens appear, input + o'/2 (a request
+// holds input + the tokens generated so far, on average half its answer);
+// with a share r of the remaining answer kept free, input + o'·(1 + r)/2.
+// Requests of one fixed length in waves grow together: all hold input + o at
+// the wave's end, so an incremental pool must hold that or preempt.
 double KvTokensPerRequest(const SlotLimits& limits, const Workload& w);
 
 // S and the limit that sets it (ties go to the first in SlotBound order).

@@ -53,7 +53,7 @@ struct Request {
   double output_tokens = 0;        // tokens to emit
   double generated_tokens = 0;
   std::optional<double> first_token_seconds;  // set when its prefill completes
-  double kv_reserved_tokens = 0;
+  double kv_reserved_tokens = 0;  // held now (incremental rules: input + generated)
   bool waited = false;  // found no slot at its first admission attempt
 };
 
@@ -121,9 +121,13 @@ struct AdmissionLimits {
   // min(running-request limit, operator gate, state slots).
   std::optional<int> running_requests;
   std::optional<double> kv_pool_tokens;
-  bool reserve_fixed = true;  // KvAdmission::kReserveFixed
+  KvAdmission rule = KvAdmission::kReserveFixed;
+  double remaining_share = 0;  // kReserveRemainingShare
   // What each request reserves under kReserveFixed, as ComputeSlots counts.
   double fixed_reservation_tokens = 0;
+  bool incremental() const {
+    return rule == KvAdmission::kIncremental || rule == KvAdmission::kReserveRemainingShare;
+  }
 };
 
 AdmissionLimits ResolveAdmissionLimits(const SimulationConfig& c) {
@@ -135,8 +139,11 @@ AdmissionLimits ResolveAdmissionLimits(const SimulationConfig& c) {
         out.running_requests.has_value() ? std::min(*out.running_requests, *limit) : *limit;
   }
   out.kv_pool_tokens = c.limits.kv_pool_tokens;
-  out.reserve_fixed = c.kv_admission == KvAdmission::kReserveFixed;
-  out.fixed_reservation_tokens = KvTokensPerRequest(c.limits, c.workload);
+  out.rule = c.limits.kv_admission;
+  out.remaining_share = c.limits.kv_remaining_share;
+  SlotLimits fixed = c.limits;
+  fixed.kv_admission = KvAdmission::kReserveFixed;
+  out.fixed_reservation_tokens = KvTokensPerRequest(fixed, c.workload);
   return out;
 }
 
@@ -175,6 +182,9 @@ class EngineSimulation {
   Request NewRequest(double arrival_seconds, std::optional<int> user);
   void EnqueueDueArrivals();
   void AdmitWaiting();
+  bool KvAdmits(const Request& r) const;
+  void MakeRoomForDecoders();
+  void Preempt();
   Iteration ComposeIteration() const;
   absl::StatusOr<double> IterationSeconds(const StepShape& shape) const;
   void AdvanceRequests(const Iteration& iteration);
@@ -197,6 +207,7 @@ class EngineSimulation {
   std::vector<Request> running_;
   double kv_used_tokens_ = 0;
   double now_seconds_ = 0;
+  long preemptions_ = 0;
   int iterations_ = 0;
   Measurements m_;
 };
@@ -244,7 +255,7 @@ Request EngineSimulation::NewRequest(double arrival_seconds, std::optional<int> 
   r.arrival_seconds = arrival_seconds;
   double in = std::max(1.0, std::round(rng_.LogNormal(w.input_tokens, w.input_tokens_cv)));
   double out = std::max(1.0, std::round(rng_.LogNormal(w.output_tokens, w.output_tokens_cv)));
-  const double need_tokens = limits_.reserve_fixed ? 0.0 : in + out;
+  const double need_tokens = limits_.rule == KvAdmission::kReserveFixed ? 0.0 : in + out;
   if (limits_.kv_pool_tokens.has_value() && need_tokens > *limits_.kv_pool_tokens) {
     const double f = *limits_.kv_pool_tokens / need_tokens;
     in = std::max(1.0, std::floor(in * f));
@@ -255,11 +266,19 @@ Request EngineSimulation::NewRequest(double arrival_seconds, std::optional<int> 
   r.cached_tokens = std::floor(in * w.prefix_cache_hit_rate);
   r.prefill_left_tokens = std::max(1.0, in - r.cached_tokens);
   if (r.cached_tokens >= in) r.cached_tokens = in - 1;
-  if (limits_.reserve_fixed) {
-    r.kv_reserved_tokens = limits_.fixed_reservation_tokens;
-  } else {
-    r.kv_reserved_tokens =
-        limits_.kv_pool_tokens.has_value() ? std::min(*limits_.kv_pool_tokens, in + out) : in + out;
+  switch (limits_.rule) {
+    case KvAdmission::kReserveFixed:
+      r.kv_reserved_tokens = limits_.fixed_reservation_tokens;
+      break;
+    case KvAdmission::kReserveActualLength:
+      r.kv_reserved_tokens = limits_.kv_pool_tokens.has_value()
+                                 ? std::min(*limits_.kv_pool_tokens, in + out)
+                                 : in + out;
+      break;
+    case KvAdmission::kIncremental:
+    case KvAdmission::kReserveRemainingShare:
+      r.kv_reserved_tokens = in;  // the prompt's blocks; answer tokens as they appear
+      break;
   }
   return r;
 }
@@ -286,11 +305,7 @@ void EngineSimulation::AdmitWaiting() {
     return !limits_.running_requests.has_value() ||
            static_cast<int>(running_.size()) < *limits_.running_requests;
   };
-  auto kv_fits = [this](const Request& r) {
-    return !limits_.kv_pool_tokens.has_value() ||
-           kv_used_tokens_ + r.kv_reserved_tokens <= *limits_.kv_pool_tokens + 1e-9;
-  };
-  while (!waiting_.empty() && slot_free() && kv_fits(waiting_.front())) {
+  while (!waiting_.empty() && slot_free() && KvAdmits(waiting_.front())) {
     kv_used_tokens_ += waiting_.front().kv_reserved_tokens;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
@@ -299,6 +314,50 @@ void EngineSimulation::AdmitWaiting() {
   // Marked requests form a prefix of the FCFS queue, so this is amortised O(1).
   for (size_t i = marked_prefix_; i < waiting_.size(); ++i) waiting_[i].waited = true;
   marked_prefix_ = waiting_.size();
+}
+
+// Whether the pool takes `r` now: its reservation fits; under the SGLang rule
+// r's whole remaining answer and a share of every running request's stay free.
+bool EngineSimulation::KvAdmits(const Request& r) const {
+  if (!limits_.kv_pool_tokens.has_value()) return true;
+  double need = kv_used_tokens_ + r.kv_reserved_tokens;
+  if (limits_.incremental()) {
+    // Room for the running decoders' next tokens comes first.
+    for (const Request& o : running_) need += o.prefill_left_tokens <= 0 ? tokens_per_decoder_ : 0;
+  }
+  if (limits_.rule == KvAdmission::kReserveRemainingShare) {
+    // The newcomer's whole remaining answer; the running ones' at the share.
+    need += r.output_tokens - r.generated_tokens;
+    for (const Request& o : running_) {
+      need += limits_.remaining_share * (o.output_tokens - o.generated_tokens);
+    }
+  }
+  return need <= *limits_.kv_pool_tokens + 1e-9;
+}
+
+// The newest running request gives its KV back and returns to the head of
+// the queue; it recomputes its prompt and generated tokens when readmitted.
+void EngineSimulation::Preempt() {
+  Request r = std::move(running_.back());
+  running_.pop_back();
+  kv_used_tokens_ -= r.kv_reserved_tokens;
+  r.prefill_left_tokens = std::max(1.0, r.input_tokens + r.generated_tokens - r.cached_tokens);
+  r.kv_reserved_tokens = r.input_tokens + r.generated_tokens;
+  ++preemptions_;
+  waiting_.push_front(std::move(r));
+  ++marked_prefix_;
+}
+
+// Incremental rules: each decoder needs room for the tokens it verifies this
+// iteration; preempt the newest until they all have it (one is always kept).
+void EngineSimulation::MakeRoomForDecoders() {
+  if (!limits_.incremental() || !limits_.kv_pool_tokens.has_value()) return;
+  auto needed = [this] {
+    double decoders = 0;
+    for (const Request& r : running_) decoders += r.prefill_left_tokens <= 0 ? 1 : 0;
+    return kv_used_tokens_ + decoders * tokens_per_decoder_;
+  };
+  while (running_.size() > 1 && needed() > *limits_.kv_pool_tokens + 1e-9) Preempt();
 }
 
 // Step 3: every request past its prefill decodes; the budget left after the
@@ -328,7 +387,7 @@ Iteration EngineSimulation::ComposeIteration() const {
     budget_tokens -= chunk;
     shape.prefill_tokens += chunk;
     shape.prefill_sequences += 1;
-    const double done_tokens = r.input_tokens - r.prefill_left_tokens;
+    const double done_tokens = std::max(0.0, r.input_tokens - r.prefill_left_tokens);
     span_tokens += chunk * (done_tokens + 0.5 * chunk);
   }
   if (shape.decode_sequences > 0) {
@@ -363,13 +422,25 @@ void EngineSimulation::AdvanceRequests(const Iteration& it) {
       for (int d = 0; d < draft_tokens_ && rng_.Uniform() < acceptance_rate_; ++d) {
         kept_tokens += 1;
       }
+      const double before = r.generated_tokens;
       r.generated_tokens = std::min(r.output_tokens, r.generated_tokens + kept_tokens);
+      if (limits_.incremental()) {
+        r.kv_reserved_tokens += r.generated_tokens - before;
+        kv_used_tokens_ += r.generated_tokens - before;
+      }
     } else if (it.chunk_tokens[i] > 0) {
       r.prefill_left_tokens -= it.chunk_tokens[i];
       if (r.prefill_left_tokens <= 0) {
         r.prefill_left_tokens = 0;
-        r.first_token_seconds = now_seconds_;
-        r.generated_tokens = 1;
+        // A recomputed request already showed its first token.
+        if (!r.first_token_seconds.has_value()) {
+          r.first_token_seconds = now_seconds_;
+          r.generated_tokens = 1;
+          if (limits_.incremental()) {
+            r.kv_reserved_tokens += 1;
+            kv_used_tokens_ += 1;
+          }
+        }
       }
     }
     if (r.first_token_seconds.has_value() && r.generated_tokens >= r.output_tokens) {
@@ -418,6 +489,7 @@ absl::StatusOr<SimulationResult> EngineSimulation::Run() {
       saturated = true;
       break;
     }
+    MakeRoomForDecoders();
     AdmitWaiting();
     if (running_.empty()) {
       if (future_.empty() || issued_ >= total_requests_) break;  // nothing left
@@ -454,6 +526,7 @@ SimulationResult EngineSimulation::Summary(bool saturated) const {
   for (double x : m_.tpot_seconds) sum_tpot_seconds += x;
   res.tpot_mean_seconds = m_.tpot_seconds.empty() ? 0 : sum_tpot_seconds / m_.tpot_seconds.size();
   res.completed_requests = static_cast<int>(m_.measured_done);
+  res.preemptions = preemptions_;
   res.slot_wait_fraction =
       m_.measured_done > 0 ? static_cast<double>(m_.waited_count) / m_.measured_done : 0;
   res.simulated_seconds = now_seconds_;

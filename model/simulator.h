@@ -37,22 +37,14 @@ inline constexpr int kMaxSimulatedRequests = 1000000;
 // Open loop: stop and report saturation when this many requests wait.
 inline constexpr int kSimulatorMaxWaiting = 100000;
 
-// How admission accounts for KV.
-enum class KvAdmission {
-  // Every request reserves the same kv_tokens_per_request (default as in
-  // ComputeSlots): a hard limit of floor(pool ÷ reservation) requests, like
-  // an engine sizing concurrency by "maximum concurrency at L tokens".
-  kReserveFixed,
-  // Every request reserves its own input + output tokens (an engine that
-  // knew each answer's length): the KV limit becomes soft when lengths vary.
-  kReserveActualLength,
-};
-
 struct SimulationConfig {
   PerformanceModel model;
   Workload workload;
+  // limits.kv_admission: how the engine holds KV (queueing.h). Under the two
+  // allocate-as-you-go rules a decoder that finds no free token preempts the
+  // newest running request, which goes back to the head of the queue and
+  // recomputes its prompt and the tokens it had generated.
   SlotLimits limits;
-  KvAdmission kv_admission = KvAdmission::kReserveFixed;
   // Exactly one of concurrency (closed loop) and arrival_rate_rps (open).
   std::optional<int> concurrency;
   double think_time_seconds = 0;
@@ -74,6 +66,7 @@ struct SimulationResult {
   // Share of measured requests that found no free slot / KV on arrival.
   double slot_wait_fraction = 0;
   int completed_requests = 0;  // measured requests completed
+  long preemptions = 0;        // requests preempted (incremental KV rules)
   int iterations = 0;
   double simulated_seconds = 0;
   // Open loop: the waiting queue hit kSimulatorMaxWaiting.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -16,6 +15,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/text_format.h"
 #include "service/catalog/catalog_validator.h"
+#include "service/catalog/entity_checks.h"
 #include "service/catalog/file_util.h"
 #include "service/catalog/text_proto.h"
 
@@ -25,10 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using google::protobuf::Message;
 using google::protobuf::TextFormat;
-
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  return ReadFileLimited(path.string(), std::numeric_limits<size_t>::max() - 1);
-}
 
 // Checks the "# proto-message: X" header names the message this folder holds.
 absl::Status CheckHeader(const std::string& display, const std::string& text,
@@ -57,10 +53,23 @@ absl::Status CheckHeader(const std::string& display, const std::string& text,
                       display, message_name));
 }
 
-// Parses one file into `message`; validation findings are placed at the
-// field's location in the file.
-absl::Status ParseEntity(const fs::path& path, const std::string& display, Message* message) {
-  CAPPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+// The findings as "display:line:column: message" lines.
+absl::Status Located(const std::string& display, const Message& message,
+                     const TextFormat::ParseInfoTree& locations,
+                     const std::vector<Finding>& findings) {
+  std::vector<std::string> lines;
+  for (const Finding& finding : findings) {
+    Location where = LocateField(message, locations, finding.field_path);
+    lines.push_back(
+        absl::StrFormat("%s:%d:%d: %s", display, where.line, where.column, finding.message));
+  }
+  return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+}
+
+}  // namespace
+
+absl::Status ParseCatalogText(const std::string& text, const std::string& display,
+                              Message* message) {
   CAPPLAN_RETURN_IF_ERROR(CheckHeader(display, text, message->GetDescriptor()->name()));
   TextFormat::Parser parser;
   FirstParseError errors;
@@ -72,22 +81,39 @@ absl::Status ParseEntity(const fs::path& path, const std::string& display, Messa
         absl::StrFormat("%s:%d:%d: %s", display, errors.line(), errors.column(),
                         errors.has_error() ? errors.message() : "parse error"));
   }
-  std::vector<Finding> findings = ValidateEntity(*message);
-  if (!findings.empty()) {
-    std::vector<std::string> lines;
-    for (const Finding& finding : findings) {
-      Location where = LocateField(*message, locations, finding.field_path);
-      lines.push_back(
-          absl::StrFormat("%s:%d:%d: %s", display, where.line, where.column, finding.message));
-    }
-    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
-  }
+  // Encoding and duplicates first: the per-kind rules assume both.
+  std::vector<Finding> findings = CheckEntityStructure(*message);
+  if (findings.empty()) findings = ValidateEntity(*message);
+  if (!findings.empty()) return Located(display, *message, locations, findings);
   return absl::OkStatus();
 }
 
+namespace {
+
+// What one load has read so far, against its limits.
+struct LoadBudget {
+  CatalogLimits limits;
+  std::string root;
+  size_t files = 0;
+  size_t bytes = 0;
+};
+
+absl::Status ParseEntity(const fs::path& path, const std::string& display, LoadBudget& budget,
+                         Message* message) {
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::string text, ReadRegularFile(path.string(), budget.limits.max_file_bytes, budget.root));
+  budget.bytes += text.size();
+  if (budget.bytes > budget.limits.max_total_bytes) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "%s: the catalogue's files exceed %d bytes in all (CatalogLimits.max_total_bytes)", display,
+        budget.limits.max_total_bytes));
+  }
+  return ParseCatalogText(text, display, message);
+}
+
 template <typename T>
-absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::vector<T>* out,
-                        absl::flat_hash_map<std::string, std::string>* origin,
+absl::Status LoadFolder(const fs::path& root, const std::string& folder, LoadBudget& budget,
+                        std::vector<T>* out, absl::flat_hash_map<std::string, std::string>* origin,
                         std::vector<std::string>* errors) {
   fs::path dir = root / folder;
   std::error_code ec;
@@ -97,6 +123,11 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::ve
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (++budget.files > budget.limits.max_files) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("%s: the catalogue holds more than %d files (CatalogLimits.max_files)",
+                          dir.string(), budget.limits.max_files));
+    }
     if (IsTemporaryFileName(entry.path().filename().string())) {
       continue;  // a write in flight (or one a kill interrupted: the store removes it)
     }
@@ -117,7 +148,8 @@ absl::Status LoadFolder(const fs::path& root, const std::string& folder, std::ve
   for (const fs::path& file : files) {
     std::string display = (fs::path(folder) / file.filename()).string();
     T entity;
-    absl::Status status = ParseEntity(file, display, &entity);
+    absl::Status status = ParseEntity(file, display, budget, &entity);
+    if (absl::IsOutOfRange(status) && budget.bytes > budget.limits.max_total_bytes) return status;
     if (!status.ok()) {
       errors->push_back(std::string(status.message()));
       continue;
@@ -144,7 +176,8 @@ void SortById(std::vector<T>* entities) {
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(const std::string& dir) {
+absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
+    const std::string& dir, const CatalogLimits& limits) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("catalogue directory '", dir, "' does not exist"));
@@ -157,13 +190,22 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(const 
   absl::flat_hash_map<std::string, std::string> origin;
   std::vector<std::string> errors;
   fs::path root(dir);
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "hardware", &hardware, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", &models, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", &baselines, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", &engines, &origin, &errors));
-  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", &priors, &origin, &errors));
+  LoadBudget budget{limits, dir};
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "hardware", budget, &hardware, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "models", budget, &models, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", budget, &baselines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", budget, &engines, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", budget, &priors, &origin, &errors));
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  }
+  // Nothing can be planned without a GPU and a model: an empty folder (a
+  // mount that did not happen, a wrong path) must not come up SERVING.
+  if (hardware.empty() || models.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "catalogue '%s' holds %d hardware and %d model entries; it needs at least one of each "
+        "(hardware/<id>.txtpb, models/<id>.txtpb)",
+        dir, hardware.size(), models.size()));
   }
   return FromEntities(std::move(hardware), std::move(models), std::move(baselines),
                       std::move(engines), std::move(origin), std::move(priors));
@@ -204,7 +246,8 @@ void Upsert(std::vector<T>* all, T entity) {
 }
 
 absl::Status CheckEntity(const Message& entity, absl::string_view path) {
-  std::vector<Finding> findings = ValidateEntity(entity);
+  std::vector<Finding> findings = CheckEntityStructure(entity);
+  if (findings.empty()) findings = ValidateEntity(entity);
   if (findings.empty()) return absl::OkStatus();
   std::vector<std::string> lines;
   for (const Finding& f : findings) {

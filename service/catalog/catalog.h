@@ -9,8 +9,28 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "capplan/v1/catalog.pb.h"
+#include "google/protobuf/message.h"
 
 namespace capplan::service {
+
+// What loading a catalogue directory may read, checked before reading: a
+// file above max_file_bytes, a catalogue above max_total_bytes in all, or
+// more than max_files directory entries is refused (OUT_OF_RANGE), so no
+// directory can make a load allocate without bound. The largest bundled file
+// is ~16 KB and the whole of data/ ~1 MB.
+inline constexpr size_t kMaxCatalogFileBytes = size_t{4} << 20;
+struct CatalogLimits {
+  size_t max_file_bytes = kMaxCatalogFileBytes;
+  size_t max_total_bytes = size_t{64} << 20;
+  size_t max_files = 20000;
+};
+
+// Parses one catalogue file's text into `message` (whose type the file's
+// "# proto-message:" header must name), checks its structure
+// (CheckEntityStructure: UTF-8, duplicates) and validates it (ValidateEntity).
+// INVALID_ARGUMENT "display:line:column: message", one line per finding.
+absl::Status ParseCatalogText(const std::string& text, const std::string& display,
+                              google::protobuf::Message* message);
 
 // The loaded, validated catalogue: every entity of data/ in memory, immutable
 // once built. Shared by handlers through std::shared_ptr<const Catalog>; a
@@ -20,8 +40,12 @@ class Catalog {
   // Loads <dir>/hardware/*.txtpb, <dir>/models/*.txtpb, <dir>/baselines/*.txtpb,
   // <dir>/engines/*.txtpb and <dir>/priors/*.txtpb, then validates ids, references and ranges.
   // Parse errors read "file:line:column: message"; validation errors name the
-  // file and the field path.
-  static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(const std::string& dir);
+  // file and the field path. Only regular files inside `dir` are read
+  // (ReadRegularFile: a FIFO, a device, or a symbolic link out of the tree is
+  // an error, never a hang), within `limits`. A catalogue without a hardware
+  // or a model entry is FAILED_PRECONDITION.
+  static absl::StatusOr<std::shared_ptr<const Catalog>> LoadFromDirectory(
+      const std::string& dir, const CatalogLimits& limits = {});
 
   // Builds a catalogue from entities already in memory (tests), validated the
   // same way. `origin` names the entities in error messages.

@@ -316,6 +316,14 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
       }
     }
   }
+  if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
+    v->Add("kv_remaining_share", absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));
+  }
+  if (e.kv_remaining_share() > 0 &&
+      e.kv_admission() != v1::KV_ADMISSION_RULE_RESERVE_REMAINING_SHARE) {
+    v->Add("kv_remaining_share",
+           " is set; only KV_ADMISSION_RULE_RESERVE_REMAINING_SHARE takes a share");
+  }
 }
 
 }  // namespace
@@ -357,7 +365,9 @@ Location LocateField(const Message& entity, const google::protobuf::TextFormat::
     size_t bracket = part.find('[');
     absl::string_view name = part.substr(0, bracket);
     if (bracket != absl::string_view::npos) {
-      absl::SimpleAtoi(part.substr(bracket + 1, part.size() - bracket - 2), &index);
+      if (!absl::SimpleAtoi(part.substr(bracket + 1, part.size() - bracket - 2), &index)) {
+        index = -1;
+      }
     }
     const FieldDescriptor* f = descriptor->FindFieldByName(std::string(name));
     if (f == nullptr) break;

@@ -66,12 +66,18 @@ absl::StatusOr<StoredEntity> DirectoryStore::Put(const std::string& folder, cons
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path target = dir / absl::StrCat(id, ".txtpb");
+  const std::string text = RenderCatalogFile(entity);
+  if (text.size() > kMaxCatalogFileBytes) {
+    // A file the next load would refuse must not be written.
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s/%s.txtpb would be %d bytes; a catalogue file may hold at most %d",
+                        folder, id, text.size(), kMaxCatalogFileBytes));
+  }
   absl::MutexLock lock(&mu_);
   struct stat st;
   const bool existed = ::lstat(target.c_str(), &st) == 0;
-  absl::Status written =
-      WriteFileAtomically(target.string(), RenderCatalogFile(entity),
-                          replace ? WriteMode::kReplace : WriteMode::kCreateOnly);
+  absl::Status written = WriteFileAtomically(
+      target.string(), text, replace ? WriteMode::kReplace : WriteMode::kCreateOnly);
   if (absl::IsAlreadyExists(written)) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "%s/%s.txtpb exists; give replace (--replace) to overwrite it", folder, id));

@@ -297,7 +297,8 @@ const std::vector<CliCommandSpec>& CatalogueCommands() {
 // The first word that is neither a flag nor a global flag's value.
 std::string FindCommand(const std::vector<std::string>& args) {
   static const absl::flat_hash_set<std::string> kGlobalValued = {
-      "--server", "--data-dir", "--timeout-seconds", "--token-file", "--out-dir"};
+      "--server",  "--data-dir",    "--timeout-seconds", "--token-file",
+      "--out-dir", "--tls-ca-file", "--tls-cert-file",   "--tls-key-file"};
   for (size_t i = 0; i < args.size(); ++i) {
     if (kGlobalValued.contains(args[i])) {
       ++i;
@@ -306,6 +307,36 @@ std::string FindCommand(const std::vector<std::string>& args) {
     if (!absl::StartsWith(args[i], "--")) return args[i];
   }
   return "";
+}
+
+// --tls-ca-file, --tls-cert-file and --tls-key-file as PEM text; absent when
+// none is given (plaintext).
+absl::StatusOr<std::optional<ChannelTls>> TlsFromFlags(const CliArgs& args) {
+  const std::optional<std::string> ca = args.Get("tls-ca-file");
+  const std::optional<std::string> cert = args.Get("tls-cert-file");
+  const std::optional<std::string> key = args.Get("tls-key-file");
+  if (!ca && !cert && !key) return std::optional<ChannelTls>();
+  if (cert.has_value() != key.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(cert ? "--tls-cert-file" : "--tls-key-file",
+                                                   " needs ",
+                                                   cert ? "--tls-key-file" : "--tls-cert-file",
+                                                   " (a client certificate and "
+                                                   "its key go together)"));
+  }
+  ChannelTls tls;
+  for (auto [flag, pem] :
+       {std::pair{"tls-ca-file", &tls.ca_pem}, std::pair{"tls-cert-file", &tls.cert_pem},
+        std::pair{"tls-key-file", &tls.key_pem}}) {
+    const std::optional<std::string> file = args.Get(flag);
+    if (!file.has_value()) continue;
+    absl::StatusOr<std::string> text = ReadFileLimited(*file, 1 << 20);
+    if (!text.ok() || text->find("-----BEGIN ") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " = ", *file, ": cannot read a PEM file from it"));
+    }
+    *pem = *std::move(text);
+  }
+  return std::optional<ChannelTls>(std::move(tls));
 }
 
 // The planner the command talks to: a server (--server, with the write
@@ -326,8 +357,16 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
       }
       token = std::string(absl::StripAsciiWhitespace(text->substr(0, text->find('\n'))));
     }
-    return std::unique_ptr<PlannerApi>(std::make_unique<RemotePlanner>(
-        *server, absl::Seconds(timeout_seconds.value_or(10)), token));
+    absl::StatusOr<std::optional<ChannelTls>> tls = TlsFromFlags(args);
+    if (!tls.ok()) return tls.status();
+    return std::unique_ptr<PlannerApi>(
+        std::make_unique<RemotePlanner>(*server, absl::Seconds(timeout_seconds.value_or(10)), token,
+                                        tls->has_value() ? ChannelCredentialsFor(*tls) : nullptr));
+  }
+  for (const char* flag : {"tls-ca-file", "tls-cert-file", "tls-key-file"}) {
+    if (args.Has(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --server"));
+    }
   }
   if (args.Has("data-dir") && args.Has("out-dir")) {
     return absl::InvalidArgumentError("--data-dir and --out-dir exclude each other");

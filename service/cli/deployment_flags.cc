@@ -32,7 +32,14 @@ const std::vector<std::string>& DeploymentValuedFlags() {
                                    "block-size",
                                    "max-cudagraph-batch-size",
                                    "speculative-method",
-                                   "num-speculative-tokens"};
+                                   "num-speculative-tokens",
+                                   "kv-pool-tokens"};
+  return *kFlags;
+}
+
+const std::vector<std::string>& WorkloadShapeFlags() {
+  static const auto* const kFlags = new std::vector<std::string>{
+      "prefix-cache-hit-rate", "input-tokens-cv", "output-tokens-cv"};
   return *kFlags;
 }
 
@@ -102,6 +109,8 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   CAPPLAN_RETURN_IF_ERROR(count("block-size", [&](int64_t v) { e->set_block_size(v); }));
   CAPPLAN_RETURN_IF_ERROR(
       count("max-cudagraph-batch-size", [&](int64_t v) { e->set_max_cudagraph_batch_size(v); }));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> pool, args.GetInt("kv-pool-tokens", 1));
+  if (pool.has_value()) e->set_kv_pool_tokens(static_cast<uint64_t>(*pool));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> spec_tokens,
                            args.GetInt("num-speculative-tokens", 0));
   if (spec_tokens.has_value()) e->set_num_speculative_tokens(*spec_tokens);
@@ -144,6 +153,14 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
   if (in.has_value()) {
     workload()->set_input_tokens(*in);
     workload()->set_output_tokens(*out);
+  }
+  for (const auto& [flag, setter] :
+       std::vector<std::pair<const char*, void (v1::WorkloadSpec::*)(double)>>{
+           {"prefix-cache-hit-rate", &v1::WorkloadSpec::set_prefix_cache_hit_rate},
+           {"input-tokens-cv", &v1::WorkloadSpec::set_input_tokens_cv},
+           {"output-tokens-cv", &v1::WorkloadSpec::set_output_tokens_cv}}) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> v, args.GetDouble(flag));
+    if (v.has_value()) (workload()->*setter)(*v);
   }
   if (args.Has("synchronized")) {
     if (!in.has_value()) {

@@ -15,6 +15,9 @@ namespace capplan::service {
 // Flags that describe a deployment, named as the engines name them
 // (--gpu-memory-utilization, --max-model-len, ...). Valued flags and switches.
 const std::vector<std::string>& DeploymentValuedFlags();
+// --prefix-cache-hit-rate, --input-tokens-cv, --output-tokens-cv (with the
+// workload's --input-tokens / --output-tokens).
+const std::vector<std::string>& WorkloadShapeFlags();
 const std::vector<std::string>& DeploymentSwitches();
 
 // Builds the API Deployment from those flags. --model-config FILE is read

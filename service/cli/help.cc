@@ -34,6 +34,12 @@ constexpr CommandLine kCommands[] = {
      "capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID --input-tokens N "
      "--output-tokens N (--concurrency 1,2,4 | --rate 0.5,1,2) [...]",
      "throughput, TTFT and TPOT along a load axis; the knee and the safe point (table, JSON, SVG)"},
+    {"simulate",
+     "capplan simulate (--model ID | --model-config FILE | --baseline ID) --gpu ID --input-tokens "
+     "N "
+     "--output-tokens N (--concurrency 1,2,4 | --rate 0.5,1,2) [...]",
+     "the request-level simulator beside the analytical model, point by point (at most 32 "
+     "points)"},
     {"plan",
      "capplan plan (--model ID | --model-config FILE | --baseline ID) --gpu ID --input-tokens N "
      "--output-tokens N [--ttft-p95 S] [--target-users N | --target-rps R] [...]",
@@ -64,6 +70,12 @@ const std::vector<FlagHelp>& FlagTable() {
       {"timeout-seconds", "S", "s", "10", "RPC deadline in --server mode"},
       {"json", "", "-", "off", "print the response message as proto3 JSON (snake_case names)"},
       {"help", "", "-", "off", "print this help and exit 0"},
+      {"tls-ca-file", "FILE", "-", "the system's roots",
+       "--server over TLS: check the server's certificate against these PEM roots (any --tls-* "
+       "flag turns TLS on)"},
+      {"tls-cert-file", "FILE", "-", "none",
+       "the client's PEM certificate for mutual TLS (with --tls-key-file)"},
+      {"tls-key-file", "FILE", "-", "none", "the client's PEM key for mutual TLS"},
       // Catalogue lists.
       {"hardware:vendor", "NAME", "-", "all", "only GPUs of this vendor (nvidia, amd, ...)"},
       {"models:family", "NAME", "-", "all", "only models of this family"},
@@ -114,12 +126,20 @@ const std::vector<FlagHelp>& FlagTable() {
       {"speculative-method", "METHOD", "-", "the baseline's, else none", "mtp, eagle or none"},
       {"num-speculative-tokens", "K", "tokens per step", "1 when a method is on",
        "draft tokens per step (ignored with --speculative-method none)"},
+      {"kv-pool-tokens", "N", "tokens", "computed from memory",
+       "a KV pool the engine reported (its start-up log): used instead of the computed one"},
       // Memory.
       {"mean-sequence-tokens", "N", "tokens", "none",
        "also report max concurrency at this mean request length"},
       // Workload and SLO.
       {"input-tokens", "N", "tokens", "the baseline's workload", "prompt length per request"},
       {"output-tokens", "N", "tokens", "the baseline's workload", "output length per request"},
+      {"prefix-cache-hit-rate", "F", "fraction of prompt tokens", "0",
+       "share of each prompt found in the prefix cache (not prefilled again)"},
+      {"input-tokens-cv", "F", "ratio (std ÷ mean)", "0",
+       "spread of prompt lengths: coefficient of variation"},
+      {"output-tokens-cv", "F", "ratio (std ÷ mean)", "0",
+       "spread of output lengths: coefficient of variation"},
       {"synchronized", "", "-", "off",
        "fixed-length requests whose users start together (benchmark waves)"},
       {"ttft-p95", "S", "s", "none", "SLO: time to first token, 95th percentile"},
@@ -183,6 +203,19 @@ const std::vector<FlagHelp>& FlagTable() {
        "id of the model entry written with "
        "--model-config"},
       {"model-source", "URL", "-", "none", "where the config.json comes from (commit-pinned)"},
+      {"model-hf-id", "ORG/NAME", "-", "config.json's _name_or_path",
+       "Hugging Face repo id of the model entry written with --model-config"},
+      {"model-display-name", "TEXT", "-", "config.json's _name_or_path",
+       "display name of the model entry written with --model-config"},
+      {"model-family", "NAME", "-", "config.json's model_type",
+       "family of the model entry written with --model-config"},
+      {"max-concurrency", "N", "users", "what the files state",
+       "the benchmark's concurrency, for files that do not print it"},
+      {"request-rate", "R|inf", "req/s", "what the files state",
+       "the benchmark's request rate (inf: all at once), for files that do not print it"},
+      {"num-prompts", "N", "requests", "what the files state",
+       "prompts the benchmark sent, for files that do not print it"},
+      {"simulate:svg", "FILE", "-", "none", "refused: simulate prints a table (sweep --svg plots)"},
       {"replace", "", "-", "off", "replace an existing baseline of the same id"},
       {"priors:out-dir", "DIR", "-", "none",
        "read this catalogue directory and write the fitted priors into its priors/"},
@@ -215,8 +248,8 @@ std::optional<FlagHelp> FindFlagHelp(const std::string& command, const std::stri
 }
 
 const std::vector<std::string>& GlobalValuedFlags() {
-  static const auto* const kFlags =
-      new std::vector<std::string>{"server", "data-dir", "timeout-seconds"};
+  static const auto* const kFlags = new std::vector<std::string>{
+      "server", "data-dir", "timeout-seconds", "tls-ca-file", "tls-cert-file", "tls-key-file"};
   return *kFlags;
 }
 

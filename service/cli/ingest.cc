@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/cli/deployment_flags.h"
@@ -19,7 +20,30 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: capplan ingest FILE... --id ID (--model ID | --model-config FILE | --launch LINE) "
-    "[--gpu ID --gpus N ...] --source URL (--out-dir DIR | --server HOST:PORT --token-file F)";
+    "[--gpu ID --gpus N ...] [--max-concurrency N] [--request-rate R|inf] [--num-prompts N] "
+    "--source URL (--out-dir DIR | --server HOST:PORT --token-file F)";
+
+// --max-concurrency, --request-rate, --num-prompts: the load of files that
+// print none, as the benchmark command set it.
+absl::StatusOr<StatedLoad> StatedLoadFromFlags(const CliArgs& args) {
+  StatedLoad load;
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> conc, args.GetInt("max-concurrency", 1));
+  if (conc.has_value()) load.max_concurrency = static_cast<uint32_t>(*conc);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> prompts, args.GetInt("num-prompts", 1));
+  if (prompts.has_value()) load.num_prompts = static_cast<uint32_t>(*prompts);
+  const std::optional<std::string> rate = args.Get("request-rate");
+  if (rate == "inf" || rate == "Inf" || rate == "infinity") {
+    load.infinite_rate = true;
+  } else if (rate.has_value()) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> r, args.GetDouble("request-rate"));
+    if (!(*r > 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--request-rate = %s; must be a positive number of requests per second or inf", *rate));
+    }
+    load.request_rate_rps = *r;
+  }
+  return load;
+}
 
 absl::StatusOr<std::vector<IngestedFile>> ParseFiles(const CliContext& ctx) {
   IngestFormat format = IngestFormat::kAuto;
@@ -39,6 +63,8 @@ absl::StatusOr<std::vector<IngestedFile>> ParseFiles(const CliContext& ctx) {
     files.push_back(std::move(parsed));
   }
   if (files.empty()) return absl::InvalidArgumentError(kUsage);
+  CAPPLAN_ASSIGN_OR_RETURN(StatedLoad load, StatedLoadFromFlags(ctx.args));
+  CAPPLAN_RETURN_IF_ERROR(ApplyStatedLoad(load, absl::MakeSpan(files)));
   return files;
 }
 
@@ -57,12 +83,17 @@ absl::StatusOr<v1::Deployment> DeploymentFromLaunch(const CliArgs& args, const s
 // The model entry to write with the baseline when it comes as config.json.
 absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::string& json) {
   CAPPLAN_ASSIGN_OR_RETURN(v1::Model m, ModelFromHfConfig(json));
-  std::string id = args.Get("model-id").value_or(ModelIdFromRepo(m.hf_repo_id()));
+  std::string id = args.Get("model-id")
+                       .value_or(ModelIdFromRepo(args.Get("model-hf-id").value_or(m.hf_repo_id())));
   if (id.empty()) {
     return absl::InvalidArgumentError(
-        "--model-config: config.json names no repository (_name_or_path); give --model-id ID");
+        "--model-config: config.json names no repository (_name_or_path); give --model-id ID or "
+        "--model-hf-id ORG/NAME");
   }
   m.set_id(id);
+  if (auto v = args.Get("model-hf-id")) m.set_hf_repo_id(*v);
+  if (auto v = args.Get("model-display-name")) m.set_display_name(*v);
+  if (auto v = args.Get("model-family")) m.set_family(*v);
   const std::string source = args.Get("model-source").value_or("");
   if (source.empty()) {
     return absl::InvalidArgumentError(
@@ -124,6 +155,7 @@ absl::Status ResolveModelId(CliContext& ctx, IngestSpec* spec) {
                      " (or give its config.json with --model-config)"));
   }
   spec->deployment.set_model_id(info->model().id());
+  spec->model = info->model();
   return absl::OkStatus();
 }
 
@@ -136,7 +168,11 @@ absl::StatusOr<int> RunIngest(CliContext& ctx) {
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<IngestedFile> files, ParseFiles(ctx));
   std::optional<v1::Model> model;
   CAPPLAN_ASSIGN_OR_RETURN(IngestSpec spec, SpecFromFlags(ctx, &model));
-  if (!model.has_value()) CAPPLAN_RETURN_IF_ERROR(ResolveModelId(ctx, &spec));
+  if (model.has_value()) {
+    spec.model = *model;
+  } else {
+    CAPPLAN_RETURN_IF_ERROR(ResolveModelId(ctx, &spec));
+  }
   v1::PutBaselineRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_baseline(), AssembleBaseline(spec, files));
   if (model.has_value()) *request.mutable_model() = *model;
@@ -164,7 +200,12 @@ std::vector<std::string> IngestValuedFlags() {
   std::vector<std::string> flags = DeploymentValuedFlags();
   for (const char* f :
        {"id", "title", "format", "launch", "source", "section", "measured-by", "date", "notes",
-        "input-tokens", "output-tokens", "out-dir", "token-file", "model-id", "model-source"}) {
+        "input-tokens", "output-tokens", "out-dir", "token-file"}) {
+    flags.push_back(f);
+  }
+  // The model entry from --model-config, and the load of files that print none.
+  for (const char* f : {"model-id", "model-source", "model-hf-id", "model-display-name",
+                        "model-family", "max-concurrency", "request-rate", "num-prompts"}) {
     flags.push_back(f);
   }
   return flags;

@@ -10,6 +10,15 @@ namespace capplan::service {
 //  --token-file F) [--replace]`: benchmark outputs and start-up logs of one
 // configuration become one baseline, written atomically into DIR/baselines/
 // or sent to a server's PutBaseline.
+//
+// --max-concurrency N, --request-rate R|inf, --num-prompts N state the load
+// for every file given, for files that print none (the user read it from the
+// benchmark command); each row note says "stated by the user", and a file
+// that states a different value is refused (ApplyStatedLoad).
+// --model-config FILE writes the model entry too: --model-id (default: from
+// --model-hf-id or config.json's _name_or_path), --model-hf-id,
+// --model-display-name and --model-family override what config.json names,
+// --model-source cites it.
 CliCommandSpec IngestCommandSpec();
 
 }  // namespace capplan::service

@@ -61,17 +61,49 @@ std::string Opt(bool has, double v, const char* format) {
   return has ? absl::StrFormat(format, v) : std::string("-");
 }
 
-absl::StatusOr<int> Sweep(CliContext& ctx) {
+// The spread, prefix-cache and synchronized flags on the sweep's workload
+// (the flags' own or the baseline sweep's).
+absl::Status ApplyWorkloadShapeFlags(const CliArgs& args, v1::PredictLoadRequest& request) {
+  for (const auto& [flag, setter] :
+       std::vector<std::pair<const char*, void (v1::WorkloadSpec::*)(double)>>{
+           {"prefix-cache-hit-rate", &v1::WorkloadSpec::set_prefix_cache_hit_rate},
+           {"input-tokens-cv", &v1::WorkloadSpec::set_input_tokens_cv},
+           {"output-tokens-cv", &v1::WorkloadSpec::set_output_tokens_cv}}) {
+    CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> v, args.GetDouble(flag));
+    if (!v.has_value()) continue;
+    if (!request.has_workload()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, " shapes a workload you give: add --input-tokens and --output-tokens"));
+    }
+    (request.mutable_workload()->*setter)(*v);
+  }
+  if (args.Has("synchronized")) {
+    if (!request.has_workload()) {
+      return absl::InvalidArgumentError(
+          "--synchronized describes fixed-length requests: give --input-tokens and "
+          "--output-tokens too");
+    }
+    request.mutable_workload()->set_synchronized(true);
+  }
+  return absl::OkStatus();
+}
+
+// The PredictLoadRequest of sweep's (and simulate's) flags; *baseline is
+// --baseline's entry, when given (its measured rows go beside the prediction).
+absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::string_view command,
+                                                    std::optional<v1::Baseline>* baseline_out) {
   if (ctx.args.positional().size() != 1) {
-    return absl::InvalidArgumentError(
-        "usage: capplan sweep (--model ID | --model-config FILE | --baseline ID) --gpu ID "
-        "--input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate 0.5,1) [...]");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "usage: capplan ", command,
+        " (--model ID | --model-config FILE | --baseline ID) --gpu ID "
+        "--input-tokens N --output-tokens N (--concurrency 1,2,4 | --rate 0.5,1) [...]"));
   }
   v1::PredictLoadRequest request;
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> input, ctx.args.GetDouble("input-tokens"));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> output, ctx.args.GetDouble("output-tokens"));
-  std::optional<v1::Baseline> baseline;
+  std::optional<v1::Baseline>& baseline = *baseline_out;
+  baseline.reset();
   if (auto id = ctx.args.Get("baseline")) {
     v1::GetBaselineRequest get;
     get.set_id(*id);
@@ -92,6 +124,7 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
           "measured sweep)");
     }
   }
+  CAPPLAN_RETURN_IF_ERROR(ApplyWorkloadShapeFlags(ctx.args, request));
   auto concurrency = ctx.args.Get("concurrency");
   auto rate = ctx.args.Get("rate");
   if (concurrency.has_value() && rate.has_value()) {
@@ -137,6 +170,12 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     return absl::InvalidArgumentError(
         "--no-catalog-calibration without --calibration FILE leaves nothing to fit on");
   }
+  return request;
+}
+
+absl::StatusOr<int> Sweep(CliContext& ctx) {
+  std::optional<v1::Baseline> baseline;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "sweep", &baseline));
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request));
   LoadReportOptions report;
   CAPPLAN_ASSIGN_OR_RETURN(report.min_user_tokens_per_second, MinUserTokensPerSecond(ctx.args));
@@ -163,6 +202,54 @@ absl::StatusOr<int> Sweep(CliContext& ctx) {
     return kExitOk;
   }
   PrintLoadCurve(curve, report, ctx.out);
+  return kExitOk;
+}
+
+// The simulator's points beside the analytical model's: the second opinion
+// and how far the two differ.
+void PrintSimulation(const v1::LoadCurve& sim, const v1::LoadCurve& model, std::ostream& out) {
+  const bool closed = sim.points_size() > 0 && sim.points(0).has_concurrency();
+  TextTable t({closed ? "USERS" : "RATE (req/s)", "OUTPUT (tok/s) SIM", "MODEL", "TTFT p50 (s) SIM",
+               "MODEL", "TTFT p95 (s) SIM", "MODEL", "TPOT (s) SIM", "MODEL", "BATCH (req) SIM",
+               "STABLE SIM"});
+  auto f = [](bool has, double v, const char* fmt) {
+    return has ? absl::StrFormat(fmt, v) : std::string("-");
+  };
+  for (int i = 0; i < sim.points_size(); ++i) {
+    const v1::LoadCurvePoint& s = sim.points(i);
+    const v1::LoadCurvePoint& m = model.points(i);
+    t.AddRow({closed ? absl::StrCat(s.concurrency()) : absl::StrFormat("%g", s.arrival_rate_rps()),
+              absl::StrFormat("%.1f", s.output_tokens_per_second()),
+              absl::StrFormat("%.1f", m.output_tokens_per_second()),
+              f(s.has_ttft_p50_seconds(), s.ttft_p50_seconds(), "%.3f"),
+              f(m.has_ttft_p50_seconds(), m.ttft_p50_seconds(), "%.3f"),
+              f(s.has_ttft_p95_seconds(), s.ttft_p95_seconds(), "%.3f"),
+              f(m.has_ttft_p95_seconds(), m.ttft_p95_seconds(), "%.3f"),
+              f(s.has_tpot_seconds(), s.tpot_seconds(), "%.4f"),
+              f(m.has_tpot_seconds(), m.tpot_seconds(), "%.4f"),
+              absl::StrFormat("%.2f", s.mean_batch_size()), s.stable() ? "yes" : "no"});
+  }
+  t.Print(out);
+  for (const std::string& n : sim.notes()) out << "note: " << n << "\n";
+}
+
+absl::StatusOr<int> Simulate(CliContext& ctx) {
+  if (ctx.args.Has("svg")) {
+    return absl::InvalidArgumentError("--svg draws sweep's curve; capplan simulate prints a table");
+  }
+  std::optional<v1::Baseline> baseline;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request,
+                           SweepRequest(ctx, "simulate", &baseline));
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve sim, ctx.planner->SimulateLoad(request));
+  if (ctx.json) {
+    CAPPLAN_RETURN_IF_ERROR(PrintJson(sim, ctx.out));
+    return kExitOk;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve model, ctx.planner->PredictLoad(request));
+  if (model.points_size() != sim.points_size()) {
+    return absl::InternalError("simulate: the model and the simulator drew different points");
+  }
+  PrintSimulation(sim, model, ctx.out);
   return kExitOk;
 }
 
@@ -228,6 +315,7 @@ std::vector<std::string> SweepValuedFlags() {
         "e2e-p95", "calibration", "svg", "concurrency-gate", "min-user-tokens-per-second"}) {
     flags.push_back(f);
   }
+  for (const std::string& f : WorkloadShapeFlags()) flags.push_back(f);
   return flags;
 }
 
@@ -243,6 +331,7 @@ std::vector<std::string> SweepSwitches() {
 std::vector<CliCommandSpec> LoadCliCommands() {
   return {
       {"sweep", &Sweep, SweepValuedFlags(), SweepSwitches()},
+      {"simulate", &Simulate, SweepValuedFlags(), SweepSwitches()},
       {"accuracy", &Accuracy, {"baseline", "mode"}, {}},
   };
 }

@@ -199,6 +199,7 @@ CliCommandSpec PlanCommandSpec() {
         "think-time", "currency", "min-user-tokens-per-second"}) {
     valued.push_back(flag);
   }
+  for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);
   std::vector<std::string> switches = DeploymentSwitches();
   switches.push_back("synchronized");
   return {"plan", &PlanCommand, valued, switches};

@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "service/catalog/store.h"
 #include "service/cli/format.h"
+#include "service/planner/bands.h"
 #include "service/planner/priors.h"
 
 namespace capplan::service {
@@ -34,6 +35,15 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
       ctx.args.Get("out-dir").value_or(ctx.args.Get("data-dir").value_or(CAPPLAN_DEFAULT_DATA_DIR));
   CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const Catalog> catalog, Catalog::LoadFromDirectory(dir));
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<v1::EfficiencyPrior> priors, FitPriors(*catalog));
+  // The band factors come from held-out predictions, whose priors are
+  // refitted without the held-out baseline: they do not depend on the
+  // stored priors.
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<v1::ErrorBandScale> scales, FitBandScales(*catalog));
+  for (v1::EfficiencyPrior& p : priors) {
+    if (p.level() != v1::PRIOR_LEVEL_GLOBAL) continue;
+    for (const v1::ErrorBandScale& s : scales) *p.add_band_scales() = s;
+    p.set_band_level(kBandLevel);
+  }
   if (ctx.args.Has("out-dir")) {
     CAPPLAN_ASSIGN_OR_RETURN(std::unique_ptr<DirectoryStore> store, DirectoryStore::Open(dir));
     std::set<std::string> ids;
@@ -57,6 +67,16 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
              : "-"});
   }
   table.Print(ctx.out);
+  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RAW COVERAGE (%)", "BAND FACTOR"});
+  for (const v1::ErrorBandScale& s : scales) {
+    bands.AddRow({s.tier(), s.metric(), absl::StrCat(s.predictions()),
+                  absl::StrFormat("%.0f", 100 * s.raw_coverage()),
+                  absl::StrFormat("%.2f", s.scale())});
+  }
+  ctx.out << absl::StrFormat("\nerror-band factors (each band widened to hold %.0f%% of held-out "
+                             "errors):\n",
+                             100 * kBandLevel);
+  bands.Print(ctx.out);
   ctx.out << absl::StrFormat(
       "%d %s%s (efficiency η = 1/β: 1 is the card's peak)\n", priors.size(),
       priors.size() == 1 ? "prior" : "priors",

@@ -204,6 +204,7 @@ CliCommandSpec ValidateCommandSpec() {
                            "e2e-p95", "users", "rps", "allow", "junit"}) {
     valued.push_back(flag);
   }
+  for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);
   std::vector<std::string> switches = DeploymentSwitches();
   switches.push_back("synchronized");
   return {"validate", &ValidateCommand, valued, switches};

@@ -14,6 +14,7 @@
 #include "model/robust_fit.h"
 #include "service/catalog/suggest.h"
 #include "service/planner/accuracy.h"
+#include "service/planner/bands.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
 #include "service/planner/priors.h"
@@ -133,7 +134,8 @@ std::optional<double> Band(const v1::LoadCurve& curve, const std::string& metric
 }
 
 void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint& row,
-                    const v1::LoadCurve& curve, v1::AccuracyResponse* out) {
+                    const v1::LoadCurve& curve, absl::Span<const v1::ErrorBandScale> scales,
+                    v1::AccuracyResponse* out) {
   if (curve.points_size() != 1) return;
   const v1::LoadCurvePoint& pt = curve.points(0);
   const model::MeasuredPoint& m = row.point;
@@ -166,7 +168,13 @@ void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint
     a->set_hardware_class(p.hardware_class);
     a->set_engine(p.engine);
     v1::Tier tier = v1::TIER_UNSPECIFIED;
-    if (std::optional<double> band = Band(curve, kMetrics[i], &tier)) a->set_band_fraction(*band);
+    // The held-out catalogue's priors are refitted and carry no band scales:
+    // the curve's band is raw; the outer catalogue's scales make it the band
+    // a user would be told.
+    if (std::optional<double> band = Band(curve, kMetrics[i], &tier)) {
+      a->set_raw_band_fraction(*band);
+      a->set_band_fraction(*band * BandScaleFor(scales, tier, ProvenanceMetricOf(kMetrics[i])));
+    }
     a->set_tier(tier);
   }
 }
@@ -193,7 +201,7 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, v1::Accu
                                      curve.status().message()));
       continue;
     }
-    AddPredictions(p, b, p.points[i], *curve, out);
+    AddPredictions(p, b, p.points[i], *curve, CatalogBandScales(catalog), out);
   }
   return absl::OkStatus();
 }

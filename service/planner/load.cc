@@ -1,6 +1,8 @@
 #include "service/planner/load.h"
 
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,8 @@
 #include "base/status_macros.h"
 #include "model/load_grid.h"
 #include "model/provenance.h"
+#include "model/simulator.h"
+#include "service/planner/bands.h"
 #include "service/translate/enum_names.h"
 
 namespace capplan::service {
@@ -102,7 +106,11 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
     const model::MetricAssessment a =
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
-    if (a.error_band_fraction > 0) mp->set_error_band_fraction(a.error_band_fraction);
+    if (a.error_band_fraction > 0) {
+      mp->set_error_band_fraction(
+          a.error_band_fraction *
+          BandScaleFor(load.band_scales, ToProtoTier(a.tier), model::CurveMetricName(metric)));
+    }
   }
 }
 
@@ -159,6 +167,7 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
                                                : model::StepTimeCoefficients::Roofline();
   CAPPLAN_RETURN_IF_ERROR(ResolveSpeculation(load, &m, &load.notes));
   load.limits = SlotLimitsFor(d.performance, load.gate);
+  load.band_scales = CatalogBandScales(catalog);
   if (load.source.inline_calibration) {
     load.notes.push_back("fitted on the request's calibration sweeps too");
   }
@@ -206,11 +215,22 @@ v1::OpenLoopAxis RateGridAxis(double unit_rps, int sixty_fourths) {
   return axis;
 }
 
-absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
-                                          const v1::PredictLoadRequest& request,
-                                          WorkCounters* counters) {
+namespace {
+
+// A request prepared once: the deployment (which the load points into) and
+// the axis.
+struct PreparedRequest {
+  std::unique_ptr<PreparedDeployment> deployment;
+  PreparedLoad load;
+  LoadAxis axis;
+};
+
+absl::StatusOr<PreparedRequest> PrepareRequest(const Catalog& catalog,
+                                               const v1::PredictLoadRequest& request,
+                                               const std::string& path,
+                                               WorkCounters* counters) {
   LoadQuery q;
-  q.path = "PredictLoadRequest";
+  q.path = path;
   q.workload = request.workload();
   q.slo = request.slo();
   if (request.has_operator_concurrency_gate()) {
@@ -224,18 +244,102 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, q.path));
   CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
                            ResolveDeploymentAllowingWithheldHardware(
-                               catalog, request.deployment(), "PredictLoadRequest.deployment"));
+                               catalog, request.deployment(), path + ".deployment"));
   std::vector<std::string> notes;
   if (!request.has_workload() && r.baseline != nullptr && !r.baseline->sweeps().empty()) {
     CAPPLAN_ASSIGN_OR_RETURN(q.workload, SweepWorkload(*r.baseline, r.baseline->sweeps(0), &notes));
   }
   q.calibration.assign(request.calibration().begin(), request.calibration().end());
   q.no_catalog_calibration = request.no_catalog_calibration();
+  PreparedRequest out;
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
                            PrepareDeployment(catalog, std::move(r), std::nullopt, counters));
-  CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, q, counters));
-  for (std::string& n : notes) load.notes.push_back(std::move(n));
-  return DrawCurve(load, axis);
+  out.deployment = std::make_unique<PreparedDeployment>(std::move(d));
+  CAPPLAN_ASSIGN_OR_RETURN(out.load, PrepareLoad(catalog, *out.deployment, q, counters));
+  for (std::string& n : notes) out.load.notes.push_back(std::move(n));
+  out.axis = std::move(axis);
+  return out;
+}
+
+// One simulated point as the curve reports it.
+void FillSimulatedPoint(const model::SimulationResult& r, const model::SimulationConfig& c,
+                        v1::LoadCurvePoint* out) {
+  out->Clear();
+  if (c.concurrency.has_value()) out->set_concurrency(static_cast<uint32_t>(*c.concurrency));
+  if (c.arrival_rate_rps.has_value()) out->set_arrival_rate_rps(*c.arrival_rate_rps);
+  out->set_output_tokens_per_second(r.output_tokens_per_second);
+  out->set_requests_per_second(r.requests_per_second);
+  out->set_mean_batch_size(r.mean_batch_size);
+  out->set_slot_wait_probability(r.slot_wait_fraction);
+  out->set_stable(!r.saturated);
+  if (r.saturated) return;
+  out->set_ttft_p50_seconds(r.ttft.p50_seconds);
+  out->set_ttft_p90_seconds(r.ttft.p90_seconds);
+  out->set_ttft_p95_seconds(r.ttft.p95_seconds);
+  out->set_ttft_p99_seconds(r.ttft.p99_seconds);
+  out->set_tpot_seconds(r.tpot_mean_seconds);
+  out->set_e2e_p50_seconds(r.e2e.p50_seconds);
+  out->set_e2e_p95_seconds(r.e2e.p95_seconds);
+  out->set_mean_queue_length(r.mean_queue_length);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
+                                          const v1::PredictLoadRequest& request,
+                                          WorkCounters* counters) {
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedRequest p,
+                           PrepareRequest(catalog, request, "PredictLoadRequest", counters));
+  return DrawCurve(p.load, p.axis);
+}
+
+absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
+                                           const v1::PredictLoadRequest& request) {
+  const int points = request.closed_loop().concurrencies_size() +
+                     request.open_loop().arrival_rates_rps_size();
+  if (points > kMaxSimulatedPoints) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PredictLoadRequest: %d load points; the simulator takes at most %d (each runs %d "
+        "requests)",
+        points, kMaxSimulatedPoints, kSimulatedRequestsPerPoint));
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedRequest p,
+                           PrepareRequest(catalog, request, "PredictLoadRequest", nullptr));
+  // The analytical curve gives the fit, slots, memory and provenance; its
+  // points are replaced by the simulator's, its knee and safe point dropped.
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve out, DrawCurve(p.load, p.axis));
+  out.clear_knee();
+  out.clear_safe_operating_point();
+  model::SimulationConfig c;
+  c.model = p.load.performance_model;
+  c.workload = p.load.workload;
+  c.limits = p.load.limits;
+  c.measured_requests = kSimulatedRequestsPerPoint;
+  c.warmup_requests = kSimulatedRequestsPerPoint / 10;
+  for (int i = 0; i < out.points_size(); ++i) {
+    c.seed = 1 + static_cast<uint64_t>(i);
+    c.concurrency.reset();
+    c.arrival_rate_rps.reset();
+    if (p.axis.closed_loop.has_value()) {
+      c.concurrency = static_cast<int>(p.axis.closed_loop->concurrencies(i));
+      c.think_time_seconds = p.axis.closed_loop->think_time_seconds();
+    } else {
+      c.arrival_rate_rps = p.axis.open_loop->arrival_rates_rps(i);
+    }
+    absl::StatusOr<model::SimulationResult> r = model::Simulate(c);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("PredictLoadRequest: simulating point ", i, ": ",
+                                       r.status().message()));
+    }
+    FillSimulatedPoint(*r, c, out.mutable_points(i));
+  }
+  out.add_notes(absl::StrFormat(
+      "simulated: an iteration-level replay of the engine's scheduler with the same step-time "
+      "model, %d measured requests per point after %d warm-up ones (seeded, reproducible); no "
+      "knee or safe point (capplan sweep gives them)",
+      kSimulatedRequestsPerPoint, kSimulatedRequestsPerPoint / 10));
+  return out;
 }
 
 }  // namespace capplan::service

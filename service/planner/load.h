@@ -21,6 +21,15 @@ absl::StatusOr<v1::LoadCurve> PredictLoad(const Catalog& catalog,
                                           const v1::PredictLoadRequest& request,
                                           WorkCounters* counters = nullptr);
 
+// The simulator's answer to the same request (model/simulator.h): each
+// point an iteration-level run of kSimulatedRequestsPerPoint requests with
+// the step-time model PredictLoad fits, a slower second opinion. At most
+// kMaxSimulatedPoints points.
+inline constexpr int kMaxSimulatedPoints = 32;
+inline constexpr int kSimulatedRequestsPerPoint = 4000;
+absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
+                                           const v1::PredictLoadRequest& request);
+
 // The API axes of the load grids Plan and Validate search (model/load_grid.h).
 v1::ClosedLoopAxis ConcurrencyGridAxis(uint32_t top,
                                        std::optional<uint32_t> include = std::nullopt);

@@ -178,6 +178,10 @@ absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest
   return service::Accuracy(*catalog(), request);
 }
 
+absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request) {
+  return service::SimulateLoad(*catalog(), request);
+}
+
 absl::StatusOr<v1::PutBaselineResponse> Planner::PutBaseline(
     const v1::PutBaselineRequest& request) {
   if (store_ == nullptr) {

@@ -33,6 +33,7 @@ class PlannerApi {
   virtual absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) = 0;
   virtual absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) = 0;
   virtual absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request) = 0;
+  virtual absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) = 0;
   virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) = 0;
 };
@@ -63,6 +64,7 @@ class Planner : public PlannerApi {
   absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
   absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
 

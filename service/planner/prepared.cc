@@ -111,9 +111,27 @@ std::optional<double> StatedPool(const v1::Baseline& b, std::vector<std::string>
   return std::nullopt;
 }
 
+// The engine's rule for holding KV (its preset; reserve-full without one).
+void SetKvAdmission(const v1::EnginePreset* preset, model::SlotLimits* limits) {
+  if (preset == nullptr) return;
+  switch (preset->kv_admission()) {
+    case v1::KV_ADMISSION_RULE_INCREMENTAL:
+      limits->kv_admission = model::KvAdmission::kIncremental;
+      break;
+    case v1::KV_ADMISSION_RULE_RESERVE_REMAINING_SHARE:
+      limits->kv_admission = model::KvAdmission::kReserveRemainingShare;
+      limits->kv_remaining_share = preset->kv_remaining_share();
+      break;
+    default:
+      limits->kv_admission = model::KvAdmission::kReserveFixed;
+      break;
+  }
+}
+
 void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
                    v1::MemoryPlan* memory) {
   const model::MemoryPlan& m = d.model_memory;
+  SetKvAdmission(d.resolved.preset.preset, &perf->limits);
   perf->scheduler.max_batched_tokens =
       static_cast<int>(std::max<int64_t>(1, m.max_num_batched_tokens));
   if (m.max_num_seqs > 0) perf->limits.max_running_requests = static_cast<int>(m.max_num_seqs);
@@ -123,7 +141,16 @@ void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
   if (!d.hardware_withheld) {
     if (memory->kv_pool_tokens() > 0) {
       perf->limits.kv_pool_tokens = static_cast<double>(memory->kv_pool_tokens());
+      perf->notes.push_back(absl::StrCat(
+          "KV admission: ", model::KvAdmissionName(perf->limits.kv_admission),
+          d.resolved.preset.preset != nullptr
+              ? absl::StrCat(" (engine preset ", d.resolved.preset.preset->id(), ")")
+              : std::string(" (no engine preset: the conservative rule)")));
     }
+    return;
+  }
+  if (d.resolved.stated_kv_pool_tokens.has_value()) {
+    perf->limits.kv_pool_tokens = static_cast<double>(*d.resolved.stated_kv_pool_tokens);
     return;
   }
   if (d.resolved.baseline == nullptr) return;
@@ -195,6 +222,24 @@ absl::Status WithRequestPath(const ResolvedDeployment& r, const absl::Status& st
 
 }  // namespace
 
+namespace {
+
+// The user's measured pool replaces the memory model's (and what follows
+// from it).
+void ApplyStatedPool(const ResolvedDeployment& r, model::MemoryPlan* m) {
+  const uint64_t stated = *r.stated_kv_pool_tokens;
+  m->notes.push_back(absl::StrFormat(
+      "KV pool %d tokens as stated (engine.kv_pool_tokens); the memory model gives %d", stated,
+      m->kv_pool_tokens));
+  m->kv_pool_tokens = static_cast<int64_t>(stated);
+  if (m->max_model_len > 0) {
+    m->max_concurrency_at_max_model_len =
+        static_cast<double>(stated) / static_cast<double>(m->max_model_len);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
                                                      ResolvedDeployment resolved,
                                                      std::optional<uint64_t> mean_sequence_tokens,
@@ -207,9 +252,14 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
   absl::StatusOr<model::MemoryPlan> plan = CountedPlanMemory(input, counters);
   if (!plan.ok()) return WithRequestPath(d.resolved, plan.status());
   d.model_memory = *std::move(plan);
+  if (d.resolved.stated_kv_pool_tokens.has_value()) ApplyStatedPool(d.resolved, &d.model_memory);
   d.memory = d.hardware_withheld ? WithheldMemoryPlan(d.resolved, d.model_memory)
                                  : MemoryPlanWithBaselines(catalog, d.resolved, d.model_memory,
                                                            mean_sequence_tokens);
+  // A stated pool wins over a matching baseline's too.
+  if (d.resolved.stated_kv_pool_tokens.has_value()) {
+    d.memory.set_kv_pool_tokens(*d.resolved.stated_kv_pool_tokens);
+  }
   absl::StatusOr<DeploymentPerformance> perf = DescribePerformance(&d, input, counters);
   if (perf.ok()) {
     d.performance = *std::move(perf);

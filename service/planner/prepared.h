@@ -136,6 +136,8 @@ struct PreparedLoad {
   model::PerformanceModel performance_model;
   model::SlotLimits limits;
   std::vector<std::string> notes;
+  // The catalogue's error-band factors (bands.h), applied to every band.
+  std::vector<v1::ErrorBandScale> band_scales;
 };
 
 // FAILED_PRECONDITION for a deployment that does not fit (it serves

@@ -271,8 +271,12 @@ void SetVerdict(const v1::ValidateRequest& request, v1::ValidateResponse* respon
 
 std::optional<uint64_t> MeanSequence(const v1::ValidateRequest& request) {
   if (!request.has_workload()) return std::nullopt;
-  return static_cast<uint64_t>(std::max(
-      1.0, std::round(request.workload().input_tokens() + request.workload().output_tokens())));
+  const double tokens =
+      std::round(request.workload().input_tokens() + request.workload().output_tokens());
+  // Converted only where the conversion is defined (NaN and figures past 2^53
+  // are no request's length; the workload's validation refuses them).
+  if (!(tokens <= 0x1p53)) return std::nullopt;
+  return static_cast<uint64_t>(std::max(1.0, tokens));
 }
 
 }  // namespace

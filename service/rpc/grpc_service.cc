@@ -62,6 +62,12 @@ grpc::Status PlannerGrpcService::Accuracy(grpc::ServerContext*, const v1::Accura
   return Handle(planner_, &PlannerApi::Accuracy, request, response);
 }
 
+grpc::Status PlannerGrpcService::SimulateLoad(grpc::ServerContext*,
+                                              const v1::PredictLoadRequest* request,
+                                              v1::LoadCurve* response) {
+  return Handle(planner_, &PlannerApi::SimulateLoad, request, response);
+}
+
 grpc::Status PlannerGrpcService::PutBaseline(grpc::ServerContext* context,
                                              const v1::PutBaselineRequest* request,
                                              v1::PutBaselineResponse* response) {

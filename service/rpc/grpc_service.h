@@ -47,6 +47,8 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
                     v1::LintResponse* response) override;
   grpc::Status Accuracy(grpc::ServerContext* context, const v1::AccuracyRequest* request,
                         v1::AccuracyResponse* response) override;
+  grpc::Status SimulateLoad(grpc::ServerContext* context, const v1::PredictLoadRequest* request,
+                            v1::LoadCurve* response) override;
   grpc::Status PutBaseline(grpc::ServerContext* context, const v1::PutBaselineRequest* request,
                            v1::PutBaselineResponse* response) override;
 

@@ -8,13 +8,24 @@
 
 namespace capplan::service {
 
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(
+    const std::optional<ChannelTls>& tls) {
+  if (!tls.has_value()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls->ca_pem;
+  ssl.pem_cert_chain = tls->cert_pem;
+  ssl.pem_private_key = tls->key_pem;
+  return grpc::SslCredentials(ssl);
+}
+
 RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout,
-                             std::optional<std::string> write_token)
+                             std::optional<std::string> write_token,
+                             std::shared_ptr<grpc::ChannelCredentials> credentials)
     : address_(address),
       write_token_(std::move(write_token)),
       timeout_(timeout),
-      stub_(v1::CapacityPlanner::NewStub(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {}
+      stub_(v1::CapacityPlanner::NewStub(grpc::CreateChannel(
+          address, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials()))) {}
 
 template <typename Request, typename Response, typename Method>
 absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& request,
@@ -87,10 +98,13 @@ absl::StatusOr<v1::ValidateResponse> RemotePlanner::Validate(const v1::ValidateR
 absl::StatusOr<v1::LintResponse> RemotePlanner::Lint(const v1::LintRequest& request) {
   return Call<v1::LintRequest, v1::LintResponse>(&v1::CapacityPlanner::Stub::Lint, request);
 }
-absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(
-    const v1::AccuracyRequest& request) {
+absl::StatusOr<v1::AccuracyResponse> RemotePlanner::Accuracy(const v1::AccuracyRequest& request) {
   return Call<v1::AccuracyRequest, v1::AccuracyResponse>(&v1::CapacityPlanner::Stub::Accuracy,
-                                                          request);
+                                                         request);
+}
+absl::StatusOr<v1::LoadCurve> RemotePlanner::SimulateLoad(const v1::PredictLoadRequest& request) {
+  return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::SimulateLoad,
+                                                     request);
 }
 absl::StatusOr<v1::PutBaselineResponse> RemotePlanner::PutBaseline(
     const v1::PutBaselineRequest& request) {

@@ -7,17 +7,31 @@
 
 #include "absl/time/time.h"
 #include "capplan/v1/planner.grpc.pb.h"
+#include "grpcpp/security/credentials.h"
 #include "service/planner/planner.h"
 
 namespace capplan::service {
+
+// What a TLS channel to the server uses, as PEM text.
+struct ChannelTls {
+  std::string ca_pem;    // roots the server's certificate must chain to; empty: the system's
+  std::string cert_pem;  // the client's certificate chain and key, for mutual TLS (both or
+  std::string key_pem;   // neither)
+};
+
+// TLS credentials from `tls`, or plaintext when it is absent.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(
+    const std::optional<ChannelTls>& tls);
 
 // PlannerApi over gRPC: the CLI's --server mode. Unreachable servers come
 // back as UNAVAILABLE with the address in the message.
 class RemotePlanner : public PlannerApi {
  public:
   // `write_token` goes with writes as "authorization: Bearer <token>".
+  // `credentials` null: plaintext.
   RemotePlanner(const std::string& address, absl::Duration timeout,
-                std::optional<std::string> write_token = std::nullopt);
+                std::optional<std::string> write_token = std::nullopt,
+                std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
 
   absl::StatusOr<v1::ListHardwareResponse> ListHardware(
       const v1::ListHardwareRequest& request) override;
@@ -33,6 +47,7 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::ValidateResponse> Validate(const v1::ValidateRequest& request) override;
   absl::StatusOr<v1::LintResponse> Lint(const v1::LintRequest& request) override;
   absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request) override;
+  absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
 

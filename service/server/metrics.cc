@@ -131,6 +131,17 @@ Metrics::Metrics(std::shared_ptr<prometheus::Registry> registry)
                    .Name("capplan_catalog_reloads_total")
                    .Help("Catalogue loads and reloads, by result.")
                    .Register(*registry_)),
+      last_reload_success_(prometheus::BuildGauge()
+                               .Name("capplan_catalog_last_reload_success")
+                               .Help("1 when the last catalogue load or reload succeeded, else 0.")
+                               .Register(*registry_)
+                               .Add({})),
+      last_reload_success_timestamp_(
+          prometheus::BuildGauge()
+              .Name("capplan_catalog_last_reload_success_timestamp_seconds")
+              .Help("Unix time of the last successful catalogue load or reload.")
+              .Register(*registry_)
+              .Add({})),
       build_info_(prometheus::BuildGauge()
                       .Name("capplan_build_info")
                       .Help("Always 1; the labels say which build runs.")
@@ -191,8 +202,10 @@ void Metrics::SetLintFindings(const std::vector<v1::LintFinding>& findings) {
   }
 }
 
-void Metrics::CatalogReload(bool ok) {
+void Metrics::CatalogReload(bool ok, double unix_seconds) {
   reloads_.Add({{"result", ok ? "success" : "failure"}}).Increment();
+  last_reload_success_.Set(ok ? 1 : 0);
+  if (ok) last_reload_success_timestamp_.Set(unix_seconds);
 }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>

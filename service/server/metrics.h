@@ -33,7 +33,12 @@ class Metrics {
   // capplan_lint_findings{code}: the catalogue's lint findings by code
   // (every code present, 0 when none).
   void SetLintFindings(const std::vector<v1::LintFinding>& findings);
-  void CatalogReload(bool ok);
+  // Counts a load or reload (capplan_catalog_reloads_total{result}) and sets
+  // capplan_catalog_last_reload_success (1 or 0) and, on success,
+  // capplan_catalog_last_reload_success_timestamp_seconds to `unix_seconds`
+  // (Prometheus' own prometheus_config_last_reload_success* pair, so an alert
+  // can say "the last reload failed" and "no reload succeeded for an hour").
+  void CatalogReload(bool ok, double unix_seconds);
 
   // Per-RPC counters and latency through a gRPC server interceptor.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewInterceptorFactory();
@@ -47,6 +52,8 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& handling_seconds_;
   prometheus::Family<prometheus::Gauge>& catalog_entries_;
   prometheus::Family<prometheus::Counter>& reloads_;
+  prometheus::Gauge& last_reload_success_;
+  prometheus::Gauge& last_reload_success_timestamp_;
   prometheus::Family<prometheus::Gauge>& build_info_;
   prometheus::Family<prometheus::Gauge>& lint_findings_;
 };

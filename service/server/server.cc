@@ -7,9 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/server_builder_option.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "service/catalog/file_util.h"
@@ -35,7 +37,7 @@ absl::Status CheckAddress(absl::string_view field, const std::string& address, b
 // The write token: the file's first line, trimmed.
 absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& file) {
   if (file.empty()) return std::optional<std::string>();
-  absl::StatusOr<std::string> text = ReadFileLimited(file, 4096);
+  absl::StatusOr<std::string> text = ReadRegularFile(file, 4096);
   if (!text.ok()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("ServerOptions.write_token_file = \"%s\"; cannot read it (%s)", file,
@@ -49,6 +51,90 @@ absl::StatusOr<std::optional<std::string>> ReadWriteToken(const std::string& fil
         file));
   }
   return std::optional<std::string>(token);
+}
+
+constexpr size_t kMaxPemFileBytes = 1 << 20;
+
+// A PEM file's text; `marker` is what a file of the right kind holds.
+absl::StatusOr<std::string> ReadPem(absl::string_view field, const std::string& file,
+                                    absl::string_view marker) {
+  absl::StatusOr<std::string> text = ReadRegularFile(file, kMaxPemFileBytes);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.%s = \"%s\"; cannot read it (%s)", field, file, text.status().message()));
+  }
+  if (text->find(std::string(marker)) == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.%s = \"%s\"; must be a PEM file holding \"%s\"", field, file, marker));
+  }
+  return text;
+}
+
+// Plaintext, TLS, or mutual TLS as the options say.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const ServerOptions& options) {
+  if (options.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::string cert, ReadPem("tls_cert_file", options.tls_cert_file, "-----BEGIN CERTIFICATE"));
+  CAPPLAN_ASSIGN_OR_RETURN(std::string key,
+                           ReadPem("tls_key_file", options.tls_key_file, "PRIVATE KEY-----"));
+  const bool mutual = !options.tls_client_ca_file.empty();
+  grpc::SslServerCredentialsOptions ssl(
+      mutual ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+             : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  if (mutual) {
+    CAPPLAN_ASSIGN_OR_RETURN(
+        ssl.pem_root_certs,
+        ReadPem("tls_client_ca_file", options.tls_client_ca_file, "-----BEGIN CERTIFICATE"));
+  }
+  ssl.pem_key_cert_pairs.push_back({std::move(key), std::move(cert)});
+  return grpc::SslServerCredentials(ssl);
+}
+
+// Adds server reflection to one builder, or takes it out: the plugin is
+// chosen per server rather than through gRPC's process-wide registration,
+// which would give every later server reflection whatever its options.
+class ReflectionOption : public grpc::ServerBuilderOption {
+ public:
+  explicit ReflectionOption(bool enabled) : enabled_(enabled) {}
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    grpc::reflection::ProtoServerReflectionPlugin probe;
+    const std::string name = probe.name();
+    std::erase_if(*plugins, [&](const auto& plugin) { return plugin->name() == name; });
+    if (enabled_)
+      plugins->push_back(std::make_unique<grpc::reflection::ProtoServerReflectionPlugin>());
+  }
+
+ private:
+  bool enabled_;
+};
+
+// The web server's options for /metrics (civetweb's names).
+std::vector<std::string> ExposerOptions(const ServerOptions& options) {
+  return {"listening_ports",
+          options.metrics_address,
+          "num_threads",
+          absl::StrCat(options.metrics_threads),
+          "request_timeout_ms",
+          absl::StrCat(absl::ToInt64Milliseconds(options.metrics_request_timeout)),
+          "enable_keep_alive",
+          "no"};
+}
+
+absl::Status CheckTls(const ServerOptions& options) {
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ServerOptions.%s is empty; tls_cert_file and tls_key_file go together",
+                        options.tls_cert_file.empty() ? "tls_cert_file" : "tls_key_file"));
+  }
+  if (!options.tls_client_ca_file.empty() && options.tls_cert_file.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.tls_client_ca_file = \"%s\"; mutual TLS needs tls_cert_file and "
+        "tls_key_file as well",
+        options.tls_client_ca_file));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -69,7 +155,17 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ServerOptions.max_message_bytes = %d; must be > 0", options.max_message_bytes));
   }
-  return absl::OkStatus();
+  if (options.metrics_threads < 1 || options.metrics_threads > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ServerOptions.metrics_threads = %d; must be in [1, 64]", options.metrics_threads));
+  }
+  if (options.metrics_request_timeout < absl::Milliseconds(100) ||
+      options.metrics_request_timeout > absl::Seconds(60)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ServerOptions.metrics_request_timeout = ",
+        absl::FormatDuration(options.metrics_request_timeout), "; must be in [100ms, 60s]"));
+  }
+  return CheckTls(options);
 }
 
 PlannerServer::PlannerServer(const ServerOptions& options, std::shared_ptr<DirectoryStore> store,
@@ -119,11 +215,13 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const Serve
     server->change_token_ = change_token;
   }
   server->Loaded(**catalog);
-  server->metrics_.CatalogReload(true);
+  server->metrics_.CatalogReload(true, absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  CAPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                           ServerCredentialsFor(options));
 
   if (!options.metrics_address.empty()) {
     try {
-      server->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_address);
+      server->exposer_ = std::make_unique<prometheus::Exposer>(ExposerOptions(options));
     } catch (const std::exception& e) {
       return absl::UnavailableError(
           absl::StrFormat("cannot serve metrics on %s: %s (is the port taken?)",
@@ -133,10 +231,9 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const Serve
   }
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
-                           &server->port_);
+  builder.SetOption(std::make_unique<ReflectionOption>(options.reflection));
+  builder.AddListeningPort(options.listen_address, credentials, &server->port_);
   builder.RegisterService(&server->service_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
@@ -148,9 +245,10 @@ absl::StatusOr<std::unique_ptr<PlannerServer>> PlannerServer::Create(const Serve
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();
-    return absl::UnavailableError(
-        absl::StrFormat("cannot listen on %s (is the port taken, or the address not local?)",
-                        options.listen_address));
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot listen on %s (is the port taken, or the address not local?%s)",
+        options.listen_address,
+        options.tls_cert_file.empty() ? "" : " or do the TLS certificate and key not match?"));
   }
   grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
   health->SetServingStatus("", true);
@@ -169,7 +267,7 @@ absl::Status PlannerServer::Reload() {
   absl::MutexLock lock(&reload_mu_);
   absl::StatusOr<std::string> token = store_->ChangeToken();
   absl::StatusOr<std::shared_ptr<const Catalog>> catalog = store_->Load();
-  metrics_.CatalogReload(catalog.ok());
+  metrics_.CatalogReload(catalog.ok(), absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
   if (!catalog.ok()) return catalog.status();
   if (token.ok()) change_token_ = *token;
   Loaded(**catalog);

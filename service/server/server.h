@@ -33,6 +33,28 @@ struct ServerOptions {
   // Reload when the data directory changes (another replica wrote to it),
   // checked this often; zero = only on SIGHUP.
   absl::Duration reload_poll = absl::ZeroDuration();
+
+  // TLS on the gRPC port: PEM files of the server's certificate chain and
+  // private key, both or neither (neither: plaintext). With tls_client_ca_file
+  // as well, every client must present a certificate that CA signed (mutual
+  // TLS); a client without one is refused in the handshake.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+
+  // gRPC server reflection (grpc.reflection.v1alpha), so generic clients such
+  // as grpcurl work without our .proto files. On by default: it describes the
+  // API (which ships in proto/ anyway) and no catalogue data; switch it off to
+  // show a caller nothing beyond the methods it already knows.
+  bool reflection = true;
+
+  // The /metrics endpoint's worker threads and how long one waits for a
+  // request or a write before dropping the connection: a client that
+  // connects and sends nothing (or half a request) holds a worker at most
+  // this long, so a few half-open connections cannot block scrapes for the
+  // web server's default 30 s.
+  int metrics_threads = 4;
+  absl::Duration metrics_request_timeout = absl::Seconds(2);
 };
 
 // Checks the options on their own (addresses have a port, sizes positive).

@@ -281,6 +281,14 @@ absl::Status ResolveEngine(const Catalog& catalog, const v1::Deployment& d,
   const std::string& path = r->path;
   r->engine = base.engine();
   CAPPLAN_RETURN_IF_ERROR(MergeEngine(d.engine(), path + ".engine", &r->engine));
+  if (d.engine().has_kv_pool_tokens()) {
+    constexpr uint64_t kMaxStatedPoolTokens = uint64_t{1} << 40;
+    if (d.engine().kv_pool_tokens() < 1 || d.engine().kv_pool_tokens() > kMaxStatedPoolTokens) {
+      return Invalid(path, absl::StrFormat(".engine.kv_pool_tokens = %d; must be in [1, 2^40]",
+                                           d.engine().kv_pool_tokens()));
+    }
+    r->stated_kv_pool_tokens = d.engine().kv_pool_tokens();
+  }
   if (r->engine.kind() == v1::ENGINE_KIND_UNSPECIFIED) r->engine.set_kind(v1::ENGINE_KIND_VLLM);
   if (r->engine.kind() == v1::ENGINE_KIND_VLLM && d.engine().has_mem_fraction_static()) {
     return Invalid(path,

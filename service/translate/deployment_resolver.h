@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 #define CAPPLAN_SERVICE_TRANSLATE_DEPLOYMENT_RESOLVER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct ResolvedDeployment {
   // so errors about tp are errors about gpu_count.
   bool tp_from_gpu_count = false;
   PresetChoice preset;
+  // EngineSettings.kv_pool_tokens: a pool the user states.
+  std::optional<uint64_t> stated_kv_pool_tokens;
   // The deployment's field path in the request ("PlanRequest.deployment"),
   // which prefixes errors found after resolution.
   std::string path;

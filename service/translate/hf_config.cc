@@ -231,21 +231,71 @@ struct LayerKinds {
   std::vector<v1::MlpKind> mlp;
 };
 
-void AppendBlocks(const LayerKinds& kinds, v1::Model& m) {
-  v1::LayerBlock* block = m.add_layer_blocks();
-  block->set_repeat(1);
+// Runs of equal layers, in order: the stack as LayerSpecs.
+std::vector<v1::LayerSpec> RunsOf(const LayerKinds& kinds) {
+  std::vector<v1::LayerSpec> runs;
   for (size_t i = 0; i < kinds.attention.size(); ++i) {
-    if (block->layers_size() > 0) {
-      v1::LayerSpec* last = block->mutable_layers(block->layers_size() - 1);
-      if (last->attention() == kinds.attention[i] && last->mlp() == kinds.mlp[i]) {
-        last->set_count(last->count() + 1);
-        continue;
+    if (!runs.empty() && runs.back().attention() == kinds.attention[i] &&
+        runs.back().mlp() == kinds.mlp[i]) {
+      runs.back().set_count(runs.back().count() + 1);
+      continue;
+    }
+    v1::LayerSpec& spec = runs.emplace_back();
+    spec.set_count(1);
+    spec.set_attention(kinds.attention[i]);
+    spec.set_mlp(kinds.mlp[i]);
+  }
+  return runs;
+}
+
+bool SameSpec(const v1::LayerSpec& a, const v1::LayerSpec& b) {
+  return a.count() == b.count() && a.attention() == b.attention() && a.mlp() == b.mlp();
+}
+
+// How often runs[at, at + period) repeats back to back from `at`.
+size_t Repeats(const std::vector<v1::LayerSpec>& runs, size_t at, size_t period) {
+  size_t n = 1;
+  while (at + (n + 1) * period <= runs.size()) {
+    for (size_t k = 0; k < period; ++k) {
+      if (!SameSpec(runs[at + k], runs[at + n * period + k])) return n;
+    }
+    ++n;
+  }
+  return n;
+}
+
+// The layer stack as blocks: a pattern of runs repeated back to back (3
+// linear-attention layers + 1 full attention, × 12) is one block with its
+// repeat; what repeats nowhere is a block of repeat 1. At each run the
+// pattern that covers the most runs wins (the shortest among equals); periods
+// are at most kMaxBlockPeriod runs. The concatenation is the same stack, layer
+// for layer.
+void AppendBlocks(const LayerKinds& kinds, v1::Model& m) {
+  constexpr size_t kMaxBlockPeriod = 64;
+  const std::vector<v1::LayerSpec> runs = RunsOf(kinds);
+  v1::LayerBlock* plain = nullptr;
+  for (size_t at = 0; at < runs.size();) {
+    size_t best_period = 1, best_repeat = 1;
+    for (size_t period = 2; period <= kMaxBlockPeriod && at + 2 * period <= runs.size(); ++period) {
+      const size_t repeat = Repeats(runs, at, period);
+      if (repeat >= 2 && period * repeat > best_period * best_repeat) {
+        best_period = period;
+        best_repeat = repeat;
       }
     }
-    v1::LayerSpec* spec = block->add_layers();
-    spec->set_count(1);
-    spec->set_attention(kinds.attention[i]);
-    spec->set_mlp(kinds.mlp[i]);
+    if (best_repeat < 2) {
+      if (plain == nullptr) {
+        plain = m.add_layer_blocks();
+        plain->set_repeat(1);
+      }
+      *plain->add_layers() = runs[at++];
+      continue;
+    }
+    plain = nullptr;
+    v1::LayerBlock* block = m.add_layer_blocks();
+    block->set_repeat(static_cast<uint32_t>(best_repeat));
+    for (size_t k = 0; k < best_period; ++k) *block->add_layers() = runs[at + k];
+    at += best_period * best_repeat;
   }
 }
 
@@ -520,12 +570,21 @@ absl::Status ReadDeepSeekMoe(const ConfigText& c, LayerKinds* kinds, MoeKeys* k)
 }
 
 // Qwen MoE: experts every decoder_sparse_step layers except mlp_only_layers.
+// Gemma 4 names experts per token top_k_experts and, with enable_moe_block,
+// runs its dense MLP (intermediate_size) beside the experts: a shared expert.
 absl::Status ReadQwenMoe(const ConfigText& c, LayerKinds* kinds, MoeKeys* k) {
   const JsonReader& r = c.r;
   CAPPLAN_ASSIGN_OR_RETURN(k->experts, r.Int("num_experts", 0, 0));
   CAPPLAN_ASSIGN_OR_RETURN(k->per_token, r.Int("num_experts_per_tok", 1, 0));
+  if (k->per_token == 0 && r.Has("top_k_experts")) {
+    k->per_token_key = "top_k_experts";
+    CAPPLAN_ASSIGN_OR_RETURN(k->per_token, r.Int(k->per_token_key, 1, 0));
+  }
   CAPPLAN_ASSIGN_OR_RETURN(k->expert_width, r.Int("moe_intermediate_size", 1, 0));
   CAPPLAN_ASSIGN_OR_RETURN(k->shared_width, r.Int("shared_expert_intermediate_size", 0, 0));
+  bool dense_beside = false;
+  CAPPLAN_ASSIGN_OR_RETURN(dense_beside, r.Bool("enable_moe_block", false));
+  if (dense_beside && k->shared_width == 0) k->shared_width = c.intermediate;
   if (k->shared_width > 0) k->shared = 1;
   int64_t step = 1;
   CAPPLAN_ASSIGN_OR_RETURN(step, r.Int("decoder_sparse_step", 1, 1));
@@ -588,7 +647,11 @@ absl::Status ReadFlags(const ConfigText& c, v1::Model* m) {
   if (t == "qwen2" || t == "qwen2_moe" || t == "gpt_oss") attention_bias = true;
   m->set_attention_bias(attention_bias);
   m->set_qk_norm(absl::StartsWith(t, "qwen3"));
-  m->set_gated_attention_output(t == "qwen3_next");
+  // Qwen3-Next and Qwen3.5 (qwen3_5, qwen3_5_moe and their *_text configs)
+  // gate the attention output; attn_output_gate states it where present.
+  bool gated = t == "qwen3_next" || absl::StartsWith(t, "qwen3_5");
+  CAPPLAN_ASSIGN_OR_RETURN(gated, c.r.Bool("attn_output_gate", gated));
+  m->set_gated_attention_output(gated);
   int64_t mtp = 0;
   CAPPLAN_ASSIGN_OR_RETURN(mtp, c.r.Int("num_nextn_predict_layers", 0, t == "qwen3_next" ? 1 : 0));
   if (mtp == 0) {

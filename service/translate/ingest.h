@@ -27,7 +27,9 @@
 // Latency statistics land in v1::LatencyFigures: mean → mean, median and p50
 // → p50, p90, p95, p99, min, max. Every other statistic the file has (std,
 // p99.9, p25, …) is kept by its own name in the row's `note`, e.g.
-// "p99.9 TTFT 2.954739 s".
+// "p99.9 TTFT 2.954739 s". So is a statistic of 0 (AIPerf's
+// inter_chunk_latency min = 0.0 ms), and a rate or
+// duration of 0: the catalogue's figures are positive.
 //
 // TPOT is capplan's definition: (e2e − ttft) / (output tokens − 1) per
 // request, the first token excluded — vLLM's and SGLang's TPOT, and AIPerf's
@@ -108,7 +110,9 @@ struct IngestedRun {
   // setting.
   std::optional<double> measured_mean_in_flight;
   std::optional<std::string> model_id;  // as the file names it
-  // concurrency (closed loop) or arrival_rate_rps (open loop), throughputs,
+  // concurrency (closed loop), arrival_rate_rps (open loop) or
+  // burst_requests (a burst: the prompts sent, num_prompts when stated, else
+  // completed + failed requests), throughputs,
   // latencies in seconds, requests, failed_requests, wall_seconds,
   // output_tokens_total, label, and a note with the rest (load description,
   // tokens per request, statistics without a field, the source).
@@ -121,7 +125,8 @@ struct EngineLogLine {
   std::string text;     // the record (wrapped lines joined), at most 1000 bytes
 };
 
-// What an engine start-up log states; each fact only when a line states it.
+// What an engine start-up log states; each fact only when a line states it
+// (ingest_engine_log.cc lists the lines and what each is read into).
 struct EngineLogFacts {
   std::optional<std::string> engine;             // "vllm", "sglang", "tensorrt-llm"
   std::optional<std::string> engine_version;     // "0.10.1.1"
@@ -135,6 +140,13 @@ struct EngineLogFacts {
   std::optional<uint64_t> kv_cache_bytes;  // per GPU
   std::optional<uint64_t> cuda_graph_bytes;
   std::optional<uint64_t> gpu_total_bytes;  // what the engine saw as total
+  // Memory profiling, per GPU: the activation peak (torch, weights
+  // excluded), memory outside torch (CUDA context, NCCL; TensorRT-LLM's
+  // includes its CUDA graphs) and the whole profiled peak before the KV pool
+  // (weights, activations and non-torch memory).
+  std::optional<uint64_t> activation_peak_bytes;
+  std::optional<uint64_t> non_torch_bytes;
+  std::optional<uint64_t> profiled_peak_bytes;
   std::optional<uint64_t> gpu_blocks;
   std::optional<uint32_t> block_size;     // vLLM block / SGLang page / TRT-LLM tokens per block
   std::optional<double> max_concurrency;  // "Maximum concurrency for L tokens …: Cx"
@@ -144,7 +156,14 @@ struct EngineLogFacts {
   std::optional<uint32_t> max_num_seqs;
   std::optional<double> gpu_memory_utilization;  // vLLM
   std::optional<double> mem_fraction_static;     // SGLang
-  std::optional<std::string> kv_cache_dtype;     // as written: "auto", "fp8_e4m3"
+  // TensorRT-LLM free_gpu_memory_fraction / "KV Memory Percentage" as a
+  // fraction, at float32 precision (0.8999999761581421 is 0.9).
+  std::optional<double> kv_cache_free_gpu_memory_fraction;
+  std::optional<std::string> kv_cache_dtype;  // as written: "auto", "fp8_e4m3"
+  std::optional<std::string> dtype;           // as written, "torch." removed: "bfloat16", "half"
+  // The engine's quantization method as written ("awq", "fp8", "FP8");
+  // "None" when a config line states none.
+  std::optional<std::string> quantization;
   std::optional<bool> enforce_eager;
   std::optional<bool> enable_prefix_caching;
   // Every line a fact was read from, in file order.
@@ -152,14 +171,20 @@ struct EngineLogFacts {
   // Same fact stated twice with different values (the last is kept: a
   // restarted engine, TensorRT-LLM's estimate pass), in words.
   std::vector<std::string> conflicts;
+  // How a figure was chosen among lines that state it differently on
+  // purpose (TensorRT-LLM's temporary profiling pool, its estimate, an
+  // engine that stopped before allocating), in words.
+  std::vector<std::string> notes;
 };
 
 // One parsed file.
 struct IngestedFile {
   std::string file_name;
   IngestFormat format = IngestFormat::kAuto;  // as detected or given; never kAuto
-  // The tool the format belongs to ("vllm bench serve", "sglang.bench_serving",
-  // "guidellm", "aiperf", "genai-perf"); absent for engine logs.
+  // The tool the format belongs to ("sglang.bench_serving", "guidellm",
+  // "aiperf", "genai-perf"; vLLM's "vllm bench serve" or
+  // "benchmark_serving.py" as the file's command line shows it, else
+  // "vllm bench serve / benchmark_serving.py"); absent for engine logs.
   std::optional<std::string> tool;
   std::optional<std::string> tool_version;  // when the file states it
   std::optional<std::string> date;          // YYYY-MM-DD, when the file states it
@@ -181,6 +206,27 @@ absl::StatusOr<IngestedFile> ParseMeasurementFile(absl::string_view file_name,
 // none fits (and for empty or binary input).
 absl::StatusOr<IngestFormat> DetectIngestFormat(absl::string_view file_name,
                                                 absl::string_view text);
+
+// A benchmark's load as the user states it (read from the benchmark command)
+// for files that print none: a console block without a rate or concurrency
+// line, an export without its settings.
+struct StatedLoad {
+  std::optional<uint32_t> max_concurrency;
+  std::optional<double> request_rate_rps;  // finite, > 0
+  bool infinite_rate = false;              // --request-rate inf
+  std::optional<uint32_t> num_prompts;
+  bool empty() const {
+    return !max_concurrency && !request_rate_rps && !infinite_rate && !num_prompts;
+  }
+};
+
+// Applies `load` to every run of every file: a setting the run does not state
+// is taken from it, the load kind and the row's load fields follow, and the
+// row note says which settings were "stated by the user". INVALID_ARGUMENT
+// naming the run's source (file, file:line) when the file states a different
+// value for a setting the flags give:
+//   c8.json: the file states max_concurrency 8; --max-concurrency 16 differs
+absl::Status ApplyStatedLoad(const StatedLoad& load, absl::Span<IngestedFile> files);
 
 struct CombineOptions {
   // Base of the sweeps' names; a suffix says the load kind.
@@ -210,14 +256,37 @@ absl::StatusOr<CombinedMeasurements> CombineMeasurements(absl::Span<const Ingest
                                                          const CombineOptions& options = {});
 
 // An engine log's facts as catalogue messages, each present only when the log
-// states something for it; the matched raw lines are in every message's note.
+// states something for it; the matched raw lines, the conflicts and notes are
+// in every message's note.
+//
+// KvPool: tokens as stated; without a token count, GPU blocks × block size
+// when the log states the block size, or when vLLM's "Maximum concurrency for
+// L tokens per request: C" pins it (V0 prints C = blocks × block size / L to
+// two decimals: the one power-of-two block size that reproduces C is used,
+// and the note shows the arithmetic); otherwise the pool has no token count
+// and its note gives the blocks. MemoryAccount: weights, kv_cache,
+// cuda_graph, activation_peak, non_torch, profiled_peak and capacity
+// (gpu_total) bytes; a figure of 0 bytes is kept in the note only (the
+// catalogue's byte fields are positive).
 struct EngineLogCatalogParts {
   std::optional<v1::KvPool> kv_pool;                    // tokens, max concurrency at L
   std::optional<v1::MemoryAccount> memory_account;      // scope "per GPU"
   std::optional<v1::WeightFootprint> weight_footprint;  // scope "per GPU"
   v1::EngineConfig engine;                     // kind, version and the settings the log states
   std::optional<v1::Parallelism> parallelism;  // tp, pp when stated
-  std::vector<std::string> raw_lines;          // "line 42: …", for a baseline's other_findings
+  // The weights' format the log implies: its quantization method when
+  // capplan models it (awq → INT4_AWQ, fp8 → FP8_PER_TENSOR, …; methods that
+  // defer to the checkpoint, such as compressed-tensors, give none), else
+  // its dtype (float16/half → FP16, bfloat16 → BF16, float32 → FP32) when the
+  // log states no quantization method. `weight_format_source` says which.
+  std::optional<v1::WeightFormat> weight_format;
+  std::string weight_format_source;
+  bool weight_format_from_dtype = false;
+  std::vector<std::string> raw_lines;  // "line 42: …", for a baseline's other_findings
+  // The conflicts, then how figures were chosen or derived (EngineLogFacts
+  // notes, the pool from blocks, figures of 0 bytes): in every message's note
+  // after the raw lines, and kept by a baseline beside its pointer to them.
+  std::vector<std::string> remarks;
 };
 EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& facts);
 

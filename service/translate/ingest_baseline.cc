@@ -40,6 +40,9 @@ v1::EngineConfig ToEngineConfig(const v1::EngineSettings& e) {
 
 // Fills what the user left unset from what the log states.
 void MergeEngine(const v1::EngineConfig& from_log, v1::EngineConfig* e) {
+  if (e->kv_cache_free_gpu_memory_fraction() == 0) {
+    e->set_kv_cache_free_gpu_memory_fraction(from_log.kv_cache_free_gpu_memory_fraction());
+  }
   if (e->kind() == v1::ENGINE_KIND_UNSPECIFIED) e->set_kind(from_log.kind());
   if (e->version().empty()) e->set_version(from_log.version());
   if (e->gpu_memory_utilization() == 0) {
@@ -56,14 +59,79 @@ void MergeEngine(const v1::EngineConfig& from_log, v1::EngineConfig* e) {
     e->set_kv_cache_dtype(from_log.kv_cache_dtype());
   }
   if (!e->enforce_eager()) e->set_enforce_eager(from_log.enforce_eager());
-  if (!e->enable_prefix_caching()) e->set_enable_prefix_caching(from_log.enable_prefix_caching());
+  if (!e->has_enable_prefix_caching() && from_log.has_enable_prefix_caching()) {
+    e->set_enable_prefix_caching(from_log.enable_prefix_caching());
+  }
 }
 
-void AddLogFacts(const IngestedFile& file, v1::Baseline* b) {
+// The weight format a model entry holds: its quantization, else its dtype.
+v1::WeightFormat EntryFormat(const v1::Model& m) {
+  if (m.has_quantization() && m.quantization().format() != v1::WEIGHT_FORMAT_UNSPECIFIED) {
+    return m.quantization().format();
+  }
+  switch (m.native_dtype()) {
+    case v1::NUMBER_FORMAT_FP16:
+      return v1::WEIGHT_FORMAT_FP16;
+    case v1::NUMBER_FORMAT_FP32:
+      return v1::WEIGHT_FORMAT_FP32;
+    default:
+      return v1::WEIGHT_FORMAT_BF16;
+  }
+}
+
+// An engine's method name covers several of capplan's formats: vLLM's "fp8"
+// runs a block-scaled checkpoint as such, "gptq" an 8-bit one.
+bool SameMethod(v1::WeightFormat a, v1::WeightFormat b) {
+  auto family = [](v1::WeightFormat f) {
+    switch (f) {
+      case v1::WEIGHT_FORMAT_FP8_BLOCK:
+      case v1::WEIGHT_FORMAT_FP8_PER_CHANNEL:
+        return v1::WEIGHT_FORMAT_FP8_PER_TENSOR;
+      case v1::WEIGHT_FORMAT_INT8:
+        return v1::WEIGHT_FORMAT_INT4_GPTQ;
+      default:
+        return f;
+    }
+  };
+  return family(a) == family(b);
+}
+
+// The log's weight format against the user's and the model entry's (see the
+// header); what was decided goes to other_findings.
+void MergeWeightFormat(const IngestSpec& spec, const IngestedFile& file,
+                       const EngineLogCatalogParts& parts, v1::Baseline* b) {
+  if (!parts.weight_format) return;
+  v1::DeploymentConfig* d = b->mutable_deployment();
+  const std::string format = v1::WeightFormat_Name(*parts.weight_format);
+  const std::string said =
+      absl::StrCat(file.file_name, " states ", parts.weight_format_source, " (", format, ")");
+  if (d->has_quantization()) {
+    if (d->quantization().format() != *parts.weight_format) {
+      b->add_other_findings(absl::StrCat(said, "; the deployment keeps the quantization given, ",
+                                         v1::WeightFormat_Name(d->quantization().format())));
+    }
+    return;
+  }
+  if (!spec.model.has_value()) {
+    b->add_other_findings(absl::StrCat(
+        said, "; the model entry is not known here, so the deployment keeps the entry's own"));
+    return;
+  }
+  const v1::WeightFormat entry = EntryFormat(*spec.model);
+  if (entry == *parts.weight_format) return;
+  if (!parts.weight_format_from_dtype && SameMethod(entry, *parts.weight_format)) return;
+  d->mutable_quantization()->set_format(*parts.weight_format);
+  b->add_other_findings(absl::StrCat(said, "; the model entry ", spec.model->id(), " holds ",
+                                     v1::WeightFormat_Name(entry),
+                                     ", so the deployment records the log's format"));
+}
+
+void AddLogFacts(const IngestSpec& spec, const IngestedFile& file, v1::Baseline* b) {
   EngineLogCatalogParts parts = EngineLogToCatalog(*file.engine_log);
   // The log's lines are kept once, in other_findings; each figure points there.
-  const std::string from =
+  std::string from =
       absl::StrCat("from the start-up log ", file.file_name, " (its lines are in other_findings)");
+  if (!parts.remarks.empty()) absl::StrAppend(&from, "; ", absl::StrJoin(parts.remarks, "; "));
   if (parts.kv_pool.has_value()) parts.kv_pool->set_note(from);
   if (parts.memory_account.has_value()) parts.memory_account->set_note(from);
   if (parts.weight_footprint.has_value()) parts.weight_footprint->set_note(from);
@@ -80,6 +148,7 @@ void AddLogFacts(const IngestedFile& file, v1::Baseline* b) {
   for (const std::string& line : parts.raw_lines) {
     b->add_other_findings(absl::StrCat(file.file_name, " ", line));
   }
+  MergeWeightFormat(spec, file, parts, b);
 }
 
 // The files must not name two different models (as the tools print them).
@@ -174,7 +243,7 @@ absl::StatusOr<v1::Baseline> AssembleBaseline(const IngestSpec& spec,
   *b.mutable_deployment() = ToDeploymentConfig(spec.deployment);
   bool any_runs = false;
   for (const IngestedFile& f : files) {
-    if (f.engine_log.has_value()) AddLogFacts(f, &b);
+    if (f.engine_log.has_value()) AddLogFacts(spec, f, &b);
     any_runs |= !f.runs.empty();
   }
   if (any_runs) {
@@ -186,12 +255,6 @@ absl::StatusOr<v1::Baseline> AssembleBaseline(const IngestSpec& spec,
       }
       if (!w->has_output_tokens() && spec.output_tokens.has_value()) {
         w->set_output_tokens(*spec.output_tokens);
-      }
-      // A burst row is its number of requests sent at once.
-      for (v1::SweepRow& row : *sweep.mutable_rows()) {
-        if (!row.has_concurrency() && !row.has_arrival_rate_rps() && row.has_requests()) {
-          row.set_burst_requests(row.requests());
-        }
       }
       *b.add_sweeps() = std::move(sweep);
     }

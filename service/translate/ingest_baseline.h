@@ -30,10 +30,23 @@ struct IngestSpec {
   // Tokens per request when the files do not state them.
   std::optional<double> input_tokens;
   std::optional<double> output_tokens;
+  // The catalogue entry of deployment.model_id, when known: an engine log's
+  // quantization method or dtype is checked against its weight format.
+  std::optional<v1::Model> model;
 };
 
 // INVALID_ARGUMENT when the files hold nothing to measure (no run, no log
 // fact), when they name different models, or when combining fails (ingest.h).
+//
+// An engine log fills the engine settings, tp and pp the user left unset. Its
+// weight format (EngineLogCatalogParts.weight_format) becomes the
+// deployment's quantization only when the user gave none and the model entry
+// is known and holds a different format (an online-quantized or
+// dtype-overridden run: "--quantization fp8" or "dtype float16" on a
+// bfloat16 checkpoint); the same format is the entry's own and stays
+// implicit, and so does a format the log's method name also covers (vLLM's
+// "fp8" on an FP8_BLOCK entry, "gptq" on an 8-bit one); with no entry known
+// the log's statement goes to other_findings.
 absl::StatusOr<v1::Baseline> AssembleBaseline(const IngestSpec& spec,
                                               absl::Span<const IngestedFile> files);
 

@@ -226,7 +226,8 @@ absl::StatusOr<IngestedRun> ReadRun(const JsonObject& o, std::optional<std::stri
 
 absl::Status ParseBenchJson(const std::vector<JsonDocument>& docs, IngestedFile& out) {
   const bool sglang = out.format == IngestFormat::kSglangJsonl;
-  out.tool = sglang ? "sglang.bench_serving" : "vllm bench serve";
+  // Both vLLM tools write the same keys: the file cannot tell them apart.
+  out.tool = sglang ? "sglang.bench_serving" : std::string(kVllmToolEither);
   out.tpot_definition =
       sglang ? "SGLang bench_serving: (e2e - ttft) / (output tokens - 1) per request, first "
                "token excluded"

@@ -13,9 +13,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "service/translate/ingest.h"
 #include "service/translate/ingest_internal.h"
+#include "service/translate/launch_line.h"
 
 namespace capplan::service {
 namespace {
@@ -54,8 +56,7 @@ std::optional<double> LoadKey(const IngestedRun& run) {
     case LoadKind::kOpenLoop:
       return run.request_rate_rps;
     case LoadKind::kBurst:
-      if (run.num_prompts) return *run.num_prompts;
-      if (run.row.has_requests()) return run.row.requests();
+      if (std::optional<uint32_t> n = ingest_internal::BurstSize(run)) return *n;
       return std::nullopt;
     case LoadKind::kUnknown:
       break;
@@ -241,6 +242,9 @@ v1::EngineConfig EngineOf(const EngineLogFacts& f) {
   if (f.engine_version) e.set_version(*f.engine_version);
   if (f.gpu_memory_utilization) e.set_gpu_memory_utilization(*f.gpu_memory_utilization);
   if (f.mem_fraction_static) e.set_mem_fraction_static(*f.mem_fraction_static);
+  if (f.kv_cache_free_gpu_memory_fraction) {
+    e.set_kv_cache_free_gpu_memory_fraction(*f.kv_cache_free_gpu_memory_fraction);
+  }
   if (f.max_model_len) e.set_max_model_len(*f.max_model_len);
   if (f.max_num_batched_tokens) e.set_max_num_batched_tokens(*f.max_num_batched_tokens);
   if (f.max_num_seqs) e.set_max_num_seqs(*f.max_num_seqs);
@@ -251,6 +255,99 @@ v1::EngineConfig EngineOf(const EngineLogFacts& f) {
   return e;
 }
 
+// The power-of-two block size that reproduces vLLM's "Maximum concurrency
+// for L tokens per request: C" (C = blocks × block size / L, printed to two
+// decimals); nullopt unless exactly one does.
+std::optional<uint32_t> BlockSizeFromConcurrency(uint64_t blocks, uint64_t tokens, double c) {
+  if (blocks == 0 || tokens == 0 || c < 0.01) return std::nullopt;
+  std::optional<uint32_t> found;
+  for (uint32_t size = 1; size <= 256; size *= 2) {
+    const double printed = std::round(static_cast<double>(blocks) * size / tokens * 100) / 100;
+    if (std::abs(printed - c) > 1e-9) continue;
+    if (found) return std::nullopt;
+    found = size;
+  }
+  return found;
+}
+
+// The pool in tokens from GPU blocks when no line states the tokens; the
+// note says how (or why not).
+void PoolFromBlocks(const EngineLogFacts& f, v1::KvPool& kv, std::vector<std::string>& notes) {
+  if (f.kv_pool_tokens || !f.gpu_blocks) return;
+  const uint64_t blocks = *f.gpu_blocks;
+  if (f.block_size) {
+    kv.set_tokens(blocks * *f.block_size);
+    notes.push_back(absl::StrCat("pool tokens = ", blocks, " GPU blocks × block size ",
+                                 *f.block_size, " (both stated)"));
+    return;
+  }
+  std::optional<uint32_t> size;
+  if (f.engine == "vllm" && f.max_concurrency && f.max_concurrency_at_tokens) {
+    size = BlockSizeFromConcurrency(blocks, *f.max_concurrency_at_tokens, *f.max_concurrency);
+  }
+  if (!size) {
+    notes.push_back(absl::StrCat(blocks,
+                                 " GPU blocks; the block size is not stated, so the "
+                                 "pool has no token count"));
+    return;
+  }
+  kv.set_tokens(blocks * *size);
+  notes.push_back(absl::StrFormat(
+      "pool tokens = %d GPU blocks × block size %d; the block size is not printed: it is the only "
+      "power of two that reproduces \"Maximum concurrency for %d tokens per request: %sx\" "
+      "(%d × %d / %d = %.4f)",
+      blocks, *size, *f.max_concurrency_at_tokens, FormatFigure(*f.max_concurrency), blocks, *size,
+      *f.max_concurrency_at_tokens,
+      static_cast<double>(blocks) * *size / *f.max_concurrency_at_tokens));
+}
+
+// Only positive byte figures become fields (the catalogue's are > 0).
+void SetBytes(const std::optional<uint64_t>& v, absl::string_view name, v1::MemoryAccount& m,
+              void (v1::MemoryAccount::*setter)(uint64_t), std::vector<std::string>& notes) {
+  if (!v) return;
+  if (*v == 0) {
+    notes.push_back(absl::StrCat(name, " 0 bytes as printed (not a field: they are positive)"));
+    return;
+  }
+  (m.*setter)(*v);
+}
+
+v1::MemoryAccount AccountOf(const EngineLogFacts& f, std::vector<std::string>& notes) {
+  v1::MemoryAccount m;
+  m.set_name("engine start-up log");
+  m.set_scope("per GPU");
+  using M = v1::MemoryAccount;
+  SetBytes(f.weights_bytes, "weights", m, &M::set_weights_bytes, notes);
+  SetBytes(f.kv_cache_bytes, "KV cache", m, &M::set_kv_cache_bytes, notes);
+  SetBytes(f.cuda_graph_bytes, "CUDA graphs", m, &M::set_cuda_graph_bytes, notes);
+  SetBytes(f.activation_peak_bytes, "activation peak", m, &M::set_activation_peak_bytes, notes);
+  SetBytes(f.non_torch_bytes, "non-torch memory", m, &M::set_non_torch_bytes, notes);
+  SetBytes(f.profiled_peak_bytes, "profiled peak", m, &M::set_profiled_peak_bytes, notes);
+  SetBytes(f.gpu_total_bytes, "GPU total", m, &M::set_capacity_bytes, notes);
+  return m;
+}
+
+// The weight format the log's quantization method or dtype names.
+void WeightFormatOf(const EngineLogFacts& f, EngineLogCatalogParts& parts) {
+  const std::string method = f.quantization ? absl::AsciiStrToLower(*f.quantization) : "";
+  if (!method.empty() && method != "none") {
+    parts.weight_format = WeightFormatOfQuantizationMethod(method);
+    if (parts.weight_format) parts.weight_format_source = "quantization " + *f.quantization;
+    return;
+  }
+  if (!f.dtype) return;
+  const std::string d = absl::AsciiStrToLower(*f.dtype);
+  if (d == "float16" || d == "half" || d == "fp16") parts.weight_format = v1::WEIGHT_FORMAT_FP16;
+  if (d == "bfloat16" || d == "bf16") parts.weight_format = v1::WEIGHT_FORMAT_BF16;
+  if (d == "float32" || d == "float" || d == "fp32") parts.weight_format = v1::WEIGHT_FORMAT_FP32;
+  if (parts.weight_format) {
+    parts.weight_format_from_dtype = true;
+    parts.weight_format_source =
+        absl::StrCat("dtype ", *f.dtype,
+                     method.empty() ? " (no quantization stated)" : " with quantization None");
+  }
+}
+
 }  // namespace
 
 EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f) {
@@ -258,28 +355,35 @@ EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f) {
   for (const EngineLogLine& l : f.matched_lines) {
     parts.raw_lines.push_back(absl::StrCat("line ", l.line_number, ": ", l.text));
   }
+  std::vector<std::string> notes = f.notes;
+  std::optional<v1::KvPool> kv;
+  if (f.kv_pool_tokens || f.max_concurrency || f.gpu_blocks) {
+    kv.emplace();
+    kv->set_name("engine start-up log");
+    if (f.kv_pool_tokens) kv->set_tokens(*f.kv_pool_tokens);
+    PoolFromBlocks(f, *kv, notes);
+    if (f.max_concurrency) kv->set_max_concurrent_sequences(*f.max_concurrency);
+    if (f.max_concurrency_at_tokens) kv->set_at_sequence_tokens(*f.max_concurrency_at_tokens);
+  }
+  const bool memory = f.weights_bytes || f.kv_cache_bytes || f.cuda_graph_bytes ||
+                      f.gpu_total_bytes || f.activation_peak_bytes || f.non_torch_bytes ||
+                      f.profiled_peak_bytes;
+  std::optional<v1::MemoryAccount> account;
+  if (memory) account = AccountOf(f, notes);
+  parts.remarks = f.conflicts;
+  parts.remarks.insert(parts.remarks.end(), notes.begin(), notes.end());
   std::string note = absl::StrCat("engine log: ", absl::StrJoin(parts.raw_lines, " | "));
-  if (!f.conflicts.empty()) absl::StrAppend(&note, " | ", absl::StrJoin(f.conflicts, " | "));
+  if (!parts.remarks.empty()) absl::StrAppend(&note, " | ", absl::StrJoin(parts.remarks, " | "));
   if (note.size() > kMaxNoteBytes) note = absl::StrCat(note.substr(0, kMaxNoteBytes), "…");
-  if (f.kv_pool_tokens || f.max_concurrency) {
-    v1::KvPool& kv = parts.kv_pool.emplace();
-    kv.set_name("engine start-up log");
-    if (f.kv_pool_tokens) kv.set_tokens(*f.kv_pool_tokens);
-    if (f.max_concurrency) kv.set_max_concurrent_sequences(*f.max_concurrency);
-    if (f.max_concurrency_at_tokens) kv.set_at_sequence_tokens(*f.max_concurrency_at_tokens);
-    kv.set_note(note);
+  if (kv) {
+    kv->set_note(note);
+    parts.kv_pool = *std::move(kv);
   }
-  if (f.weights_bytes || f.kv_cache_bytes || f.cuda_graph_bytes || f.gpu_total_bytes) {
-    v1::MemoryAccount& m = parts.memory_account.emplace();
-    m.set_name("engine start-up log");
-    m.set_scope("per GPU");
-    if (f.weights_bytes) m.set_weights_bytes(*f.weights_bytes);
-    if (f.kv_cache_bytes) m.set_kv_cache_bytes(*f.kv_cache_bytes);
-    if (f.cuda_graph_bytes) m.set_cuda_graph_bytes(*f.cuda_graph_bytes);
-    if (f.gpu_total_bytes) m.set_capacity_bytes(*f.gpu_total_bytes);
-    m.set_note(note);
+  if (account) {
+    account->set_note(note);
+    parts.memory_account = *std::move(account);
   }
-  if (f.weights_bytes) {
+  if (f.weights_bytes && *f.weights_bytes > 0) {
     v1::WeightFootprint& w = parts.weight_footprint.emplace();
     w.set_name("engine start-up log");
     w.set_scope("per GPU");
@@ -287,6 +391,7 @@ EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f) {
     w.set_note(note);
   }
   parts.engine = EngineOf(f);
+  WeightFormatOf(f, parts);
   if (f.tp || f.pp) {
     v1::Parallelism& p = parts.parallelism.emplace();
     if (f.tp) p.set_tp(*f.tp);

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "service/translate/ingest_internal.h"
 
 namespace capplan::service::ingest_internal {
@@ -40,6 +42,8 @@ bool AllDigits(absl::string_view s) {
   return true;
 }
 
+}  // namespace
+
 std::string LoadNote(const IngestedRun& run) {
   std::string prompts =
       run.num_prompts ? absl::StrCat(*run.num_prompts, " prompts") : "number of prompts not stated";
@@ -58,16 +62,19 @@ std::string LoadNote(const IngestedRun& run) {
       }
       return absl::StrCat(note, ", ", prompts);
     }
-    case LoadKind::kBurst:
-      return absl::StrCat("burst: request_rate inf without a concurrency cap, ", prompts,
-                          " sent at once");
+    case LoadKind::kBurst: {
+      std::string note = "burst: request_rate inf without a concurrency cap, ";
+      if (run.num_prompts) return absl::StrCat(note, prompts, " sent at once");
+      const std::optional<uint32_t> sent = BurstSize(run);
+      if (!sent) return absl::StrCat(note, prompts);
+      return absl::StrCat(note, prompts, ": ", *sent, " sent at once = completed",
+                          run.row.has_failed_requests() ? " + failed" : "", " requests");
+    }
     case LoadKind::kUnknown:
       break;
   }
   return "load not stated (neither a concurrency nor a request rate)";
 }
-
-}  // namespace
 
 absl::string_view LatencyMetricLabel(LatencyMetric metric) {
   switch (metric) {
@@ -87,6 +94,15 @@ RunBuilder::RunBuilder(std::string source) { run_.source = std::move(source); }
 
 void RunBuilder::SetLatency(LatencyMetric metric, absl::string_view stat, double seconds) {
   const std::string name = absl::AsciiStrToLower(stat);
+  const bool field = name == "mean" || name == "avg" || name == "median" || name == "p50" ||
+                     name == "p90" || name == "p95" || name == "p99" || name == "min" ||
+                     name == "max";
+  if (field && !(seconds > 0)) {
+    stat_notes_.push_back(absl::StrCat(stat, " ", LatencyMetricLabel(metric), " ",
+                                       FormatFigure(seconds),
+                                       " s (as reported; a latency figure must be positive)"));
+    return;
+  }
   v1::LatencyFigures* f = FiguresOf(run_.row, metric);
   auto set = [&](bool has, double current, auto setter) {
     if (!has) {
@@ -124,8 +140,65 @@ void RunBuilder::SetTokenTotals(std::optional<uint64_t> input, std::optional<uin
   if (output) run_.row.set_output_tokens_total(*output);
 }
 
+std::optional<uint32_t> BurstSize(const IngestedRun& run) {
+  if (run.num_prompts) return run.num_prompts;
+  if (!run.row.has_requests()) return std::nullopt;
+  const uint64_t sent = uint64_t{run.row.requests()} + run.row.failed_requests();
+  if (sent > 0xffffffffu) return std::nullopt;
+  return static_cast<uint32_t>(sent);
+}
+
+void SetRowLoad(IngestedRun& run) {
+  v1::SweepRow& row = run.row;
+  row.clear_concurrency();
+  row.clear_arrival_rate_rps();
+  row.clear_burst_requests();
+  if (run.load == LoadKind::kClosedLoop && run.max_concurrency) {
+    row.set_concurrency(*run.max_concurrency);
+  }
+  if (run.load == LoadKind::kOpenLoop && run.request_rate_rps) {
+    row.set_arrival_rate_rps(*run.request_rate_rps);
+  }
+  if (run.load == LoadKind::kBurst) {
+    if (std::optional<uint32_t> n = BurstSize(run)) row.set_burst_requests(*n);
+  }
+}
+
+namespace {
+
+// Rates of 0 stay in the note: the catalogue's rate and duration fields are
+// positive.
+void MoveZeroRatesToNotes(v1::SweepRow& row, std::vector<std::string>& notes) {
+  struct Rate {
+    bool (v1::SweepRow::*has)() const;
+    double (v1::SweepRow::*get)() const;
+    void (v1::SweepRow::*clear)();
+    absl::string_view label;
+  };
+  using R = v1::SweepRow;
+  static constexpr Rate kRates[] = {
+      {&R::has_requests_per_second, &R::requests_per_second, &R::clear_requests_per_second,
+       "request throughput 0 req/s"},
+      {&R::has_output_tokens_per_second, &R::output_tokens_per_second,
+       &R::clear_output_tokens_per_second, "output throughput 0 tok/s"},
+      {&R::has_total_tokens_per_second, &R::total_tokens_per_second,
+       &R::clear_total_tokens_per_second, "total throughput 0 tok/s"},
+      {&R::has_per_user_output_tokens_per_second, &R::per_user_output_tokens_per_second,
+       &R::clear_per_user_output_tokens_per_second, "per-user output throughput 0 tok/s"},
+      {&R::has_wall_seconds, &R::wall_seconds, &R::clear_wall_seconds, "duration 0 s"},
+  };
+  for (const Rate& rate : kRates) {
+    if (!(row.*rate.has)() || (row.*rate.get)() > 0) continue;
+    (row.*rate.clear)();
+    notes.push_back(absl::StrCat(rate.label, " (as reported; the field must be positive)"));
+  }
+}
+
+}  // namespace
+
 IngestedRun RunBuilder::Finish() {
   IngestedRun& r = run_;
+  MoveZeroRatesToNotes(r.row, stat_notes_);
   const uint32_t completed = r.row.has_requests() ? r.row.requests() : 0;
   if (!r.mean_input_tokens && total_input_tokens_ && completed > 0) {
     r.mean_input_tokens = static_cast<double>(*total_input_tokens_) / completed;
@@ -136,8 +209,7 @@ IngestedRun RunBuilder::Finish() {
   if (r.load == LoadKind::kUnknown) {
     r.load = ClassifyLoad(r.max_concurrency, infinite_rate_, r.request_rate_rps);
   }
-  if (r.load == LoadKind::kClosedLoop) r.row.set_concurrency(*r.max_concurrency);
-  if (r.load == LoadKind::kOpenLoop) r.row.set_arrival_rate_rps(*r.request_rate_rps);
+  SetRowLoad(r);
 
   std::vector<std::string> parts = {LoadNote(r)};
   if (r.mean_input_tokens) {
@@ -159,6 +231,74 @@ IngestedRun RunBuilder::Finish() {
   r.row.set_note(absl::StrJoin(parts, "; "));
   return std::move(run_);
 }
+
+namespace {
+
+absl::Status Differs(const IngestedRun& run, absl::string_view stated, absl::string_view flag) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(run.source, ": the file states ", stated, "; ", flag, " differs"));
+}
+
+// The conflicts of ApplyStatedLoad: a setting the file states otherwise.
+absl::Status CheckStatedLoad(const StatedLoad& load, const IngestedRun& run) {
+  const std::string conc =
+      load.max_concurrency ? absl::StrCat("--max-concurrency ", *load.max_concurrency) : "";
+  if (load.max_concurrency && run.max_concurrency &&
+      *run.max_concurrency != *load.max_concurrency) {
+    return Differs(run, absl::StrCat("max_concurrency ", *run.max_concurrency), conc);
+  }
+  const std::string rate =
+      load.infinite_rate ? "--request-rate inf"
+      : load.request_rate_rps
+          ? absl::StrCat("--request-rate ", FormatFigure(*load.request_rate_rps))
+          : "";
+  if (load.request_rate_rps && run.request_rate_rps &&
+      *run.request_rate_rps != *load.request_rate_rps) {
+    return Differs(run, absl::StrCat("request_rate ", FormatFigure(*run.request_rate_rps)), rate);
+  }
+  if (load.request_rate_rps && run.load == LoadKind::kBurst) {
+    return Differs(run, "request_rate inf", rate);
+  }
+  if (load.infinite_rate && run.request_rate_rps) {
+    return Differs(run, absl::StrCat("request_rate ", FormatFigure(*run.request_rate_rps)), rate);
+  }
+  if (load.num_prompts && run.num_prompts && *run.num_prompts != *load.num_prompts) {
+    return Differs(run, absl::StrCat("num_prompts ", *run.num_prompts),
+                   absl::StrCat("--num-prompts ", *load.num_prompts));
+  }
+  return absl::OkStatus();
+}
+
+void ApplyToRun(const StatedLoad& load, IngestedRun& run) {
+  const std::string old_note = LoadNote(run);
+  std::vector<std::string> given;
+  bool infinite = run.load == LoadKind::kBurst;
+  if (load.max_concurrency && !run.max_concurrency) {
+    run.max_concurrency = load.max_concurrency;
+    given.push_back(absl::StrCat("--max-concurrency ", *load.max_concurrency));
+  }
+  if (load.request_rate_rps && !run.request_rate_rps) {
+    run.request_rate_rps = load.request_rate_rps;
+    given.push_back(absl::StrCat("--request-rate ", FormatFigure(*load.request_rate_rps)));
+  }
+  if (load.infinite_rate && !infinite) {
+    infinite = true;
+    given.push_back("--request-rate inf");
+  }
+  if (load.num_prompts && !run.num_prompts) {
+    run.num_prompts = load.num_prompts;
+    given.push_back(absl::StrCat("--num-prompts ", *load.num_prompts));
+  }
+  if (given.empty()) return;
+  run.load = ClassifyLoad(run.max_concurrency, infinite, run.request_rate_rps);
+  SetRowLoad(run);
+  std::string note = run.row.note();
+  if (absl::StartsWith(note, old_note)) note.erase(0, old_note.size());
+  run.row.set_note(
+      absl::StrCat(LoadNote(run), " (stated by the user: ", absl::StrJoin(given, ", "), ")", note));
+}
+
+}  // namespace
 
 LoadKind ClassifyLoad(std::optional<uint32_t> max_concurrency, bool infinite_rate,
                       std::optional<double> finite_rate) {
@@ -233,3 +373,19 @@ std::optional<uint64_t> ParseGroupedInteger(absl::string_view text) {
 }
 
 }  // namespace capplan::service::ingest_internal
+
+namespace capplan::service {
+
+absl::Status ApplyStatedLoad(const StatedLoad& load, absl::Span<IngestedFile> files) {
+  if (load.empty()) return absl::OkStatus();
+  for (IngestedFile& f : files) {
+    for (IngestedRun& run : f.runs)
+      CAPPLAN_RETURN_IF_ERROR(ingest_internal::CheckStatedLoad(load, run));
+  }
+  for (IngestedFile& f : files) {
+    for (IngestedRun& run : f.runs) ingest_internal::ApplyToRun(load, run);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace capplan::service

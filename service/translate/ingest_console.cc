@@ -17,7 +17,10 @@
 // the --request-rate / --max-concurrency / --num-prompts flags of a benchmark
 // command line) since the previous block count for the next one. Lines may be
 // prefixed with "# " or "> " (pasted into scripts and Markdown).
+// The tool is "vllm bench serve" or "benchmark_serving.py" as the file's
+// command line names it, else kVllmToolEither (the two print the same block).
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -106,7 +109,8 @@ absl::StatusOr<double> LineNumber(absl::string_view file, int line, const Labele
 
 absl::StatusOr<uint32_t> LineWhole(absl::string_view file, int line, const Labeled& l) {
   CAPPLAN_ASSIGN_OR_RETURN(double x, LineNumber(file, line, l));
-  if (x != static_cast<double>(static_cast<uint64_t>(x)) || x > kMaxCount) {
+  // The range first: converting a double past 2^64 to an integer is undefined.
+  if (x > kMaxCount || x != std::floor(x)) {
     return LineError(file, line, l, "must be a whole number");
   }
   return static_cast<uint32_t>(x);
@@ -340,6 +344,14 @@ absl::Status ReadCommandFlags(absl::string_view file, int line, absl::string_vie
 
 }  // namespace
 
+std::string VllmToolOf(absl::string_view text) {
+  const bool cli = absl::StrContains(text, "vllm bench serve");
+  const bool script = absl::StrContains(text, "benchmark_serving");
+  if (cli && !script) return "vllm bench serve";
+  if (script && !cli) return "benchmark_serving.py";
+  return std::string(kVllmToolEither);
+}
+
 std::optional<IngestFormat> ConsoleFormatOf(absl::string_view text) {
   if (!absl::StrContains(text, kBlockTitle)) return std::nullopt;
   for (absl::string_view marker :
@@ -352,7 +364,7 @@ std::optional<IngestFormat> ConsoleFormatOf(absl::string_view text) {
 
 absl::Status ParseBenchConsole(absl::string_view text, IngestedFile& out) {
   const bool sglang = out.format == IngestFormat::kSglangConsole;
-  out.tool = sglang ? "sglang.bench_serving" : "vllm bench serve";
+  out.tool = sglang ? "sglang.bench_serving" : VllmToolOf(text);
   out.tpot_definition = sglang ? "SGLang bench_serving: (e2e - ttft) / (output tokens - 1) per "
                                  "request, first token excluded"
                                : "vLLM benchmark_serving: (e2e - ttft) / (output tokens - 1) "

@@ -8,17 +8,31 @@
 // vllm/v1/worker/gpu_model_runner.py, gpu_worker.py, v1/core/kv_cache_utils.py,
 // worker/worker.py, executor/executor_base.py):
 //   Loading model weights took X GB | Model loading took X GiB [memory] and …
-//   Available KV cache memory: X GiB          (V1, per worker)
-//   the rest of the memory reserved for KV Cache is X GiB   (V0 ≥ 0.6.5)
-//   kv_cache_size=X GiB, total_gpu_memory=X GiB   (V0 0.6.4 summary)
-//   GPU KV cache size: 464,848 tokens          (V1, thousands separators)
+//   | model weights take X GiB                      → weights_bytes
+//   Available KV cache memory: X GiB (V1, per worker) | the rest of the memory
+//   reserved for KV Cache is X GiB (V0 ≥ 0.6.5) | kv_cache_size=X GiB (V0
+//   0.6.4)                                         → kv_cache_bytes
+//   V0 memory profiling, ≥ 0.6.5: "the current vLLM instance can use
+//   total_gpu_memory (T GiB) x gpu_memory_utilization (U) = …" → gpu_total_bytes,
+//   gpu_memory_utilization; "non_torch_memory takes N GiB; PyTorch activation
+//   peak memory takes A GiB" → non_torch_bytes, activation_peak_bytes.
+//   0.6.4: "Memory profiling results: total_gpu_memory=T initial_memory_usage=…
+//   peak_torch_memory=P … non_torch_memory=N kv_cache_size=K
+//   gpu_memory_utilization=U" → gpu_total_bytes, non_torch_bytes, kv_cache_bytes,
+//   gpu_memory_utilization, and profiled_peak_bytes = P + N (P is torch's peak
+//   with the weights in it, not an activation peak; P + N is the peak_memory
+//   vLLM subtracts from T × U).
+//   GPU KV cache size: 464,848 tokens (V1)        → kv_pool_tokens
 //   Maximum concurrency for 16,384 tokens per request: 28.37x
-//   # GPU blocks: N | # cuda blocks: N, # CPU blocks: M | num_gpu_blocks is: N
-//   Graph capturing finished in T secs, took X GiB
+//                          → max_concurrency, at 16384 tokens = max_model_len
+//   # GPU blocks: N | GPU blocks: N, # CPU blocks: M | # cuda blocks: N |
+//   num_gpu_blocks is: N                           → gpu_blocks
+//   Graph capturing finished in T secs, took X GiB → cuda_graph_bytes
 //   … maximum number of tokens that can be stored in KV cache (N)  (V0 refusal)
 //   Initializing a V1 LLM engine (v0.10.1.1) with config: … / Initializing an
 //   LLM engine (v0.6.4) with config: …; vLLM API server version X;
-//   non-default args: {…}; Chunked prefill is enabled with max_num_batched_tokens=N
+//   non-default args: {…}; args: Namespace(…); Chunked prefill is enabled with
+//   max_num_batched_tokens=N
 // SGLang (model_executor/model_runner.py, mem_cache/memory_pool.py,
 // managers/scheduler.py; "GB" there is 2^30 bytes):
 //   Load weight end. … mem usage=X GB
@@ -26,19 +40,55 @@
 //   (MLA: KV size: X GB)
 //   max_total_num_tokens=N, chunked_prefill_size=C, …, max_running_requests=R,
 //   context_len=L;  Capture cuda graph end. … mem usage=X GB;  server_args=ServerArgs(…)
-// TensorRT-LLM (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp):
+// TensorRT-LLM (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp; the PyTorch
+// backend's tensorrt_llm/_torch/pyexecutor/_util.py and model_engine.py):
 //   [MemUsageChange] Allocated X GiB for max tokens in paged KV cache (N)
 //   Using N tokens in paged KV cache;  Allocate B bytes for k/v cache
 //   Number of tokens per block: T;  Number of blocks in KV cache primary pool: B
 //   Memory usage when calculating max tokens in paged kv cache: total: X GiB
+//   Use X GB for model weights | Rank 0 uses X GB for model weights → weights_bytes
+//   Peak memory during memory usage profiling (torch + non-torch): X GiB, …,
+//   fraction is set F, … device total memory T GiB → profiled_peak_bytes,
+//   kv_cache_free_gpu_memory_fraction, gpu_total_bytes
+//   Memory dynamically allocated during inference (inside torch) …: X GiB
+//   → activation_peak_bytes;  Memory used outside torch (e.g., NCCL and CUDA
+//   graphs) …: X GiB → non_torch_bytes
+//   Estimated max tokens in KV cache : N | Estimated max memory in KV cache : X GiB
+//   max_seq_len=S, max_num_requests=R, max_num_tokens=M[, max_batch_size=B];
+//   "Using heuristics …: max_batch_size=B, max_num_tokens=M"; the KvCacheConfig
+//   dump's free_gpu_memory_fraction=F, tokens_per_block=T → max_model_len = S,
+//   max_num_seqs = B (or R), max_num_batched_tokens = M
+//   trtllm-bench / TRT engines: TP Size, PP Size, KV Memory Percentage (a
+//   percentage), KV Cache Dtype, Quantization, Max Runtime Batch Size, Max
+//   Runtime Tokens, TRTGptModel maxSequenceLen / maxNumTokens / maxNumSequences
+//   The PyTorch backend sizes the pool twice: a small temporary pool for its
+//   memory profiling, then the estimate, then the real pool. An allocation
+//   followed by an estimate line is that temporary pool (kept in `notes`, not
+//   a conflict); the pool is the allocation after the estimate, or the
+//   estimate itself when the engine stopped before allocating (a note says so).
+// Launch commands in a record ("(cmd: python3 -m sglang.launch_server …)",
+// "vllm serve …", a docker line with vllm/vllm-openai, a bare "--flag value"
+// list): --tp/--tp-size/--tensor-parallel-size, --pp-size, --mem-fraction-static,
+// --gpu-memory-utilization, --kv-cache-free-gpu-memory-fraction,
+// --max-model-len/--context-length/--max-seq-len,
+// --max-num-batched-tokens/--chunked-prefill-size/--max-num-tokens,
+// --max-num-seqs/--max-running-requests/--max-batch-size, --block-size/--page-size,
+// --kv-cache-dtype, --quantization, --dtype, --enforce-eager/--disable-cuda-graph,
+// --[no-]enable-prefix-caching, --disable-radix-cache (underscores accepted).
+// The model argument is not read from a command (paths, not repo ids).
 //
 // Records: " | " separates records like a line break (excerpts pasted joined).
 // A physical line that starts with a lower-case letter, with one of ":,)]}=._"
-// or with a single blank continues the record above it (logs hard-wrapped at a
-// fixed width; vLLM's multi-line messages pasted without their prefixes) and is
-// joined to it without a separator. When a fact is stated twice with different
-// values the last one is kept (a restarted engine, TensorRT-LLM's estimate pass
-// before the real allocation) and the conflict is recorded.
+// or with a single blank may continue the record above it:
+//   - a file hard-wrapped at a fixed width (a width at least two lines of 40
+//     bytes or more end at, each followed by such a line) continues the record
+//     without a separator when the line above ends at that width;
+//   - otherwise a line that states a fact on its own (an unprefixed
+//     "non-default args: {…}", "distributed_gpu_executor.py:57] # GPU blocks:
+//     2987") is a record of its own;
+//   - otherwise it is joined to the record above with one space.
+// When a fact is stated twice with different values the last one is kept (a
+// restarted engine) and the conflict is recorded.
 
 #include <cstdint>
 #include <map>
@@ -51,6 +101,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
@@ -61,6 +112,10 @@ namespace {
 
 constexpr size_t kMaxKeptLineBytes = 1000;
 constexpr size_t kMaxKeptLines = 2000;
+// A hard-wrapped file's width: at least this many bytes, reached by at least
+// kMinWrappedLines lines that a continuation line follows.
+constexpr size_t kMinWrapWidth = 40;
+constexpr int kMinWrappedLines = 2;
 
 struct Record {
   int line = 0;
@@ -82,34 +137,10 @@ absl::string_view CleanLogLine(absl::string_view line) {
   return absl::StripAsciiWhitespace(line);
 }
 
-// Physical lines into records; " | " also separates records (excerpts of
-// several log lines are often pasted joined that way).
-std::vector<Record> SplitRecords(absl::string_view text) {
-  std::vector<Record> records;
-  int n = 0;
-  for (absl::string_view physical : absl::StrSplit(text, '\n')) {
-    ++n;
-    bool first = true;
-    for (absl::string_view raw : absl::StrSplit(physical, " | ")) {
-      raw = absl::StripTrailingAsciiWhitespace(raw);
-      const bool continues = first && !records.empty() && ContinuesRecord(raw);
-      first = false;
-      if (continues) {
-        records.back().text.append(raw.data(), raw.size());
-        continue;
-      }
-      const absl::string_view line = CleanLogLine(raw);
-      if (line.empty()) continue;
-      records.push_back(Record{n, std::string(line)});
-    }
-  }
-  return records;
-}
-
 // A number right after `pos` (blanks skipped): digits with '.', ',' and a
 // leading '-'; returns it as written and moves `pos` past it.
 absl::string_view NumberAt(absl::string_view text, size_t& pos) {
-  while (pos < text.size() && text[pos] == ' ') ++pos;
+  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
   const size_t start = pos;
   if (pos < text.size() && text[pos] == '-') ++pos;
   while (pos < text.size() && (absl::ascii_isdigit(static_cast<unsigned char>(text[pos])) ||
@@ -167,10 +198,97 @@ std::optional<std::string> ValueOfKey(absl::string_view text, absl::string_view 
   return std::nullopt;
 }
 
+// A whole number written as `key=N` (a sentence's final '.' dropped).
+std::optional<uint64_t> WholeOfKey(absl::string_view text, absl::string_view key) {
+  std::optional<std::string> v = ValueOfKey(text, key);
+  if (!v) return std::nullopt;
+  absl::string_view n = *v;
+  absl::ConsumeSuffix(&n, ".");
+  return ParseGroupedInteger(n);
+}
+
 std::optional<bool> ParseBool(absl::string_view s) {
   if (s == "True" || s == "true") return true;
   if (s == "False" || s == "false") return false;
   return std::nullopt;
+}
+
+// TensorRT-LLM prints its float32 fractions at double precision
+// (0.8999999761581421): the float32 value's shortest decimal.
+double Float32Digits(double x) { return ParseDecimal(absl::StrFormat("%.7g", x)).value_or(x); }
+
+// What a launch flag sets, by its engine spelling (dashes, lower case).
+enum class Flag {
+  kTp,
+  kPp,
+  kMemFraction,
+  kGpuUtilization,
+  kFreeFraction,
+  kMaxModelLen,
+  kBatchedTokens,
+  kMaxSeqs,
+  kBlockSize,
+  kKvDtype,
+  kQuantization,
+  kDtype,
+  kEager,
+  kPrefixOn,
+  kPrefixOff,
+};
+
+std::optional<Flag> FlagOf(absl::string_view name) {
+  struct Name {
+    absl::string_view name;
+    Flag flag;
+  };
+  static constexpr Name kNames[] = {
+      {"--tp", Flag::kTp},
+      {"--tp-size", Flag::kTp},
+      {"--tensor-parallel-size", Flag::kTp},
+      {"-tp", Flag::kTp},
+      {"--pp-size", Flag::kPp},
+      {"--pipeline-parallel-size", Flag::kPp},
+      {"-pp", Flag::kPp},
+      {"--mem-fraction-static", Flag::kMemFraction},
+      {"--gpu-memory-utilization", Flag::kGpuUtilization},
+      {"--kv-cache-free-gpu-memory-fraction", Flag::kFreeFraction},
+      {"--max-model-len", Flag::kMaxModelLen},
+      {"--context-length", Flag::kMaxModelLen},
+      {"--max-seq-len", Flag::kMaxModelLen},
+      {"--max-num-batched-tokens", Flag::kBatchedTokens},
+      {"--chunked-prefill-size", Flag::kBatchedTokens},
+      {"--max-num-tokens", Flag::kBatchedTokens},
+      {"--max-num-seqs", Flag::kMaxSeqs},
+      {"--max-running-requests", Flag::kMaxSeqs},
+      {"--max-batch-size", Flag::kMaxSeqs},
+      {"--block-size", Flag::kBlockSize},
+      {"--page-size", Flag::kBlockSize},
+      {"--kv-cache-dtype", Flag::kKvDtype},
+      {"--quantization", Flag::kQuantization},
+      {"-q", Flag::kQuantization},
+      {"--dtype", Flag::kDtype},
+      {"--enforce-eager", Flag::kEager},
+      {"--disable-cuda-graph", Flag::kEager},
+      {"--enable-prefix-caching", Flag::kPrefixOn},
+      {"--no-enable-prefix-caching", Flag::kPrefixOff},
+      {"--disable-radix-cache", Flag::kPrefixOff},
+  };
+  for (const Name& n : kNames) {
+    if (n.name == name) return n.flag;
+  }
+  return std::nullopt;
+}
+
+bool IsSwitch(Flag f) { return f == Flag::kEager || f == Flag::kPrefixOn || f == Flag::kPrefixOff; }
+
+// A record that holds an engine launch command (or a bare list of its flags).
+bool HoldsLaunchCommand(absl::string_view t) {
+  if (absl::StartsWith(t, "--")) return true;
+  for (absl::string_view marker : {"(cmd:", "sglang.launch_server", "vllm serve ",
+                                   "vllm.entrypoints", "vllm/vllm-openai", "trtllm-serve "}) {
+    if (absl::StrContains(t, marker)) return true;
+  }
+  return false;
 }
 
 class LogReader {
@@ -178,6 +296,8 @@ class LogReader {
   explicit LogReader(IngestedFile& out) : out_(out), facts_(out.engine_log.emplace()) {}
 
   absl::Status Read(const Record& r);
+  // After the last record: what the order of the lines says.
+  void Finish();
   size_t matched_records() const { return matched_records_; }
 
  private:
@@ -188,6 +308,9 @@ class LogReader {
   template <typename T>
   void Set(std::optional<T>& field, T value, absl::string_view name, const Record& r);
   void Engine(absl::string_view engine, const Record& r);
+  // A fraction in (0, 1], refused with its words otherwise.
+  absl::Status Fraction(std::optional<double>& field, double value, absl::string_view name,
+                        absl::string_view shown, const Record& r);
 
   // A size in bytes after `anchor`: "Available KV cache memory: 24.83 GiB".
   absl::StatusOr<std::optional<uint64_t>> Bytes(const Record& r, absl::string_view anchor,
@@ -195,13 +318,26 @@ class LogReader {
   // A whole number after `anchor`: "GPU KV cache size: 464,848".
   absl::StatusOr<std::optional<uint64_t>> Whole(const Record& r, absl::string_view anchor,
                                                 size_t from = 0);
+  // A decimal after `anchor`, nullopt when none follows.
+  std::optional<double> Decimal(const Record& r, absl::string_view anchor) const;
 
   absl::Status ReadVllm(const Record& r);
+  absl::Status ReadVllmProfile(const Record& r);
   absl::Status ReadVllmCapacity(const Record& r);
   absl::Status ReadVllmConfig(const Record& r);
   absl::Status ReadSglang(const Record& r);
   absl::Status ReadTrtllm(const Record& r);
+  absl::Status ReadTrtllmPool(const Record& r);
+  absl::Status ReadTrtllmProfile(const Record& r);
+  absl::Status ReadTrtllmSettings(const Record& r);
+  absl::Status ReadTrtllmSummary(const Record& r);
   absl::Status ReadSettings(const Record& r);
+  absl::Status ReadLaunchFlags(const Record& r);
+  absl::Status SetFlag(Flag flag, absl::string_view shown, absl::string_view value,
+                       const Record& r);
+  // TensorRT-LLM's sizing passes (see the header).
+  void PoolAllocated(const Record& r);
+  void PoolEstimated(const Record& r);
 
   IngestedFile& out_;
   EngineLogFacts& facts_;
@@ -209,6 +345,10 @@ class LogReader {
   std::set<std::string> mixed_engine_reported_;
   bool matched_ = false;
   size_t matched_records_ = 0;
+  // The last "Allocated … for max tokens in paged KV cache" and estimate.
+  std::optional<Record> allocation_;
+  std::optional<Record> estimate_;
+  bool pool_is_estimate_ = false;
 };
 
 std::string ShowFact(bool v) { return v ? "true" : "false"; }
@@ -244,6 +384,13 @@ void LogReader::Engine(absl::string_view engine, const Record& r) {
                                           "; the first is kept"));
 }
 
+absl::Status LogReader::Fraction(std::optional<double>& field, double value, absl::string_view name,
+                                 absl::string_view shown, const Record& r) {
+  if (!(value > 0) || value > 1) return Refuse(r, shown, "must be a fraction in (0, 1]");
+  Set(field, value, name, r);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<uint64_t>> LogReader::Bytes(const Record& r, absl::string_view anchor,
                                                          size_t from) {
   const size_t at = absl::string_view(r.text).find(anchor, from);
@@ -276,6 +423,13 @@ absl::StatusOr<std::optional<uint64_t>> LogReader::Whole(const Record& r, absl::
   return n;
 }
 
+std::optional<double> LogReader::Decimal(const Record& r, absl::string_view anchor) const {
+  const size_t at = absl::string_view(r.text).find(anchor);
+  if (at == absl::string_view::npos) return std::nullopt;
+  size_t pos = at + anchor.size();
+  return ParseDecimal(NumberAt(r.text, pos));
+}
+
 absl::Status LogReader::ReadVllm(const Record& r) {
   const absl::string_view t = r.text;
   std::optional<uint64_t> b;
@@ -302,11 +456,55 @@ absl::Status LogReader::ReadVllm(const Record& r) {
     if (b) Set(facts_.gpu_total_bytes, *b, "gpu_total_bytes", r);
   }
   if (const size_t at = t.find("Graph capturing finished"); at != absl::string_view::npos) {
-    CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, ", took", at));
-    if (b) Set(facts_.cuda_graph_bytes, *b, "cuda_graph_bytes", r);
+    const size_t took = t.find(", took", at);
+    size_t pos = took == absl::string_view::npos ? t.size() : took + 6;
+    if (absl::StartsWith(NumberAt(t, pos), "-")) {
+      // V1 prints the free-memory change: the capture can free more than it takes.
+      matched_ = true;
+      facts_.notes.push_back(absl::StrCat("line ", r.line, ": the CUDA graph capture \"took ",
+                                          t.substr(took + 7),
+                                          "\" as printed (memory freed "
+                                          "while capturing); no CUDA graph figure"));
+    } else {
+      CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, ", took", at));
+      if (b) Set(facts_.cuda_graph_bytes, *b, "cuda_graph_bytes", r);
+    }
   }
+  CAPPLAN_RETURN_IF_ERROR(ReadVllmProfile(r));
   CAPPLAN_RETURN_IF_ERROR(ReadVllmCapacity(r));
   return ReadVllmConfig(r);
+}
+
+// V0's memory-profiling summary (see the header for what maps to what).
+absl::Status LogReader::ReadVllmProfile(const Record& r) {
+  const absl::string_view t = r.text;
+  std::optional<uint64_t> non_torch, peak, b;
+  for (absl::string_view anchor : {"non_torch_memory takes", "non_torch_memory="}) {
+    CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, anchor));
+    if (b) non_torch = b;
+  }
+  if (non_torch) Set(facts_.non_torch_bytes, *non_torch, "non_torch_bytes", r);
+  CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "PyTorch activation peak memory takes"));
+  if (b) Set(facts_.activation_peak_bytes, *b, "activation_peak_bytes", r);
+  CAPPLAN_ASSIGN_OR_RETURN(peak, Bytes(r, "peak_torch_memory="));
+  if (peak && non_torch) {
+    Set(facts_.profiled_peak_bytes, *peak + *non_torch, "profiled_peak_bytes", r);
+    facts_.notes.push_back(
+        absl::StrCat("line ", r.line,
+                     ": profiled peak = peak_torch_memory + non_torch_memory (the peak_memory vLLM "
+                     "subtracts from total_gpu_memory × gpu_memory_utilization)"));
+  }
+  const bool profile = absl::StrContains(t, "Memory profiling results:") ||
+                       absl::StrContains(t, "the current vLLM instance can use");
+  if (!profile) return absl::OkStatus();
+  Engine("vllm", r);
+  std::optional<double> u = Decimal(r, "gpu_memory_utilization (");
+  if (!u) u = Decimal(r, "gpu_memory_utilization=");
+  if (u) {
+    CAPPLAN_RETURN_IF_ERROR(Fraction(facts_.gpu_memory_utilization, *u, "gpu_memory_utilization",
+                                     absl::StrCat("\"gpu_memory_utilization ", *u, "\""), r));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LogReader::ReadVllmCapacity(const Record& r) {
@@ -336,6 +534,8 @@ absl::Status LogReader::ReadVllmCapacity(const Record& r) {
       if (c) {
         Set(facts_.max_concurrency, *c, "max_concurrency", r);
         Set(facts_.max_concurrency_at_tokens, *len, "max_concurrency_at_tokens", r);
+        // vLLM prints its max_model_len there (V0 executor_base, V1 kv_cache_utils).
+        Set(facts_.max_model_len, *len, "max_model_len", r);
         Engine("vllm", r);
       }
     }
@@ -358,7 +558,8 @@ absl::Status LogReader::ReadVllmCapacity(const Record& r) {
 absl::Status LogReader::ReadVllmConfig(const Record& r) {
   const absl::string_view t = r.text;
   for (absl::string_view anchor :
-       {"Initializing a V1 LLM engine (v", "Initializing an LLM engine (v"}) {
+       {"Initializing a V1 LLM engine (v", "Initializing a V0 LLM engine (v",
+        "Initializing an LLM engine (v"}) {
     const size_t at = t.find(anchor);
     if (at == absl::string_view::npos) continue;
     const size_t start = at + anchor.size();
@@ -421,19 +622,63 @@ absl::Status LogReader::ReadSglang(const Record& r) {
     if (b) Set(facts_.cuda_graph_bytes, *b, "cuda_graph_bytes", r);
     Engine("sglang", r);
   }
-  if (absl::StrContains(t, "ServerArgs(")) Engine("sglang", r);
+  if (absl::StrContains(t, "ServerArgs(") || absl::StrContains(t, "sglang.launch_server")) {
+    Engine("sglang", r);
+  }
   return absl::OkStatus();
 }
 
-absl::Status LogReader::ReadTrtllm(const Record& r) {
+void LogReader::PoolAllocated(const Record& r) {
+  if (pool_is_estimate_) {
+    facts_.notes.push_back(absl::StrCat("line ", estimate_->line, ": the estimate; line ", r.line,
+                                        ": the allocation after it is the pool kept"));
+    facts_.kv_pool_tokens.reset();
+    facts_.kv_cache_bytes.reset();
+    pool_is_estimate_ = false;
+  }
+  allocation_ = r;
+}
+
+void LogReader::PoolEstimated(const Record& r) {
+  if (allocation_ && !pool_is_estimate_) {
+    facts_.notes.push_back(absl::StrCat(
+        "line ", allocation_->line,
+        ": the temporary KV pool TensorRT-LLM allocates for its memory profiling (an estimate "
+        "follows at line ",
+        r.line, "), not the pool it serves with"));
+    facts_.kv_pool_tokens.reset();
+    facts_.kv_cache_bytes.reset();
+    facts_.gpu_blocks.reset();
+  }
+  pool_is_estimate_ = true;
+  estimate_ = r;
+}
+
+void LogReader::Finish() {
+  if (!pool_is_estimate_) return;
+  facts_.notes.push_back(
+      absl::StrCat("the engine stopped before allocating its KV pool (no allocation after line ",
+                   estimate_->line, "): the pool is TensorRT-LLM's estimate there"));
+}
+
+absl::Status LogReader::ReadTrtllmPool(const Record& r) {
   const absl::string_view t = r.text;
   std::optional<uint64_t> b, n;
   const size_t alloc = t.find("for max tokens in paged KV cache (");
   if (alloc != absl::string_view::npos) {
     CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "Allocated"));
     CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, "for max tokens in paged KV cache ("));
+    if (b || n) PoolAllocated(r);
     if (b) Set(facts_.kv_cache_bytes, *b, "kv_cache_bytes", r);
     if (n) Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+    Engine("tensorrt-llm", r);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, "Estimated max tokens in KV cache :"));
+  CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "Estimated max memory in KV cache :"));
+  if (n || b) {
+    PoolEstimated(r);
+    if (n) Set(facts_.kv_pool_tokens, *n, "kv_pool_tokens", r);
+    if (b) Set(facts_.kv_cache_bytes, *b, "kv_cache_bytes", r);
     Engine("tensorrt-llm", r);
   }
   const size_t using_at = t.find("tokens in paged KV cache");
@@ -447,7 +692,8 @@ absl::Status LogReader::ReadTrtllm(const Record& r) {
     if (n) Set(facts_.kv_cache_bytes, *n, "kv_cache_bytes", r);
     Engine("tensorrt-llm", r);
   }
-  for (absl::string_view anchor : {"Number of tokens per block:", "tokens per block="}) {
+  for (absl::string_view anchor :
+       {"Number of tokens per block:", "tokens per block=", "tokens_per_block="}) {
     CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, anchor));
     if (n && *n <= 0xffffffffu) {
       Set(facts_.block_size, static_cast<uint32_t>(*n), "block_size", r);
@@ -461,21 +707,154 @@ absl::Status LogReader::ReadTrtllm(const Record& r) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "max tokens in paged kv cache: total:"));
   if (b) Set(facts_.gpu_total_bytes, *b, "gpu_total_bytes", r);
-  const size_t version = t.find("TensorRT-LLM version: ");
-  if (version != absl::string_view::npos) {
-    Set(facts_.engine_version, std::string(absl::StripAsciiWhitespace(t.substr(version + 22))),
+  return absl::OkStatus();
+}
+
+// The PyTorch backend's weights and memory-profiling lines.
+absl::Status LogReader::ReadTrtllmProfile(const Record& r) {
+  const absl::string_view t = r.text;
+  std::optional<uint64_t> b;
+  if (absl::StrContains(t, "GB for model weights")) {
+    for (absl::string_view anchor : {" uses ", "Use "}) {
+      CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, anchor));
+      if (!b) continue;
+      Set(facts_.weights_bytes, *b, "weights_bytes", r);
+      Engine("tensorrt-llm", r);
+      break;
+    }
+  }
+  struct Figure {
+    absl::string_view anchor;
+    std::optional<uint64_t> EngineLogFacts::*field;
+    absl::string_view name;
+  };
+  static constexpr Figure kFigures[] = {
+      {"Peak memory during memory usage profiling (torch + non-torch):",
+       &EngineLogFacts::profiled_peak_bytes, "profiled_peak_bytes"},
+      {"Memory dynamically allocated during inference (inside torch) in memory usage profiling:",
+       &EngineLogFacts::activation_peak_bytes, "activation_peak_bytes"},
+      {"Memory used outside torch (e.g., NCCL and CUDA graphs) in memory usage profiling:",
+       &EngineLogFacts::non_torch_bytes, "non_torch_bytes"},
+      {"device total memory", &EngineLogFacts::gpu_total_bytes, "gpu_total_bytes"},
+  };
+  for (const Figure& f : kFigures) {
+    CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, f.anchor));
+    if (!b) continue;
+    Set(facts_.*f.field, *b, f.name, r);
+    Engine("tensorrt-llm", r);
+  }
+  return absl::OkStatus();
+}
+
+// max_seq_len / max_num_tokens / max_batch_size and the memory fraction, as
+// the PyTorch backend prints them.
+absl::Status LogReader::ReadTrtllmSettings(const Record& r) {
+  const absl::string_view t = r.text;
+  const bool runtime =
+      absl::StrContains(t, "max_seq_len=") &&
+      (absl::StrContains(t, "max_num_tokens=") || absl::StrContains(t, "max_num_requests="));
+  const bool sizes =
+      absl::StrContains(t, "max_batch_size=") && absl::StrContains(t, "max_num_tokens=");
+  if (runtime || sizes) {
+    Engine("tensorrt-llm", r);
+    if (auto v = WholeOfKey(t, "max_seq_len")) Set(facts_.max_model_len, *v, "max_model_len", r);
+    if (auto v = WholeOfKey(t, "max_num_tokens")) {
+      Set(facts_.max_num_batched_tokens, *v, "max_num_batched_tokens", r);
+    }
+    std::optional<uint64_t> seqs = WholeOfKey(t, "max_batch_size");
+    if (!seqs) seqs = WholeOfKey(t, "max_num_requests");
+    if (seqs && *seqs <= 0xffffffffu) {
+      Set(facts_.max_num_seqs, static_cast<uint32_t>(*seqs), "max_num_seqs", r);
+    }
+  }
+  std::optional<double> f = Decimal(r, "free_gpu_memory_fraction and max_tokens are set (to");
+  if (!f) f = Decimal(r, "fraction is set");
+  if (!f) {
+    if (auto v = ValueOfKey(t, "free_gpu_memory_fraction")) f = ParseDecimal(*v);
+  }
+  if (f) {
+    Engine("tensorrt-llm", r);
+    CAPPLAN_RETURN_IF_ERROR(Fraction(facts_.kv_cache_free_gpu_memory_fraction, Float32Digits(*f),
+                                     "kv_cache_free_gpu_memory_fraction",
+                                     absl::StrCat("\"free_gpu_memory_fraction ", *f, "\""), r));
+  }
+  return absl::OkStatus();
+}
+
+// trtllm-bench's summary and the TRT engine's TRTGptModel lines.
+absl::Status LogReader::ReadTrtllmSummary(const Record& r) {
+  const absl::string_view t = r.text;
+  std::optional<uint64_t> n;
+  for (absl::string_view label : {"TP Size:", "PP Size:"}) {
+    if (!absl::StartsWith(t, label)) continue;
+    CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, label));
+    if (n && *n <= 0xffffffffu) {
+      Set(label[0] == 'T' ? facts_.tp : facts_.pp, static_cast<uint32_t>(*n),
+          label[0] == 'T' ? "tp" : "pp", r);
+    }
+  }
+  if (absl::StartsWith(t, "KV Memory Percentage:")) {
+    const std::optional<double> pct = Decimal(r, "KV Memory Percentage:");
+    if (pct) {
+      Engine("tensorrt-llm", r);
+      CAPPLAN_RETURN_IF_ERROR(Fraction(facts_.kv_cache_free_gpu_memory_fraction, *pct / 100,
+                                       "kv_cache_free_gpu_memory_fraction",
+                                       absl::StrCat("\"KV Memory Percentage ", *pct, "%\""), r));
+    }
+  }
+  for (absl::string_view label : {"KV Cache Dtype:", "Quantization:"}) {
+    if (!absl::StartsWith(t, label)) continue;
+    const std::string v(absl::StripAsciiWhitespace(t.substr(label.size())));
+    if (v.empty()) continue;
+    Set(label[0] == 'K' ? facts_.kv_cache_dtype : facts_.quantization, v,
+        label[0] == 'K' ? "kv_cache_dtype" : "quantization", r);
+  }
+  struct Count {
+    absl::string_view anchor;
+    int field;  // 0 max_model_len, 1 max_num_batched_tokens, 2 max_num_seqs
+  };
+  static constexpr Count kCounts[] = {
+      {"TRTGptModel maxSequenceLen:", 0}, {"TRTGptModel maxNumTokens:", 1},
+      {"Max Runtime Tokens:", 1},         {"TRTGptModel maxNumSequences:", 2},
+      {"Max Runtime Batch Size:", 2},
+  };
+  for (const Count& c : kCounts) {
+    CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, c.anchor));
+    if (!n) continue;
+    Engine("tensorrt-llm", r);
+    if (c.field == 0) Set(facts_.max_model_len, *n, "max_model_len", r);
+    if (c.field == 1) Set(facts_.max_num_batched_tokens, *n, "max_num_batched_tokens", r);
+    if (c.field == 2 && *n <= 0xffffffffu) {
+      Set(facts_.max_num_seqs, static_cast<uint32_t>(*n), "max_num_seqs", r);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LogReader::ReadTrtllm(const Record& r) {
+  const absl::string_view t = r.text;
+  CAPPLAN_RETURN_IF_ERROR(ReadTrtllmPool(r));
+  CAPPLAN_RETURN_IF_ERROR(ReadTrtllmProfile(r));
+  CAPPLAN_RETURN_IF_ERROR(ReadTrtllmSettings(r));
+  CAPPLAN_RETURN_IF_ERROR(ReadTrtllmSummary(r));
+  for (absl::string_view anchor : {"TensorRT-LLM version: ", "TensorRT LLM version: "}) {
+    const size_t version = t.find(anchor);
+    if (version == absl::string_view::npos) continue;
+    Set(facts_.engine_version,
+        std::string(absl::StripAsciiWhitespace(t.substr(version + anchor.size()))),
         "engine_version", r);
     Engine("tensorrt-llm", r);
   }
   return absl::OkStatus();
 }
 
-// Settings in config lines: vLLM's "with config:" and "non-default args:",
-// SGLang's ServerArgs(...) and its scheduler line.
+// Settings in config lines: vLLM's "with config:", "non-default args:" and
+// "args: Namespace(", SGLang's ServerArgs(...) and its scheduler line.
 absl::Status LogReader::ReadSettings(const Record& r) {
   const absl::string_view t = r.text;
   if (!absl::StrContains(t, "with config:") && !absl::StrContains(t, "non-default args:") &&
-      !absl::StrContains(t, "ServerArgs(") && !absl::StrContains(t, "max_total_num_tokens=")) {
+      !absl::StrContains(t, "args: Namespace(") && !absl::StrContains(t, "ServerArgs(") &&
+      !absl::StrContains(t, "max_total_num_tokens=")) {
     return absl::OkStatus();
   }
   auto whole = [&](std::initializer_list<absl::string_view> keys) -> std::optional<uint64_t> {
@@ -502,20 +881,29 @@ absl::Status LogReader::ReadSettings(const Record& r) {
   if (auto v = small(whole({"block_size", "page_size"}))) {
     Set(facts_.block_size, *v, "block_size", r);
   }
-  if (auto v = ValueOfKey(t, "gpu_memory_utilization"); v && ParseDecimal(*v)) {
-    Set(facts_.gpu_memory_utilization, *ParseDecimal(*v), "gpu_memory_utilization", r);
-  }
-  if (auto v = ValueOfKey(t, "mem_fraction_static"); v && ParseDecimal(*v)) {
-    Set(facts_.mem_fraction_static, *ParseDecimal(*v), "mem_fraction_static", r);
+  for (absl::string_view key : {"gpu_memory_utilization", "mem_fraction_static"}) {
+    const std::optional<std::string> v = ValueOfKey(t, key);
+    const std::optional<double> x = v ? ParseDecimal(*v) : std::nullopt;
+    if (!x) continue;
+    CAPPLAN_RETURN_IF_ERROR(
+        Fraction(key[0] == 'g' ? facts_.gpu_memory_utilization : facts_.mem_fraction_static, *x,
+                 key, absl::StrCat(key, " = ", *v), r));
   }
   if (auto v = ValueOfKey(t, "kv_cache_dtype"); v && !v->empty() && *v != "None") {
     Set(facts_.kv_cache_dtype, *v, "kv_cache_dtype", r);
   }
-  if (auto v = ValueOfKey(t, "enforce_eager"); v && ParseBool(*v)) {
-    Set(facts_.enforce_eager, *ParseBool(*v), "enforce_eager", r);
+  if (auto v = ValueOfKey(t, "dtype"); v && !v->empty() && *v != "None") {
+    absl::string_view d = *v;
+    absl::ConsumePrefix(&d, "torch.");
+    Set(facts_.dtype, std::string(d), "dtype", r);
   }
-  if (auto v = ValueOfKey(t, "disable_cuda_graph"); v && ParseBool(*v)) {
-    Set(facts_.enforce_eager, *ParseBool(*v), "enforce_eager", r);
+  if (auto v = ValueOfKey(t, "quantization"); v && !v->empty()) {
+    Set(facts_.quantization, *v, "quantization", r);
+  }
+  for (absl::string_view key : {"enforce_eager", "disable_cuda_graph"}) {
+    if (auto v = ValueOfKey(t, key); v && ParseBool(*v)) {
+      Set(facts_.enforce_eager, *ParseBool(*v), "enforce_eager", r);
+    }
   }
   if (auto v = ValueOfKey(t, "enable_prefix_caching"); v && ParseBool(*v)) {
     Set(facts_.enable_prefix_caching, *ParseBool(*v), "enable_prefix_caching", r);
@@ -529,12 +917,102 @@ absl::Status LogReader::ReadSettings(const Record& r) {
   return absl::OkStatus();
 }
 
+absl::Status LogReader::SetFlag(Flag flag, absl::string_view shown, absl::string_view value,
+                                const Record& r) {
+  const std::optional<double> x = ParseDecimal(value);
+  const std::optional<uint64_t> n = ParseGroupedInteger(value);
+  const std::optional<uint32_t> small =
+      n && *n <= 0xffffffffu ? std::optional<uint32_t>(static_cast<uint32_t>(*n)) : std::nullopt;
+  const std::string v(value);
+  switch (flag) {
+    case Flag::kTp:
+      if (small) Set(facts_.tp, *small, "tp", r);
+      break;
+    case Flag::kPp:
+      if (small) Set(facts_.pp, *small, "pp", r);
+      break;
+    case Flag::kMemFraction:
+      if (x) return Fraction(facts_.mem_fraction_static, *x, "mem_fraction_static", shown, r);
+      break;
+    case Flag::kGpuUtilization:
+      if (x) return Fraction(facts_.gpu_memory_utilization, *x, "gpu_memory_utilization", shown, r);
+      break;
+    case Flag::kFreeFraction:
+      if (x) {
+        return Fraction(facts_.kv_cache_free_gpu_memory_fraction, *x,
+                        "kv_cache_free_gpu_memory_fraction", shown, r);
+      }
+      break;
+    case Flag::kMaxModelLen:
+      if (n) Set(facts_.max_model_len, *n, "max_model_len", r);
+      break;
+    case Flag::kBatchedTokens:
+      if (n) Set(facts_.max_num_batched_tokens, *n, "max_num_batched_tokens", r);
+      break;
+    case Flag::kMaxSeqs:
+      if (small) Set(facts_.max_num_seqs, *small, "max_num_seqs", r);
+      break;
+    case Flag::kBlockSize:
+      if (small) Set(facts_.block_size, *small, "block_size", r);
+      break;
+    case Flag::kKvDtype:
+      if (!v.empty()) Set(facts_.kv_cache_dtype, v, "kv_cache_dtype", r);
+      break;
+    case Flag::kQuantization:
+      if (!v.empty()) Set(facts_.quantization, v, "quantization", r);
+      break;
+    case Flag::kDtype:
+      if (!v.empty()) Set(facts_.dtype, v, "dtype", r);
+      break;
+    case Flag::kEager:
+      Set(facts_.enforce_eager, true, "enforce_eager", r);
+      break;
+    case Flag::kPrefixOn:
+    case Flag::kPrefixOff:
+      Set(facts_.enable_prefix_caching, flag == Flag::kPrefixOn, "enable_prefix_caching", r);
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LogReader::ReadLaunchFlags(const Record& r) {
+  if (!HoldsLaunchCommand(r.text)) return absl::OkStatus();
+  const std::vector<absl::string_view> words =
+      absl::StrSplit(r.text, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (!absl::StartsWith(words[i], "-")) continue;
+    absl::string_view word = words[i];
+    absl::string_view value;
+    const size_t eq = word.find('=');
+    if (eq != absl::string_view::npos) {
+      value = word.substr(eq + 1);
+      word = word.substr(0, eq);
+    }
+    std::string name = absl::AsciiStrToLower(word);
+    for (size_t k = 2; k < name.size(); ++k) {
+      if (name[k] == '_') name[k] = '-';
+    }
+    const std::optional<Flag> flag = FlagOf(name);
+    if (!flag) continue;
+    if (!IsSwitch(*flag) && eq == absl::string_view::npos) {
+      if (i + 1 >= words.size() || absl::StartsWith(words[i + 1], "--")) continue;
+      value = words[++i];
+    }
+    value = absl::StripSuffix(absl::StripSuffix(value, ")"), ",");
+    value = absl::StripPrefix(absl::StripSuffix(value, "'"), "'");
+    value = absl::StripPrefix(absl::StripSuffix(value, "\""), "\"");
+    CAPPLAN_RETURN_IF_ERROR(SetFlag(*flag, absl::StrCat(word, " ", value), value, r));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LogReader::Read(const Record& r) {
   matched_ = false;
   CAPPLAN_RETURN_IF_ERROR(ReadVllm(r));
   CAPPLAN_RETURN_IF_ERROR(ReadSglang(r));
   CAPPLAN_RETURN_IF_ERROR(ReadTrtllm(r));
   CAPPLAN_RETURN_IF_ERROR(ReadSettings(r));
+  CAPPLAN_RETURN_IF_ERROR(ReadLaunchFlags(r));
   if (!matched_) return absl::OkStatus();
   if (absl::StrContains(r.text, "[TensorRT-LLM]") || absl::StrContains(r.text, "[TRT-LLM]")) {
     Engine("tensorrt-llm", r);
@@ -548,16 +1026,83 @@ absl::Status LogReader::Read(const Record& r) {
   return absl::OkStatus();
 }
 
+// Whether `line` alone states a fact (a refused figure counts: it is read,
+// and refused, as a record of its own).
+bool StatesAFact(absl::string_view line) {
+  IngestedFile scratch;
+  LogReader probe(scratch);
+  return !probe.Read(Record{0, std::string(line)}).ok() || probe.matched_records() > 0;
+}
+
+// The widths a file is hard-wrapped at (see the header).
+std::set<size_t> WrapWidths(const std::vector<absl::string_view>& lines) {
+  std::map<size_t, int> wrapped;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (lines[i].size() < kMinWrapWidth) continue;
+    const absl::string_view next = absl::StripTrailingAsciiWhitespace(lines[i + 1]);
+    if (ContinuesRecord(next.substr(0, next.find(" | ")))) ++wrapped[lines[i].size()];
+  }
+  std::set<size_t> widths;
+  for (const auto& [width, count] : wrapped) {
+    if (count >= kMinWrappedLines) widths.insert(width);
+  }
+  return widths;
+}
+
+// Physical lines into records (see the header); " | " also separates
+// records (excerpts of several log lines are often pasted joined that way).
+std::vector<Record> SplitRecords(absl::string_view text) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  for (absl::string_view& l : lines) absl::ConsumeSuffix(&l, "\r");
+  const std::set<size_t> widths = WrapWidths(lines);
+  std::vector<Record> records;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool wrapped_above = i > 0 && widths.count(lines[i - 1].size()) > 0;
+    bool first = true;
+    for (absl::string_view raw : absl::StrSplit(lines[i], " | ")) {
+      raw = absl::StripTrailingAsciiWhitespace(raw);
+      const bool continues = first && !records.empty() && ContinuesRecord(raw);
+      first = false;
+      const absl::string_view line = CleanLogLine(raw);
+      if (continues && wrapped_above) {
+        records.back().text.append(raw.data(), raw.size());
+        continue;
+      }
+      if (continues && !StatesAFact(line)) {
+        absl::StrAppend(&records.back().text, " ", line);
+        continue;
+      }
+      if (line.empty()) continue;
+      records.push_back(Record{static_cast<int>(i + 1), std::string(line)});
+    }
+  }
+  return records;
+}
+
 }  // namespace
 
 bool LooksLikeEngineLog(absl::string_view text) {
-  for (absl::string_view anchor :
-       {"GPU KV cache size:", "Available KV cache memory:", "Model loading took",
-        "Loading model weights took", "KV Cache is allocated",
-        "max_total_num_tokens=", "paged KV cache",
-        "GPU blocks:", "cuda blocks:", "Maximum concurrency for", "Initializing a V1 LLM engine",
-        "Initializing an LLM engine", "Load weight end", "reserved for KV Cache is",
-        "stored in KV cache (", "paged kv cache", "bytes for k/v cache", "KV cache primary pool"}) {
+  for (absl::string_view anchor : {"GPU KV cache size:",
+                                   "Available KV cache memory:",
+                                   "Model loading took",
+                                   "Loading model weights took",
+                                   "KV Cache is allocated",
+                                   "max_total_num_tokens=",
+                                   "paged KV cache",
+                                   "GPU blocks:",
+                                   "cuda blocks:",
+                                   "Maximum concurrency for",
+                                   "Initializing a V1 LLM engine",
+                                   "Initializing an LLM engine",
+                                   "Load weight end",
+                                   "reserved for KV Cache is",
+                                   "stored in KV cache (",
+                                   "paged kv cache",
+                                   "bytes for k/v cache",
+                                   "KV cache primary pool",
+                                   "GB for model weights",
+                                   "Estimated max tokens in KV cache",
+                                   "KV Memory Percentage:"}) {
     if (absl::StrContains(text, anchor)) return true;
   }
   return false;
@@ -566,6 +1111,7 @@ bool LooksLikeEngineLog(absl::string_view text) {
 absl::Status ParseEngineLog(absl::string_view text, IngestedFile& out) {
   LogReader reader(out);
   for (const Record& r : SplitRecords(text)) CAPPLAN_RETURN_IF_ERROR(reader.Read(r));
+  reader.Finish();
   if (reader.matched_records() == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(out.file_name,

@@ -114,6 +114,19 @@ class RunBuilder {
   std::vector<std::string> notes_;
 };
 
+// The number of requests a burst sends at once: num_prompts when stated,
+// else the completed requests plus the failed ones.
+std::optional<uint32_t> BurstSize(const IngestedRun& run);
+
+// The row's load fields from the run's load kind and settings: concurrency
+// (closed loop), arrival_rate_rps (open loop) or burst_requests (burst, see
+// BurstSize); the others cleared.
+void SetRowLoad(IngestedRun& run);
+
+// The load note a row's note starts with ("closed loop: concurrency 8, 100
+// prompts").
+std::string LoadNote(const IngestedRun& run);
+
 // The load kind the stated settings describe (see LoadKind): a concurrency
 // with no finite rate is closed loop, a finite rate open loop, an infinite
 // rate without a concurrency a burst.
@@ -144,6 +157,14 @@ absl::Status ParseGuidellmJson(const std::vector<JsonDocument>& docs, IngestedFi
 absl::Status ParseAiperfJson(const std::vector<JsonDocument>& docs, IngestedFile& out);
 absl::Status ParseBenchConsole(absl::string_view text, IngestedFile& out);
 absl::Status ParseEngineLog(absl::string_view text, IngestedFile& out);
+
+// vLLM's benchmark tool when a file does not say which: `vllm bench serve`
+// and benchmarks/benchmark_serving.py print the same block and write the same
+// JSON.
+inline constexpr absl::string_view kVllmToolEither = "vllm bench serve / benchmark_serving.py";
+// "vllm bench serve" or "benchmark_serving.py" when the text's command line
+// names one of them (and not the other), else kVllmToolEither.
+std::string VllmToolOf(absl::string_view text);
 
 // Content sniffing used by DetectIngestFormat.
 // The JSON format of the first document; nullopt when none fits.

@@ -1179,6 +1179,12 @@ absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view comma
   return FirstCommand(words);
 }
 
+std::optional<v1::WeightFormat> WeightFormatOfQuantizationMethod(absl::string_view method) {
+  absl::StatusOr<std::optional<v1::WeightFormat>> f = Quantization("quantization", method);
+  if (!f.ok()) return std::nullopt;
+  return *f;
+}
+
 absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line) {
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<std::string> words, SplitShellWords(command_line));
   size_t i = 0;

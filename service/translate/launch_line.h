@@ -108,6 +108,12 @@ struct LaunchLine {
   std::optional<uint32_t> data_parallel_size;
 };
 
+// The weight format an engine quantization method names, by the table
+// --quantization is read with (awq → INT4_AWQ, fp8 → FP8_PER_TENSOR, …; any
+// case); nullopt for the methods that defer to the checkpoint
+// (compressed-tensors, modelopt) and for names capplan does not model.
+std::optional<v1::WeightFormat> WeightFormatOfQuantizationMethod(absl::string_view method);
+
 // Parses one launch line. InvalidArgument on anything it cannot read.
 absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line);
 

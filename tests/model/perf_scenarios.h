@@ -106,6 +106,38 @@ inline Scenario RandomScenario(uint64_t seed) {
   return s;
 }
 
+// A scenario of the engines' own mechanisms, on top of RandomScenario: kind 0
+// a closed loop in synchronized waves (every request one fixed length, all
+// users starting together, no think time); kind 1 a KV-bound run under
+// vLLM's incremental allocation; kind 2 the same under SGLang's rule
+// (a share of the running requests' remaining answers kept free).
+inline Scenario EngineScenario(uint64_t seed) {
+  Scenario s = RandomScenario(seed);
+  std::mt19937_64 gen(seed ^ 0x9e3779b97f4a7c15ULL);
+  auto u = [&gen](double lo, double hi) {
+    return lo + (hi - lo) * (static_cast<double>(gen() >> 11) * 0x1.0p-53);
+  };
+  const int kind = static_cast<int>(seed % 3);
+  const int running = *s.limits.max_running_requests;
+  if (kind == 0) {
+    s.workload.input_tokens_cv = 0;
+    s.workload.output_tokens_cv = 0;
+    s.workload.prefix_cache_hit_rate = 0;
+    s.workload.synchronized = true;
+    s.limits.kv_pool_tokens.reset();
+    s.concurrency = static_cast<int>(u(2, running));
+    s.think_time_seconds = 0;
+    s.target_rho = 0;
+    return s;
+  }
+  s.limits.kv_admission = kind == 1 ? KvAdmission::kIncremental : KvAdmission::kReserveRemainingShare;
+  s.limits.kv_remaining_share = kind == 1 ? 0.0 : 0.098;
+  // A pool that binds before the running-request limit does.
+  s.limits.kv_pool_tokens = std::round(running * (s.workload.input_tokens + 0.5 * s.workload.output_tokens) *
+                                       u(0.3, 0.8));
+  return s;
+}
+
 }  // namespace capplan::model::testing
 
 #endif  // CAPPLAN_TESTS_MODEL_PERF_SCENARIOS_H_

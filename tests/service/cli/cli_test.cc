@@ -9,6 +9,7 @@
 #include "tests/test_common/cli_runner.h"
 #include "tests/test_common/loopback_server.h"
 #include "tests/test_common/test_catalog.h"
+#include "tests/test_common/tls_certs.h"
 
 namespace capplan::service {
 namespace {
@@ -202,6 +203,74 @@ TEST_F(CliTest, ServerNotFoundMessageSuggestsIds) {
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("NOT_FOUND: hardware 'test-gpu' is not in the catalogue; did you "
                                "mean test-gpu-24gb?"));
+}
+
+// capplan --server over TLS and mutual TLS, against an in-process server
+// with certificates made by openssl for the test.
+class CliTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(certs_.Make()) << certs_.error();
+    WriteMiniCatalogue(dir_);
+  }
+  void Start(bool mutual) {
+    ServerOptions options = testing::LoopbackServerOptions(dir_.path().string());
+    options.tls_cert_file = certs_.Pem("server");
+    options.tls_key_file = certs_.Key("server");
+    if (mutual) options.tls_client_ca_file = certs_.Pem("ca");
+    auto server = PlannerServer::Create(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  std::vector<std::string> Online(std::vector<std::string> args) {
+    args.insert(args.end(), {"--timeout-seconds", "5", "--server",
+                             "127.0.0.1:" + std::to_string(server_->port())});
+    return args;
+  }
+
+  testing::TestCertificates certs_;
+  TempDir dir_;
+  std::unique_ptr<PlannerServer> server_;
+};
+
+TEST_F(CliTlsTest, TlsServerAnswersWithTheCaAndRefusesPlaintext) {
+  Start(false);
+  Result tls = RunCapplan(Online({"hardware", "list", "--tls-ca-file", certs_.Pem("ca")}));
+  EXPECT_EQ(tls.code, 0) << tls.err;
+  EXPECT_THAT(tls.out, HasSubstr("test-gpu-24gb"));
+  Result plain = RunCapplan(Online({"hardware", "list"}));
+  EXPECT_EQ(plain.code, 2);
+  EXPECT_THAT(plain.err, HasSubstr("unreachable"));
+  Result wrong_ca =
+      RunCapplan(Online({"hardware", "list", "--tls-ca-file", certs_.Pem("other-ca")}));
+  EXPECT_EQ(wrong_ca.code, 2);
+  EXPECT_THAT(wrong_ca.err, HasSubstr("unreachable"));
+}
+
+TEST_F(CliTlsTest, MutualTlsNeedsTheClientCertificate) {
+  Start(true);
+  Result with_cert =
+      RunCapplan(Online({"hardware", "list", "--tls-ca-file", certs_.Pem("ca"), "--tls-cert-file",
+                         certs_.Pem("client"), "--tls-key-file", certs_.Key("client")}));
+  EXPECT_EQ(with_cert.code, 0) << with_cert.err;
+  EXPECT_THAT(with_cert.out, HasSubstr("test-gpu-24gb"));
+  Result without = RunCapplan(Online({"hardware", "list", "--tls-ca-file", certs_.Pem("ca")}));
+  EXPECT_EQ(without.code, 2);
+  EXPECT_THAT(without.err, HasSubstr("unreachable"));
+}
+
+TEST_F(CliTlsTest, FlagErrorsNameTheFlag) {
+  Start(false);
+  Result no_key = RunCapplan(Online({"hardware", "list", "--tls-cert-file", certs_.Pem("client")}));
+  EXPECT_EQ(no_key.code, 2);
+  EXPECT_THAT(no_key.err, HasSubstr("--tls-cert-file needs --tls-key-file"));
+  Result offline = RunCapplan({"hardware", "list", "--tls-ca-file", certs_.Pem("ca")});
+  EXPECT_EQ(offline.code, 2);
+  EXPECT_THAT(offline.err, HasSubstr("--tls-ca-file needs --server"));
+  const std::string not_pem = (dir_.path() / "hardware/test-gpu-24gb.txtpb").string();
+  Result bad = RunCapplan(Online({"hardware", "list", "--tls-ca-file", not_pem}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--tls-ca-file = " + not_pem + ": cannot read a PEM file"));
 }
 
 TEST(Cli, HelpPrintsUsageAndExitsZero) {

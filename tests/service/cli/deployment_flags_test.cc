@@ -35,8 +35,22 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("gpu-memory-utilization"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("mem-fraction-static"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("max-model-len"));
-  EXPECT_EQ(DeploymentValuedFlags().size(), 22u);
+  EXPECT_EQ(DeploymentValuedFlags().size(), 23u);
+  EXPECT_THAT(DeploymentValuedFlags(), Contains("kv-pool-tokens"));
   EXPECT_THAT(DeploymentSwitches(), ::testing::ElementsAre("enforce-eager", "dp-attention"));
+}
+
+TEST(DeploymentFromFlags, StatedKvPoolLandsInTheEngineSettings) {
+  absl::StatusOr<v1::Deployment> d =
+      DeploymentFromFlags(Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb",
+                                "--kv-pool-tokens", "531372"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(d->engine().has_kv_pool_tokens());
+  EXPECT_EQ(d->engine().kv_pool_tokens(), 531372u);
+  absl::StatusOr<v1::Deployment> zero = DeploymentFromFlags(
+      Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb", "--kv-pool-tokens", "0"}));
+  EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(zero.status().message()), ::testing::HasSubstr("--kv-pool-tokens"));
 }
 
 TEST(DeploymentFromFlags, EveryFlagLandsInItsField) {

@@ -358,5 +358,82 @@ INSTANTIATE_TEST_SUITE_P(
                 "PredictLoadRequest.calibration[0].rows[0]: set concurrency or arrival_rate_rps"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
+// ------------------------------------------------------ KV admission, pools
+
+v1::PredictLoadRequest Llama8b(v1::EngineKind engine, std::optional<uint64_t> pool) {
+  v1::PredictLoadRequest r;
+  v1::Deployment* d = r.mutable_deployment();
+  d->set_model_id("llama-3.1-8b-instruct");
+  d->set_hardware_id("nvidia-h100-sxm-80gb");
+  d->mutable_engine()->set_kind(engine);
+  if (pool.has_value()) d->mutable_engine()->set_kv_pool_tokens(*pool);
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_closed_loop()->add_concurrencies(4);
+  return r;
+}
+
+// A stated pool replaces the memory model's, and the slots follow the
+// engine's rule for holding KV: vLLM allocates as tokens appear (a request
+// holds input + half its answer on average), SGLang keeps 0.098 of the running
+// answers free (data/engines/sglang-0.4.txtpb), an engine without a preset
+// reserves input + output.
+TEST(PredictLoad, StatedKvPoolSetsTheSlotsByTheEnginesAdmissionRule) {
+  constexpr uint64_t kPool = 22000;
+  absl::StatusOr<v1::LoadCurve> vllm = PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, kPool));
+  ASSERT_TRUE(vllm.ok()) << vllm.status();
+  EXPECT_EQ(vllm->memory().kv_pool_tokens(), kPool);
+  EXPECT_EQ(vllm->slots().bound(), v1::SLOT_BOUND_KV_POOL);
+  EXPECT_EQ(vllm->slots().slots(), 20u);  // floor(22000 / (1000 + 100))
+  absl::StatusOr<v1::LoadCurve> sglang =
+      PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_SGLANG, kPool));
+  ASSERT_TRUE(sglang.ok()) << sglang.status();
+  EXPECT_EQ(sglang->slots().slots(), 19u);  // floor(22000 / (1000 + 100 x 1.098))
+  bool noted = false;
+  for (const std::string& n : vllm->notes()) noted |= n.find("KV admission: allocate") == 0;
+  EXPECT_TRUE(noted);
+  // Without the stated pool the memory model's (far larger) pool binds nothing here.
+  absl::StatusOr<v1::LoadCurve> own =
+      PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, std::nullopt));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_GT(own->memory().kv_pool_tokens(), 10 * kPool);
+}
+
+TEST(PredictLoad, StatedKvPoolOutOfRangeNamesTheField) {
+  for (uint64_t bad : {uint64_t{0}, (uint64_t{1} << 40) + 1}) {
+    EXPECT_THAT(PredictLoad(Bundled(), Llama8b(v1::ENGINE_KIND_VLLM, bad)).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("PredictLoadRequest.deployment.engine.kv_pool_tokens")));
+  }
+}
+
+// The simulator's second opinion agrees with the analytical curve where the
+// analytical model is exact enough (a light closed loop) and refuses a grid
+// too large to replay.
+TEST(SimulateLoad, AgreesOnALightLoopAndBoundsThePoints) {
+  v1::PredictLoadRequest r = Llama8b(v1::ENGINE_KIND_VLLM, std::nullopt);
+  r.mutable_closed_loop()->add_concurrencies(8);
+  absl::StatusOr<v1::LoadCurve> sim = SimulateLoad(Bundled(), r);
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  absl::StatusOr<v1::LoadCurve> model = PredictLoad(Bundled(), r);
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_EQ(sim->points_size(), 2);
+  EXPECT_FALSE(sim->has_knee());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(sim->points(i).concurrency(), model->points(i).concurrency());
+    EXPECT_NEAR(sim->points(i).output_tokens_per_second() /
+                    model->points(i).output_tokens_per_second(),
+                1.0, 0.05);
+    EXPECT_TRUE(sim->points(i).has_ttft_p95_seconds());
+  }
+  v1::PredictLoadRequest big = r;
+  big.mutable_closed_loop()->clear_concurrencies();
+  for (uint32_t c = 1; c <= kMaxSimulatedPoints + 1; ++c) {
+    big.mutable_closed_loop()->add_concurrencies(c);
+  }
+  EXPECT_THAT(SimulateLoad(Bundled(), big).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at most 32")));
+}
+
 }  // namespace
 }  // namespace capplan::service

@@ -131,7 +131,7 @@ TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
   EXPECT_FALSE(CheckFor(*r, kKvPoolBelowOneRequest).passed());
   for (const char* code : {kConcurrencyAboveSafe, kUnstableLoad, kTtftSloMissed}) {
     EXPECT_TRUE(CheckFor(*r, code).skipped()) << code;
-    EXPECT_EQ(CheckFor(*r, code).detail(), "the deployment does not fit") << code;
+    EXPECT_EQ(CheckFor(*r, code).detail(), "the weights and overheads do not fit the GPU") << code;
   }
   EXPECT_FALSE(r->has_load());
   EXPECT_EQ(r->verdict(), v1::VERDICT_FAIL);
@@ -379,6 +379,18 @@ TEST(Validate, UsersAndRateArePlannedOnceAndFittedOnce) {
   EXPECT_FALSE(CheckFor(*r, kUnstableLoad).skipped());
   EXPECT_EQ(counters.memory_plans, 1);
   EXPECT_LE(counters.fits, 1);
+}
+
+// Found by fuzz_rpc_validate: a workload of 1e272 tokens was rounded and
+// converted to an integer (undefined behaviour) before anything checked it.
+TEST(Validate, WorkloadBeyondAnyIntegerIsRefusedNotConverted) {
+  EXPECT_THAT(Validate(Bundled(), Request(R"(deployment { model_id: "qwen3-8b"
+                  hardware_id: "nvidia-h100-sxm-80gb" engine { max_model_len: 8192 } }
+                  workload { input_tokens: 500 output_tokens: 1.0565890622713305e+272 }
+                  slo { ttft_p95_seconds: 1 } expected_load { concurrent_users: 16 })")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ValidateRequest.workload: input_tokens + output_tokens = "
+                                 "1.05659e+272; must not exceed the deployment's max_model_len")));
 }
 
 }  // namespace

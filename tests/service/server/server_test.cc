@@ -1,5 +1,12 @@
 #include "service/server/server.h"
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <iostream>
 #include <string>
 
 #include "capplan/v1/planner.grpc.pb.h"
@@ -184,6 +191,115 @@ TEST(PlannerServer, ShutdownDrainsAndStops) {
   EXPECT_THAT(
       FromGrpcStatus(stub->ListHardware(&context, {}, &response)),
       StatusIs(absl::StatusCode::kUnavailable, HasSubstr("failed to connect to all addresses")));
+}
+
+// Runs `create` on its own thread and fails (and ends the binary, since a
+// hung thread cannot be stopped) when it takes longer than 20 s.
+absl::StatusOr<std::unique_ptr<PlannerServer>> CreateWithin20s(const ServerOptions& options) {
+  auto pending =
+      std::async(std::launch::async, [options] { return PlannerServer::Create(options); });
+  if (pending.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    ADD_FAILURE() << "PlannerServer::Create hung on " << options.data_dir;
+    std::cerr << "PlannerServer::Create hung; ending the test binary\n";
+    std::_Exit(1);
+  }
+  return pending.get();
+}
+
+TEST(PlannerServer, RefusesToStartOnAnEmptyFolder) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "hardware");
+  EXPECT_THAT(CreateWithin20s(TestOptions(dir)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("holds 0 hardware and 0 model entries; it needs at least one "
+                                 "of each")));
+}
+
+TEST(PlannerServer, RefusesToStartOnAFifoWithoutHanging) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  const std::string fifo = (dir.path() / "baselines/fifo.txtpb").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THAT(CreateWithin20s(TestOptions(dir)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(fifo + ": is a FIFO; must be a regular file")));
+}
+
+TEST(PlannerServer, RefusesToStartOnASymlinkToDevZero) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "models/zero.txtpb");
+  const std::string link = (dir.path() / "models/zero.txtpb").string();
+  EXPECT_THAT(CreateWithin20s(TestOptions(dir)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(link + ": resolves to /dev/zero, outside the directory")));
+}
+
+TEST(PlannerServer, ReloadRefusesAFifoAndAnEmptiedFolderAndKeepsTheLastGood) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  auto server = CreateWithin20s(TestOptions(dir));
+  ASSERT_TRUE(server.ok()) << server.status();
+  const prometheus::Registry& registry = *(*server)->metrics().registry();
+  EXPECT_EQ(CounterValue(registry, "capplan_catalog_last_reload_success", {}), 1);
+  const double loaded_at =
+      CounterValue(registry, "capplan_catalog_last_reload_success_timestamp_seconds", {});
+  EXPECT_GT(loaded_at, 1.7e9);  // a Unix time, in seconds
+
+  const std::string fifo = (dir.path() / "hardware/fifo.txtpb").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  auto reload = std::async(std::launch::async, [&] { return (*server)->Reload(); });
+  ASSERT_EQ(reload.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "Reload hung on a FIFO";
+  EXPECT_THAT(reload.get(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is a FIFO")));
+  EXPECT_EQ(CounterValue(registry, "capplan_catalog_last_reload_success", {}), 0);
+  EXPECT_EQ(CounterValue(registry, "capplan_catalog_last_reload_success_timestamp_seconds", {}),
+            loaded_at);
+
+  std::filesystem::remove_all(dir.path());
+  std::filesystem::create_directories(dir.path());
+  EXPECT_THAT((*server)->Reload(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            HasSubstr("holds 0 hardware and 0 model entries")));
+  EXPECT_EQ((*server)->catalog().baselines().size(), 1u);  // the last good one serves
+  auto stub = StubFor(**server);
+  grpc::ClientContext context;
+  v1::ListBaselinesResponse baselines;
+  ASSERT_TRUE(stub->ListBaselines(&context, {}, &baselines).ok());
+  EXPECT_EQ(baselines.baselines_size(), 1);
+  EXPECT_EQ(CounterValue(registry, "capplan_catalog_reloads_total", {{"result", "failure"}}), 2);
+}
+
+TEST(PlannerServer, SuccessfulReloadSetsTheGaugeBackAndMovesTheTimestamp) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  auto server = PlannerServer::Create(TestOptions(dir));
+  ASSERT_TRUE(server.ok()) << server.status();
+  const prometheus::Registry& registry = *(*server)->metrics().registry();
+  dir.Write("models/broken.txtpb", "# proto-message: Model\nid: {\n");
+  ASSERT_FALSE((*server)->Reload().ok());
+  const double before =
+      CounterValue(registry, "capplan_catalog_last_reload_success_timestamp_seconds", {});
+  std::filesystem::remove(dir.path() / "models/broken.txtpb");
+  absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_THAT((*server)->Reload(), IsOk());
+  EXPECT_EQ(CounterValue(registry, "capplan_catalog_last_reload_success", {}), 1);
+  EXPECT_GT(CounterValue(registry, "capplan_catalog_last_reload_success_timestamp_seconds", {}),
+            before);
+}
+
+TEST(ServerOptions, MetricsEndpointLimitsAreChecked) {
+  ServerOptions options;
+  options.data_dir = "/x";
+  options.metrics_threads = 0;
+  EXPECT_THAT(ValidateServerOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ServerOptions.metrics_threads = 0; must be in [1, 64]")));
+  options.metrics_threads = 4;
+  options.metrics_request_timeout = absl::Milliseconds(10);
+  EXPECT_THAT(ValidateServerOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ServerOptions.metrics_request_timeout = 10ms; must be in "
+                                 "[100ms, 60s]")));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/architecture.h"
@@ -134,6 +136,138 @@ TEST(ModelFromHfConfig, Qwen3NextHybridLinearAttention) {
   EXPECT_TRUE(m.gated_attention_output());
   // Model card: 80B total.
   EXPECT_NEAR(model::ComputeParameterCounts(a).total / 80e9, 1.0, 0.01);
+}
+
+std::string IngestConfig(const std::string& name) {
+  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/ingest/hf-config/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The same stack with one LayerSpec per layer, in one block: what compaction
+// must not change.
+v1::Model Uncompacted(const v1::Model& m) {
+  v1::Model flat = m;
+  flat.clear_layer_blocks();
+  v1::LayerBlock* block = flat.add_layer_blocks();
+  block->set_repeat(1);
+  for (const v1::LayerBlock& b : m.layer_blocks()) {
+    for (uint32_t r = 0; r < b.repeat(); ++r) {
+      for (const v1::LayerSpec& spec : b.layers()) {
+        for (uint32_t i = 0; i < spec.count(); ++i) {
+          v1::LayerSpec* one = block->add_layers();
+          *one = spec;
+          one->set_count(1);
+        }
+      }
+    }
+  }
+  return flat;
+}
+
+TEST(ModelFromHfConfig, Qwen35MoeHybridIsOneRepeatedBlockWithGatedAttention) {
+  const v1::Model m = Parse(IngestConfig("Qwen__Qwen3.5-35B-A3B.json"));
+  ASSERT_EQ(m.layer_blocks_size(), 1);
+  const v1::LayerBlock& b = m.layer_blocks(0);
+  EXPECT_EQ(b.repeat(), 10u);  // 40 layers: 3 linear-attention + 1 full attention, × 10
+  ASSERT_EQ(b.layers_size(), 2);
+  EXPECT_EQ(b.layers(0).count(), 3u);
+  EXPECT_EQ(b.layers(0).attention(), v1::ATTENTION_KIND_LINEAR);
+  EXPECT_EQ(b.layers(0).mlp(), v1::MLP_KIND_MOE);
+  EXPECT_EQ(b.layers(1).count(), 1u);
+  EXPECT_EQ(b.layers(1).attention(), v1::ATTENTION_KIND_FULL);
+  EXPECT_TRUE(m.gated_attention_output());  // model_type qwen3_5_moe_text, attn_output_gate
+  EXPECT_TRUE(m.qk_norm());
+  EXPECT_EQ(m.num_mtp_layers(), 1u);
+  EXPECT_EQ(m.moe().num_routed_experts(), 256u);
+  EXPECT_EQ(m.moe().experts_per_token(), 8u);
+  EXPECT_EQ(m.linear_attention().num_value_heads(), 32u);
+  EXPECT_EQ(Arch(m).layers.size(), 40u);
+}
+
+TEST(ModelFromHfConfig, Qwen35DenseGatesAttentionByItsModelType) {
+  std::string json = IngestConfig("Qwen__Qwen3.5-27B.json");
+  const v1::Model m = Parse(json);
+  ASSERT_EQ(m.layer_blocks_size(), 1);
+  EXPECT_EQ(m.layer_blocks(0).repeat(), 16u);
+  EXPECT_TRUE(m.gated_attention_output());
+  // Without attn_output_gate the model type qwen3_5_text says it.
+  const size_t key = json.find("\"attn_output_gate\": true,");
+  ASSERT_NE(key, std::string::npos);
+  json.erase(key, std::string("\"attn_output_gate\": true,").size());
+  EXPECT_TRUE(Parse(json).gated_attention_output());
+}
+
+TEST(ModelFromHfConfig, Gemma4MoeReadsTopKExpertsAndTheDenseMlpBesideThem) {
+  const v1::Model m = Parse(IngestConfig("google__gemma-4-26B-A4B.json"));
+  EXPECT_EQ(m.moe().num_routed_experts(), 128u);
+  EXPECT_EQ(m.moe().experts_per_token(), 8u);  // top_k_experts
+  EXPECT_EQ(m.moe().expert_intermediate_size(), 704u);
+  EXPECT_EQ(m.moe().num_shared_experts(), 1u);  // enable_moe_block: dense MLP ‖ experts
+  EXPECT_EQ(m.moe().shared_expert_intermediate_size(), 2112u);
+  EXPECT_EQ(m.sliding_window_tokens(), 1024u);
+  ASSERT_EQ(m.layer_blocks_size(), 1);
+  EXPECT_EQ(m.layer_blocks(0).repeat(), 5u);  // 5 sliding + 1 full, × 5
+  const model::ParameterCounts c = model::ComputeParameterCounts(Arch(m));
+  // "26B-A4B": about 26B total, 4B active.
+  EXPECT_NEAR(c.total / 26e9, 1.0, 0.05);
+  EXPECT_NEAR(c.active_per_token / 4e9, 1.0, 0.1);
+}
+
+class CompactionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CompactionTest, ParameterCountsAndLayersEqualTheUncompactedStack) {
+  const std::string& name = GetParam();
+  const std::string json =
+      absl::StartsWith(name, "ingest:") ? IngestConfig(name.substr(7)) : Config(name);
+  const v1::Model m = Parse(json);
+  const v1::Model flat = Uncompacted(m);
+  const model::ModelArchitecture a = Arch(m), b = Arch(flat);
+  ASSERT_EQ(a.layers.size(), b.layers.size());
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    EXPECT_EQ(a.layers[i].attention, b.layers[i].attention) << i;
+    EXPECT_EQ(a.layers[i].mlp, b.layers[i].mlp) << i;
+  }
+  const model::ParameterCounts x = model::ComputeParameterCounts(a);
+  const model::ParameterCounts y = model::ComputeParameterCounts(b);
+  EXPECT_EQ(x.total, y.total);
+  EXPECT_EQ(x.active_per_token, y.active_per_token);
+  EXPECT_EQ(x.embeddings, y.embeddings);
+  EXPECT_EQ(x.draft, y.draft);
+  EXPECT_EQ(x.by_component, y.by_component);
+  int specs = 0;
+  for (const v1::LayerBlock& block : m.layer_blocks()) specs += block.layers_size();
+  EXPECT_LE(specs, flat.layer_blocks(0).layers_size());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, CompactionTest,
+    ::testing::Values("ingest:Qwen__Qwen3.5-35B-A3B.json", "ingest:Qwen__Qwen3.5-27B.json",
+                      "ingest:google__gemma-4-26B-A4B.json",
+                      "huihui-ai__Huihui-gpt-oss-20b-mxfp4-abliterated-v2.json",
+                      "moonshotai__Kimi-K2-Thinking.json", "Qwen__Qwen3-235B-A22B-FP8.json",
+                      "meta-llama__Llama-3.1-8B-Instruct.json"),
+    [](const auto& info) {
+      std::string n;
+      for (char ch : info.param) n.push_back(absl::ascii_isalnum(ch) ? ch : '_');
+      return n;
+    });
+
+TEST(ModelFromHfConfig, IrregularStackKeepsItsRunsInOneBlock) {
+  const v1::Model m = Parse(Config("moonshotai__Kimi-K2-Thinking.json"));
+  ASSERT_EQ(m.layer_blocks_size(), 1);  // 1 dense layer, then 60 MoE: nothing repeats
+  EXPECT_EQ(m.layer_blocks(0).repeat(), 1u);
+  ASSERT_EQ(m.layer_blocks(0).layers_size(), 2);
+  EXPECT_EQ(m.layer_blocks(0).layers(1).count(), 60u);
+}
+
+TEST(ModelFromHfConfig, AlternatingSlidingWindowIsOneBlockOfTwo) {
+  const v1::Model m = Parse(Config("huihui-ai__Huihui-gpt-oss-20b-mxfp4-abliterated-v2.json"));
+  ASSERT_EQ(m.layer_blocks_size(), 1);
+  EXPECT_EQ(m.layer_blocks(0).repeat(), 12u);
+  EXPECT_EQ(m.layer_blocks(0).layers_size(), 2);
 }
 
 struct BadConfig {

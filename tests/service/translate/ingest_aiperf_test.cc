@@ -59,6 +59,10 @@ TEST(IngestAiperf, RealAiperfExportIsClosedLoopWithMeasuredConcurrency) {
   EXPECT_DOUBLE_EQ(*r.mean_input_tokens, 93089.60831509846);
   EXPECT_EQ(r.row.output_tokens_total(), 413407u);
   EXPECT_THAT(r.row.note(), HasSubstr("p25 TTFT"));
+  // inter_chunk_latency min = 0.0 ms: no LatencyFigures value (they are positive), in the note.
+  EXPECT_FALSE(r.row.itl().has_min_seconds());
+  EXPECT_THAT(r.row.note(), HasSubstr("min ITL 0 s (as reported; a latency figure must be "
+                                      "positive)"));
   EXPECT_THAT(*f.tpot_definition, HasSubstr("first token excluded"));
 }
 

@@ -17,6 +17,7 @@ namespace {
 using ::capplan::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Fixture(const std::string& path) {
   std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/ingest/" + path,
@@ -61,7 +62,7 @@ TEST(CombineMeasurements, FilePerConcurrencyBecomesOneSortedClosedLoopSweep) {
   EXPECT_DOUBLE_EQ(s.workload().input_tokens(), 1024.0);
   EXPECT_FALSE(s.workload().has_output_tokens());
   EXPECT_THAT(s.workload().output_tokens_note(), HasSubstr("differs between runs"));
-  EXPECT_EQ(c->provenance.benchmark_tool(), "vllm bench serve");
+  EXPECT_EQ(c->provenance.benchmark_tool(), "vllm bench serve / benchmark_serving.py");
   EXPECT_EQ(c->provenance.date(), "2026-03-14");
   EXPECT_THAT(c->provenance.tpot_definition(), HasSubstr("first token excluded"));
 }
@@ -199,6 +200,63 @@ TEST(CombineMeasurements, TokensNotStatedByEveryRunStayAbsent) {
   EXPECT_THAT(c->sweeps[0].workload().output_tokens_note(),
               HasSubstr("not stated by gpustack_dsr1_h200_c4.txt:2"));
   EXPECT_EQ(c->provenance.date(), "2025-11-04");
+}
+
+// ------------------------------------------------------ load the user states
+
+TEST(ApplyStatedLoad, ConsoleBlockWithoutALoadTakesTheUsersRate) {
+  std::vector<IngestedFile> files = {Parse("vllm-console/dstack_mi300x_sonnet_n16.txt")};
+  EXPECT_THAT(CombineMeasurements(files),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("dstack_mi300x_sonnet_n16.txt:1: the run states neither")));
+  StatedLoad load;
+  load.infinite_rate = true;
+  load.num_prompts = 16;
+  ASSERT_TRUE(ApplyStatedLoad(load, absl::MakeSpan(files)).ok());
+  const IngestedRun& r = files[0].runs[0];
+  EXPECT_EQ(r.load, LoadKind::kBurst);
+  EXPECT_EQ(r.row.burst_requests(), 16u);
+  EXPECT_THAT(r.row.note(),
+              HasSubstr("burst: request_rate inf without a concurrency cap, 16 prompts sent at "
+                        "once (stated by the user: --request-rate inf, --num-prompts 16); "));
+  absl::StatusOr<CombinedMeasurements> c = CombineMeasurements(files);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sweeps[0].rows(0).burst_requests(), 16u);
+}
+
+TEST(ApplyStatedLoad, ConcurrencyFillsOnlyWhatTheFileLeavesOut) {
+  std::vector<IngestedFile> files = {Parse("vllm-console/dstack_mi300x_sonnet_n16.txt"),
+                                     Parse("vllm-json/glm47_gaudi3_conc8.json")};
+  StatedLoad load;
+  load.max_concurrency = 8;
+  ASSERT_TRUE(ApplyStatedLoad(load, absl::MakeSpan(files)).ok());
+  EXPECT_EQ(files[0].runs[0].load, LoadKind::kClosedLoop);
+  EXPECT_EQ(files[0].runs[0].row.concurrency(), 8u);
+  EXPECT_THAT(files[0].runs[0].row.note(), HasSubstr("(stated by the user: --max-concurrency 8)"));
+  // The JSON states max_concurrency 8 itself: nothing is said on its behalf.
+  EXPECT_THAT(files[1].runs[0].row.note(), Not(HasSubstr("stated by the user")));
+}
+
+TEST(ApplyStatedLoad, FileStatingADifferentLoadIsRefusedByName) {
+  std::vector<IngestedFile> files = {Parse("vllm-json/glm47_gaudi3_conc8.json")};
+  StatedLoad conc;
+  conc.max_concurrency = 16;
+  EXPECT_THAT(ApplyStatedLoad(conc, absl::MakeSpan(files)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("glm47_gaudi3_conc8.json: the file states max_concurrency 8; "
+                                 "--max-concurrency 16 differs")));
+  std::vector<IngestedFile> burst = {Parse("vllm-console/dennislee_qwen2_n1000.txt")};
+  StatedLoad rate;
+  rate.request_rate_rps = 4;
+  EXPECT_THAT(ApplyStatedLoad(rate, absl::MakeSpan(burst)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("dennislee_qwen2_n1000.txt:8: the file states request_rate "
+                                 "inf; --request-rate 4 differs")));
+  StatedLoad prompts;
+  prompts.num_prompts = 500;
+  EXPECT_THAT(ApplyStatedLoad(prompts, absl::MakeSpan(burst)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("the file states num_prompts 1000; --num-prompts 500 differs")));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ using ::capplan::testing::StatusIs;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr double kGiB = 1073741824.0;
 
@@ -265,13 +266,300 @@ TEST(IngestEngineLog, CatalogPartsCarryTheFactsAndRawLines) {
 TEST(IngestEngineLog, CatalogPartsStayAbsentForWhatTheLogDoesNotState) {
   const EngineLogFacts f = Facts("trtllm-2024-09.log");
   const EngineLogCatalogParts p = EngineLogToCatalog(f);
-  EXPECT_FALSE(p.kv_pool.has_value());
+  // The pool is stated in blocks only: a pool without a token count.
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_FALSE(p.kv_pool->has_tokens());
+  EXPECT_THAT(p.kv_pool->note(), HasSubstr("631 GPU blocks; the block size is not stated"));
   EXPECT_FALSE(p.weight_footprint.has_value());
   ASSERT_TRUE(p.memory_account.has_value());
   EXPECT_EQ(p.memory_account->capacity_bytes(), GiB(39.39));
   EXPECT_FALSE(p.memory_account->has_weights_bytes());
   EXPECT_EQ(p.engine.kind(), v1::ENGINE_KIND_TRTLLM);
   EXPECT_FALSE(p.parallelism.has_value());
+}
+
+const EngineLogLine* LineAt(const EngineLogFacts& f, int line) {
+  for (const EngineLogLine& l : f.matched_lines) {
+    if (l.line_number == line) return &l;
+  }
+  return nullptr;
+}
+
+// ------------------------------------------------ records without a prefix
+
+TEST(IngestEngineLog, UnprefixedLineThatStatesAFactIsARecordOfItsOwn) {
+  const EngineLogFacts f = Facts("staged_vllm-a5000x4-qwen25_32b-tp4-v0-mml32768.log");
+  ASSERT_NE(LineAt(f, 3), nullptr);
+  EXPECT_EQ(LineAt(f, 3)->text, "(VllmWorkerProcess) Loading model weights took 15.3916 GB");
+  ASSERT_NE(LineAt(f, 4), nullptr);
+  EXPECT_EQ(LineAt(f, 4)->text,
+            "distributed_gpu_executor.py:57] # GPU blocks: 2987, # CPU blocks: 4096");
+  EXPECT_EQ(f.gpu_blocks, 2987u);
+  EXPECT_EQ(f.engine_generation, "V0");
+  EXPECT_EQ(f.max_model_len, 32768u);
+  // 2987 blocks × 16 / 32768 = 1.458 → "1.46x": the pool in tokens.
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_EQ(p.kv_pool->tokens(), 2987u * 16u);
+  EXPECT_THAT(p.kv_pool->note(),
+              HasSubstr("pool tokens = 2987 GPU blocks × block size 16; the block size is not "
+                        "printed"));
+}
+
+TEST(IngestEngineLog, VersionLineIsNotGluedToTheArgsBelowIt) {
+  const EngineLogFacts f = Facts("staged_vllm-5090-llama31_8b-v1-090-mml8192.log");
+  EXPECT_EQ(f.engine_version, "0.9.0");
+  EXPECT_THAT(f.conflicts, IsEmpty());
+  EXPECT_TRUE(HasLine(f, 2, "non-default args: {'max_model_len': 8192}"));
+  EXPECT_TRUE(HasLine(f, 8, "num_gpu_blocks is: 5809"));
+}
+
+TEST(IngestEngineLog, ContinuationStatingNoFactIsJoinedWithASpace) {
+  const EngineLogFacts f = Facts("staged_vllm-t4-llama32_3b-fp16-v0-gmu089.log");
+  ASSERT_NE(LineAt(f, 14), nullptr);
+  EXPECT_EQ(LineAt(f, 14)->text,
+            "Graph capturing finished in 41 secs, took 0.17 GiB init engine (profile, create kv "
+            "cache, warmup model) took 104.05 seconds");
+  EXPECT_EQ(f.cuda_graph_bytes, GiB(0.17));
+}
+
+TEST(IngestEngineLog, GpuBlocksAfterQuotedTextStayInThePool) {
+  const EngineLogFacts f = Facts("staged_vllm-a100_80x2-mixtral_8x7b_awq-tp2-gmu050.log");
+  EXPECT_EQ(f.gpu_blocks, 6487u);
+  EXPECT_EQ(f.engine_generation, "V0");
+  // The docker line's engine flags; the prose's "--gpu-memory-utilization 0.5" is no command.
+  EXPECT_EQ(f.tp, 2u);
+  EXPECT_EQ(f.quantization, "awq");
+  EXPECT_EQ(f.dtype, "auto");
+  EXPECT_EQ(f.enforce_eager, true);
+  EXPECT_EQ(f.gpu_memory_utilization, std::nullopt);
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_FALSE(p.kv_pool->has_tokens());
+  EXPECT_THAT(p.kv_pool->note(), HasSubstr("6487 GPU blocks; the block size is not stated"));
+  EXPECT_EQ(p.weight_format, v1::WEIGHT_FORMAT_INT4_AWQ);
+}
+
+// ------------------------------------------------- vLLM V0 memory profiling
+
+TEST(IngestEngineLog, V0ProfilingResultsWithoutHashBeforeGpuBlocks) {
+  const EngineLogFacts f = Facts("staged_vllm-3090-llama31_8b-mml20000.log");
+  EXPECT_EQ(f.gpu_blocks, 1952u);  // "GPU blocks: 1952, # CPU blocks: 2048"
+  EXPECT_EQ(f.engine_generation, "V0");
+  EXPECT_DOUBLE_EQ(*f.gpu_memory_utilization, 0.90);
+  EXPECT_EQ(f.gpu_total_bytes, GiB(23.58));
+  EXPECT_EQ(f.non_torch_bytes, GiB(0.35));
+  EXPECT_EQ(f.activation_peak_bytes, std::nullopt);  // peak_torch_memory holds the weights
+  EXPECT_EQ(f.profiled_peak_bytes, GiB(17.06) + GiB(0.35));
+  EXPECT_EQ(f.kv_cache_bytes, GiB(3.81));
+  EXPECT_EQ(f.max_model_len, 20000u);
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_EQ(p.kv_pool->tokens(), 1952u * 16u);  // 1952 × 16 / 20000 = 1.5616 → "1.56x"
+  ASSERT_TRUE(p.memory_account.has_value());
+  EXPECT_EQ(p.memory_account->non_torch_bytes(), GiB(0.35));
+  EXPECT_EQ(p.memory_account->profiled_peak_bytes(), GiB(17.06) + GiB(0.35));
+  EXPECT_FALSE(p.memory_account->has_activation_peak_bytes());
+  EXPECT_EQ(p.memory_account->capacity_bytes(), GiB(23.58));
+  EXPECT_DOUBLE_EQ(p.engine.gpu_memory_utilization(), 0.90);
+  EXPECT_EQ(p.engine.max_model_len(), 20000u);
+}
+
+TEST(IngestEngineLog, V0MultiLineProfilingGivesActivationAndNonTorchMemory) {
+  const EngineLogFacts f = Facts("staged_vllm-t4-llama32_3b-fp16-v0-gmu089.log");
+  EXPECT_EQ(f.engine_version, "0.8.2");
+  EXPECT_EQ(f.engine_generation, "V0");
+  EXPECT_DOUBLE_EQ(*f.gpu_memory_utilization, 0.89);
+  EXPECT_EQ(f.gpu_total_bytes, GiB(14.74));
+  EXPECT_EQ(f.weights_bytes, GiB(6.02));  // "model weights take 6.02GiB" is the last
+  EXPECT_EQ(f.non_torch_bytes, GiB(0.05));
+  EXPECT_EQ(f.activation_peak_bytes, GiB(0.90));
+  EXPECT_EQ(f.kv_cache_bytes, GiB(6.22));
+  EXPECT_EQ(f.gpu_blocks, 3637u);
+  EXPECT_EQ(f.dtype, "float16");
+  EXPECT_EQ(f.enable_prefix_caching, true);
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.memory_account.has_value());
+  EXPECT_EQ(p.memory_account->activation_peak_bytes(), GiB(0.90));
+  EXPECT_EQ(p.memory_account->non_torch_bytes(), GiB(0.05));
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_EQ(p.kv_pool->tokens(), 3637u * 16u);  // 3637 × 16 / 2048 = 28.41
+}
+
+// ------------------------------------------------------ vLLM config lines
+
+TEST(IngestEngineLog, NonDefaultArgsGiveDtypeAndPrefixCachingOff) {
+  const EngineLogFacts f = Facts("staged_vllm-a100_40-llama31_8b-fp16-v1-0240.log");
+  EXPECT_EQ(f.dtype, "float16");
+  EXPECT_EQ(f.quantization, std::nullopt);
+  EXPECT_EQ(f.enable_prefix_caching, false);
+  EXPECT_DOUBLE_EQ(*f.gpu_memory_utilization, 0.85);
+  EXPECT_EQ(f.tp, 1u);
+  EXPECT_EQ(f.kv_cache_dtype, "auto");
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.engine.has_enable_prefix_caching());
+  EXPECT_FALSE(p.engine.enable_prefix_caching());
+  EXPECT_EQ(p.weight_format, v1::WEIGHT_FORMAT_FP16);
+  EXPECT_EQ(p.weight_format_source, "dtype float16 (no quantization stated)");
+}
+
+TEST(IngestEngineLog, NonDefaultArgsGiveTheQuantizationMethod) {
+  const EngineLogFacts f = Facts("staged_vllm-a5000-qwen25_14b_awq-mml8192.log");
+  EXPECT_EQ(f.quantization, "awq");
+  EXPECT_EQ(f.dtype, "half");
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  EXPECT_EQ(p.weight_format, v1::WEIGHT_FORMAT_INT4_AWQ);
+  EXPECT_EQ(p.weight_format_source, "quantization awq");
+  EXPECT_FALSE(p.engine.has_enable_prefix_caching());  // not stated: the engine's default
+}
+
+TEST(IngestEngineLog, ConfigLineGivesTpQuantizationNoneAndPrefixCaching) {
+  const EngineLogFacts f = Facts("staged_vllm-a5000x4-qwen25_32b-tp4-v0-mml32768.log");
+  EXPECT_EQ(f.tp, 4u);
+  EXPECT_EQ(f.dtype, "bfloat16");  // dtype=torch.bfloat16
+  EXPECT_EQ(f.quantization, "None");
+  EXPECT_EQ(f.enable_prefix_caching, false);
+  EXPECT_EQ(f.kv_cache_dtype, "auto");
+  EXPECT_EQ(EngineLogToCatalog(f).weight_format, v1::WEIGHT_FORMAT_BF16);
+}
+
+// ---------------------------------------------------------------- SGLang
+
+TEST(IngestEngineLog, SglangCommandOnTheSameLineGivesTpAndMemFraction) {
+  const EngineLogFacts f = Facts("staged_sglang-h100x4-qwen3_235b_a22b_fp8-tp4.log");
+  EXPECT_EQ(f.engine, "sglang");
+  EXPECT_EQ(f.kv_pool_tokens, 367404u);
+  EXPECT_EQ(f.tp, 4u);
+  EXPECT_DOUBLE_EQ(*f.mem_fraction_static, 0.93);
+  EXPECT_EQ(f.model, std::nullopt);  // a path on a command is not a model id
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.parallelism.has_value());
+  EXPECT_EQ(p.parallelism->tp(), 4u);
+  EXPECT_DOUBLE_EQ(p.engine.mem_fraction_static(), 0.93);
+}
+
+TEST(IngestEngineLog, SglangBareFlagLineGivesTheSettings) {
+  const EngineLogFacts f = Facts("staged_sglang-80gb-qwen3_8b-mfs090.log");
+  EXPECT_EQ(f.tp, 1u);
+  EXPECT_DOUBLE_EQ(*f.mem_fraction_static, 0.9);
+  EXPECT_EQ(f.max_model_len, 8096u);
+  EXPECT_THAT(f.conflicts, IsEmpty());
+}
+
+// ---------------------------------------------------------- TensorRT-LLM
+
+TEST(IngestEngineLog, TrtllmPytorchTemporaryPoolThenEstimateThenAllocation) {
+  const EngineLogFacts f = Facts("staged_trtllm-pt-h100-llama31_8b_fp8-fmf090.log");
+  EXPECT_EQ(f.engine, "tensorrt-llm");
+  EXPECT_EQ(f.engine_version, "0.20.0");
+  EXPECT_EQ(f.weights_bytes, GiB(8.46));  // "Rank 0 uses 8.46 GB for model weights."
+  EXPECT_DOUBLE_EQ(*f.kv_cache_free_gpu_memory_fraction, 0.9);  // 0.8999999761581421
+  EXPECT_EQ(f.max_model_len, 257u);
+  EXPECT_EQ(f.max_num_batched_tokens, 8192u);
+  EXPECT_EQ(f.max_num_seqs, 2048u);  // max_num_requests after the heuristics' 4096
+  EXPECT_THAT(f.conflicts, Contains(HasSubstr("max_num_seqs: line 2 says 4096, line 7 says 2048")));
+  EXPECT_EQ(f.profiled_peak_bytes, GiB(11.77));
+  EXPECT_EQ(f.activation_peak_bytes, GiB(1.05));
+  EXPECT_EQ(f.non_torch_bytes, GiB(2.17));
+  EXPECT_EQ(f.gpu_total_bytes, GiB(79.18));
+  EXPECT_EQ(f.block_size, 32u);
+  // The final allocation, not the temporary 9216-token profiling pool.
+  EXPECT_EQ(f.kv_pool_tokens, 1002304u);
+  EXPECT_EQ(f.kv_cache_bytes, GiB(61.18));
+  for (const std::string& c : f.conflicts) EXPECT_THAT(c, Not(HasSubstr("kv_pool_tokens")));
+  EXPECT_THAT(f.notes, Contains(HasSubstr("line 6: the temporary KV pool")));
+  EXPECT_THAT(f.notes, Contains(HasSubstr("line 13: the estimate; line 14: the allocation")));
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  EXPECT_EQ(p.engine.kind(), v1::ENGINE_KIND_TRTLLM);
+  EXPECT_DOUBLE_EQ(p.engine.kv_cache_free_gpu_memory_fraction(), 0.9);
+  EXPECT_EQ(p.engine.max_model_len(), 257u);
+  EXPECT_EQ(p.engine.max_num_seqs(), 2048u);
+  EXPECT_EQ(p.engine.max_num_batched_tokens(), 8192u);
+  ASSERT_TRUE(p.memory_account.has_value());
+  EXPECT_EQ(p.memory_account->weights_bytes(), GiB(8.46));
+  EXPECT_EQ(p.memory_account->activation_peak_bytes(), GiB(1.05));
+  EXPECT_EQ(p.memory_account->non_torch_bytes(), GiB(2.17));
+  EXPECT_EQ(p.memory_account->profiled_peak_bytes(), GiB(11.77));
+  EXPECT_EQ(p.memory_account->capacity_bytes(), GiB(79.18));
+  ASSERT_TRUE(p.weight_footprint.has_value());
+  EXPECT_EQ(p.weight_footprint->bytes(), GiB(8.46));
+  EXPECT_THAT(p.kv_pool->note(), HasSubstr("temporary KV pool"));
+}
+
+TEST(IngestEngineLog, TrtllmEngineThatStoppedBeforeAllocatingKeepsTheEstimate) {
+  const EngineLogFacts f = Facts("staged_trtllm-pt-h100x2-llama31_8b_fp8-tp2-fmf080.log");
+  EXPECT_EQ(f.weights_bytes, GiB(4.23));
+  EXPECT_EQ(f.kv_pool_tokens, 1880626u);  // the estimate, not the 5184-token profiling pool
+  EXPECT_EQ(f.kv_cache_bytes, std::nullopt);
+  EXPECT_DOUBLE_EQ(*f.kv_cache_free_gpu_memory_fraction, 0.8);
+  EXPECT_EQ(f.profiled_peak_bytes, GiB(7.60));
+  EXPECT_THAT(f.notes, Contains(HasSubstr("the engine stopped before allocating its KV pool (no "
+                                          "allocation after line 5)")));
+}
+
+TEST(IngestEngineLog, TrtllmMemoryEstimateAndTheConfigDump) {
+  const EngineLogFacts f = Facts("staged_trtllm-pt-48gbclass-tinyllama-fmf090.log");
+  EXPECT_EQ(f.engine_version, "1.1.0");  // "TensorRT LLM version: 1.1.0"
+  EXPECT_EQ(f.weights_bytes, GiB(2.05));
+  EXPECT_EQ(f.kv_pool_tokens, 1871136u);
+  EXPECT_EQ(f.kv_cache_bytes, GiB(39.26));
+  EXPECT_DOUBLE_EQ(*f.kv_cache_free_gpu_memory_fraction, 0.9);
+  EXPECT_EQ(f.max_model_len, 2049u);
+  EXPECT_EQ(f.max_num_seqs, 2048u);
+  EXPECT_EQ(f.max_num_batched_tokens, 8192u);
+  EXPECT_EQ(f.gpu_total_bytes, GiB(47.37));
+  EXPECT_EQ(f.profiled_peak_bytes, GiB(5.13));
+  EXPECT_THAT(f.conflicts, IsEmpty());
+}
+
+TEST(IngestEngineLog, TrtllmLoweredMaxSeqLenIsTheLastStated) {
+  const EngineLogFacts f = Facts("staged_trtllm-pt-gb10-gpt_oss_120b-fmf090.log");
+  EXPECT_EQ(f.weights_bytes, GiB(63.32));
+  EXPECT_EQ(f.kv_pool_tokens, 86720u);
+  EXPECT_EQ(f.max_model_len, 86720u);
+  EXPECT_EQ(f.max_num_seqs, 64u);
+  EXPECT_EQ(f.gpu_total_bytes, GiB(119.70));
+  EXPECT_THAT(f.conflicts, Contains(HasSubstr("max_model_len: line 8 says 8224, line 17 says "
+                                              "86720")));
+}
+
+TEST(IngestEngineLog, TrtEngineSummaryGivesTpFractionAndBuildLimits) {
+  const EngineLogFacts f = Facts("staged_trtllm-engine-h100x8-llama31_70b_fp8-tp8-v0.16.log");
+  EXPECT_EQ(f.engine_version, "0.16.0");
+  EXPECT_EQ(f.tp, 8u);
+  EXPECT_DOUBLE_EQ(*f.kv_cache_free_gpu_memory_fraction, 0.9);  // "KV Memory Percentage: 90.00%"
+  EXPECT_EQ(f.max_model_len, 25000u);
+  EXPECT_EQ(f.max_num_batched_tokens, 8192u);
+  EXPECT_EQ(f.max_num_seqs, 2048u);
+  EXPECT_EQ(f.kv_cache_dtype, "FP8");
+  EXPECT_EQ(f.quantization, "FP8");
+  EXPECT_EQ(f.block_size, 64u);
+  EXPECT_EQ(f.kv_pool_tokens, 2730752u);
+  EXPECT_THAT(f.conflicts, IsEmpty());
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  EXPECT_EQ(p.engine.kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+  EXPECT_EQ(p.weight_format, v1::WEIGHT_FORMAT_FP8_PER_TENSOR);
+  ASSERT_TRUE(p.parallelism.has_value());
+  EXPECT_EQ(p.parallelism->tp(), 8u);
+}
+
+TEST(IngestEngineLog, NegativeCudaGraphFigureIsANoteNotARefusal) {
+  const EngineLogFacts f = Facts("staged_vllm-h200-llama3_8b-mml1024.log");
+  EXPECT_EQ(f.cuda_graph_bytes, std::nullopt);
+  EXPECT_EQ(f.kv_pool_tokens, 868080u);
+  EXPECT_THAT(f.notes, Contains(HasSubstr("line 8: the CUDA graph capture \"took -0.41 GiB\" as "
+                                          "printed")));
+  EXPECT_TRUE(HasLine(f, 8, "Graph capturing finished in 4 secs, took -0.41 GiB"));
+}
+
+TEST(IngestEngineLog, FractionOutsideZeroToOneIsRefusedWithItsLine) {
+  EXPECT_THAT(ParseMeasurementFile("sglang.log",
+                                   "KV Cache is allocated. #tokens: 100, K size: 1 GB, V size: 1 "
+                                   "GB (cmd: python3 -m sglang.launch_server --mem-fraction-static "
+                                   "1.5)\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("sglang.log:1: --mem-fraction-static 1.5; must be a fraction in "
+                                 "(0, 1]")));
 }
 
 }  // namespace

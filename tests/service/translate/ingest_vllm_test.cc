@@ -36,7 +36,7 @@ IngestedFile Parse(const std::string& path, IngestFormat format = IngestFormat::
 TEST(IngestVllmJson, RealClosedLoopFileConvertsMillisecondsToSeconds) {
   const IngestedFile f = Parse("vllm-json/glm47_gaudi3_conc8.json");
   EXPECT_EQ(f.format, IngestFormat::kVllmJson);
-  EXPECT_EQ(f.tool, "vllm bench serve");
+  EXPECT_EQ(f.tool, "vllm bench serve / benchmark_serving.py");  // the JSON does not say
   EXPECT_EQ(f.date, "2026-03-14");
   ASSERT_EQ(f.runs.size(), 1u);
   const IngestedRun& r = f.runs[0];
@@ -243,6 +243,20 @@ TEST(IngestVllmConsole, NegativeFigureIsRefused) {
                                  "be negative")));
 }
 
+// Found by fuzz_ingest_vllm_console: a count past 2^64 was converted to an
+// integer before its range was checked (undefined behaviour).
+TEST(IngestVllmConsole, CountTooLargeForAnIntegerIsRefused) {
+  const std::string text =
+      "============ Serving Benchmark Result ============\n"
+      "Successful requests:                     77777777777777777777777777777777777777\n"
+      "==================================================\n";
+  EXPECT_THAT(ParseMeasurementFile("bench.txt", text),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("bench.txt:2: \"Successful requests:\" = "
+                                 "\"77777777777777777777777777777777777777\"; must be a whole "
+                                 "number")));
+}
+
 TEST(IngestVllmConsole, BlockWithoutFiguresIsRefused) {
   const std::string text =
       "============ Serving Benchmark Result ============\n"
@@ -250,6 +264,25 @@ TEST(IngestVllmConsole, BlockWithoutFiguresIsRefused) {
   EXPECT_THAT(ParseMeasurementFile("bench.txt", text),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bench.txt:1: the result "
                                                                      "block holds no figures")));
+}
+
+TEST(IngestVllmConsole, ToolIsNamedAsTheCommandLineShowsIt) {
+  EXPECT_EQ(Parse("vllm-console/dennislee_qwen2_n10.txt").tool, "benchmark_serving.py");
+  EXPECT_EQ(Parse("vllm-console/schema_two_blocks.txt").tool, "vllm bench serve");
+  // No command line: either tool could have printed the block.
+  EXPECT_EQ(Parse("vllm-console/nerdalert_10qps.txt").tool,
+            "vllm bench serve / benchmark_serving.py");
+}
+
+TEST(IngestVllmConsole, BurstWithFailedRequestsSentItsPrompts) {
+  const IngestedFile f = Parse("vllm-console/dennislee_qwen2_n1000.txt");
+  ASSERT_EQ(f.runs.size(), 1u);
+  const IngestedRun& r = f.runs[0];
+  EXPECT_EQ(r.load, LoadKind::kBurst);
+  EXPECT_EQ(r.num_prompts, 1000u);  // "--num-prompts 1000" on a continuation line
+  EXPECT_EQ(r.row.requests(), 924u);
+  EXPECT_EQ(r.row.burst_requests(), 1000u);
+  EXPECT_THAT(r.row.note(), HasSubstr("1000 prompts sent at once"));
 }
 
 }  // namespace

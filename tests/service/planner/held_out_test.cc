@@ -1,0 +1,111 @@
+// The load model's report card over the corpus (capplan accuracy), bounded:
+// both modes over every qualifying baseline run in about a second.
+#include "service/planner/held_out.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
+
+const v1::AccuracySummary& All(const v1::AccuracyResponse& r, const std::string& metric) {
+  for (const v1::AccuracySummary& s : r.summaries()) {
+    if (s.group() == "all" && s.metric() == metric) return s;
+  }
+  ADD_FAILURE() << "no 'all' summary for " << metric;
+  return r.summaries(0);
+}
+
+v1::AccuracyResponse RunMode(v1::AccuracyMode mode) {
+  v1::AccuracyRequest request;
+  request.set_mode(mode);
+  absl::StatusOr<v1::AccuracyResponse> r = Accuracy(capplan::testing::BundledCatalogue(), request);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : v1::AccuracyResponse();
+}
+
+// Leave one baseline out: nothing of the baseline seen, the priors refitted
+// without it. The issue's bar: >= 75% of points within 2x for output tok/s
+// and TTFT p50 (measured at this commit: 85% and 80% of 62 and 56 points).
+TEST(Accuracy, LeaveOneBaselineOutMostPointsWithinTwoTimes) {
+  const v1::AccuracyResponse r = RunMode(v1::ACCURACY_MODE_BASELINES);
+  const v1::AccuracySummary& tps = All(r, "output_tokens_per_second");
+  const v1::AccuracySummary& ttft = All(r, "ttft_p50");
+  std::printf("leave one baseline out: output tok/s %d points, %.0f%% within 2x, median %.1f%%; "
+              "TTFT p50 %d points, %.0f%% within 2x, median %.1f%%\n",
+              tps.count(), 100 * tps.within_2x_fraction(), 100 * tps.median_abs_error_fraction(),
+              ttft.count(), 100 * ttft.within_2x_fraction(),
+              100 * ttft.median_abs_error_fraction());
+  EXPECT_GE(tps.count(), 50u);
+  EXPECT_GE(ttft.count(), 40u);
+  EXPECT_GE(tps.within_2x_fraction(), 0.75);
+  EXPECT_GE(ttft.within_2x_fraction(), 0.75);
+}
+
+// Calibrated on alternate rows. The issue's bar is a median |error| <= 10%
+// for output tok/s and <= 20% for TTFT p50; NOT MET at this commit (12.3% and
+// 29.0% over 59 and 53 points; the worst are B300 under confidential
+// computing, vLLM 0.6 without chunked prefill, and MTP rows). This test holds
+// the level reached so that a change cannot lose it unnoticed; the gap is on
+// the load-model issue.
+TEST(Accuracy, AlternateRowsMedianErrorHoldsItsLevel) {
+  const v1::AccuracyResponse r = RunMode(v1::ACCURACY_MODE_ALTERNATE_ROWS);
+  const v1::AccuracySummary& tps = All(r, "output_tokens_per_second");
+  const v1::AccuracySummary& ttft = All(r, "ttft_p50");
+  std::printf("alternate rows: output tok/s median %.1f%% (bar 10%%), TTFT p50 median %.1f%% "
+              "(bar 20%%)\n",
+              100 * tps.median_abs_error_fraction(), 100 * ttft.median_abs_error_fraction());
+  EXPECT_GE(tps.count(), 50u);
+  EXPECT_LE(tps.median_abs_error_fraction(), 0.14);
+  EXPECT_LE(ttft.median_abs_error_fraction(), 0.31);
+  EXPECT_GE(tps.within_2x_fraction(), 0.9);
+}
+
+TEST(Accuracy, UnknownBaselineIsNotFound) {
+  v1::AccuracyRequest request;
+  request.set_mode(v1::ACCURACY_MODE_BASELINES);
+  request.set_baseline_id("no-such-baseline");
+  EXPECT_THAT(Accuracy(capplan::testing::BundledCatalogue(), request).status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no-such-baseline")));
+}
+
+// A held-out baseline's rows are predicted from a catalogue without it: its
+// own sweep cannot have been fitted on, so its predictions differ from the
+// leave-one-row-out ones that see its other rows.
+TEST(Accuracy, HeldOutPredictionsDoNotSeeTheBaseline) {
+  v1::AccuracyRequest request;
+  request.set_baseline_id("sglang-0.4.2-deepseek-r1-mi300x8-random-3200-800-closed");
+  request.set_mode(v1::ACCURACY_MODE_BASELINES);
+  absl::StatusOr<v1::AccuracyResponse> out = Accuracy(capplan::testing::BundledCatalogue(), request);
+  request.set_mode(v1::ACCURACY_MODE_ROWS);
+  absl::StatusOr<v1::AccuracyResponse> rows =
+      Accuracy(capplan::testing::BundledCatalogue(), request);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_GT(out->predictions_size(), 0);
+  for (const v1::AccuracyPrediction& p : out->predictions()) {
+    EXPECT_EQ(p.baseline_id(), request.baseline_id());
+    EXPECT_TRUE(p.has_raw_band_fraction()) << p.source() << " " << p.metric();
+  }
+  double differ = 0;
+  for (const v1::AccuracyPrediction& a : out->predictions()) {
+    for (const v1::AccuracyPrediction& b : rows->predictions()) {
+      if (a.source() == b.source() && a.metric() == b.metric()) {
+        differ += std::abs(a.predicted() / b.predicted() - 1) > 1e-6;
+      }
+    }
+  }
+  EXPECT_GT(differ, 0);
+}
+
+}  // namespace
+}  // namespace capplan::service
