@@ -93,9 +93,9 @@ const std::vector<FlagHelp>& FlagTable() {
        "start from a measured baseline's configuration (GPU, count, engine, settings); other "
        "flags override it"},
       {"gpu", "ID", "-", "the baseline's", "GPU id (capplan hardware list)"},
-      // For the hardware-file flag of the hardware-cards branch, once merged.
       {"hardware-file", "FILE", "-", "none",
-       "a Hardware entry (text proto) for a GPU not in the catalogue"},
+       "a GPU not in the catalogue: a Hardware message (text format or JSON, fields as in "
+       "data/hardware/*.txtpb); instead of --gpu"},
       {"gpus", "N", "GPUs", "the baseline's, else tp × pp",
        "GPUs in one replica; without --tp they form one tensor-parallel group"},
       {"tp", "N", "GPUs", "gpus ÷ pp", "tensor-parallel size"},
