@@ -375,9 +375,10 @@ long prompts. A safe point whose decode rate is below `--min-user-tokens-per-sec
 measured this point), CALIBRATED (fitted on baselines of this configuration, interpolated),
 EXTRAPOLATED (outside the measured range, or transferred from another configuration) or
 ROOFLINE (no baseline: the card's peaks with typical efficiencies). The error band (±%) comes
-from the leave-one-out residuals of the fit that produced the figure, widened with the
-distance from the measured range; `capplan accuracy` shows how often bands cover held-out
-rows.
+from the fit that produced the figure (its rows' residuals, or the held-out error of the prior
+it took), widened with the distance from the measured range, then scaled by one factor per tier
+and metric so that 80% of held-out errors fall inside it (`capplan priors` fits the factors on
+leave-one-baseline-out and alternate-row predictions); `capplan accuracy` shows those errors.
 )");
   return *kText;
 }

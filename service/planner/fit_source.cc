@@ -40,8 +40,13 @@ absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
                                                     FitSource* src, std::optional<int>* fit_gate,
                                                     std::vector<std::string>* notes) {
   std::vector<SourcedPoint> points;
+  // A deployment named by its baseline (and not changed away from it) is
+  // fitted on that baseline's rows: another run of the same configuration may
+  // have measured other conditions (a CC-mode card, another driver), and it
+  // already speaks through the class prior.
+  const bool named = r.baseline != nullptr && OwnBaseline(*r.baseline, r);
   for (const v1::Baseline& b : catalog.baselines()) {
-    if (!OwnBaseline(b, r)) continue;
+    if (named ? &b != r.baseline : !OwnBaseline(b, r)) continue;
     CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> ps, BaselinePoints(b, true, notes));
     if (ps.empty()) continue;
     AddUnique(&src->baseline_ids, b.id());

@@ -13,6 +13,7 @@
 #include "model/queueing.h"
 #include "service/cli/cli.h"
 #include "service/cli/context.h"
+#include "service/planner/bands.h"
 #include "tests/test_common/cli_runner.h"
 
 namespace capplan::service {
@@ -122,6 +123,8 @@ TEST(Help, ConceptsMatchTheModelsDefinitions) {
   EXPECT_DOUBLE_EQ(model::KneeOptions().flat_ratio, 2.0);
   EXPECT_THAT(text, HasSubstr("the median TTFT (p50) exceeds twice its value"));
   EXPECT_THAT(text, HasSubstr("zero think time unless `--think-time S`"));
+  EXPECT_DOUBLE_EQ(kBandLevel, 0.8);
+  EXPECT_THAT(text, HasSubstr("so that 80% of held-out errors fall inside it"));
   for (const char* term :
        {"SLOT_WAIT", "RUNNING_REQUEST_LIMIT", "KV_POOL", "MEASURED", "CALIBRATED", "EXTRAPOLATED",
         "ROOFLINE", "error band", "--min-user-tokens-per-second"}) {

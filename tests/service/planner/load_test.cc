@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
@@ -240,6 +241,41 @@ TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
   EXPECT_TRUE(
       std::any_of(roofline->notes().begin(), roofline->notes().end(),
                   [](const std::string& n) { return n.find("typical efficiencies") != n.npos; }));
+}
+
+TEST(PredictLoad, ANamedBaselineIsFittedOnItsOwnRowsAndAnEqualDeploymentOnAllOfThem) {
+  // Two public runs of one configuration (4x B300, Qwen3.5-397B FP8, SGLang
+  // TP4): one under Confidential Computing, 15-46% slower. Named by its id,
+  // the CC run is fitted on its own rows; the same deployment spelt out pools
+  // every run that measured it.
+  const char* cc = "sglang-0.5.10-qwen3.5-397b-a17b-fp8-b300cc-x4-random-1024-1024-closed";
+  const v1::Baseline* b = Bundled().FindBaseline(cc);
+  ASSERT_NE(b, nullptr);
+  absl::StatusOr<v1::LoadCurve> named = PredictLoad(Bundled(), FromBaseline(cc, SweepConcurrencies(cc)));
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_THAT(Provenance(*named, "throughput").baseline_ids(), ::testing::ElementsAre(cc));
+  std::vector<double> errors;
+  for (const v1::SweepRow& row : b->sweeps(0).rows()) {
+    errors.push_back(
+        std::abs(At(*named, row.concurrency()).output_tokens_per_second() /
+                     row.output_tokens_per_second() - 1));
+  }
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LE(errors[errors.size() / 2], 0.10);
+
+  v1::PredictLoadRequest spelt = FromBaseline(cc, SweepConcurrencies(cc));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(model_id: "qwen3.5-397b-a17b" hardware_id: "nvidia-b300-288gb" gpu_count: 4
+           parallelism { tp: 4 ep: 1 } weight_format: WEIGHT_FORMAT_FP8_BLOCK
+           engine { kind: ENGINE_KIND_SGLANG version: "0.5.10.post1" mem_fraction_static: 0.8
+                    max_model_len: 2068 max_num_batched_tokens: 16384
+                    kv_cache_dtype: KV_CACHE_DTYPE_FP8 })pb",
+      spelt.mutable_deployment()));
+  spelt.mutable_workload()->set_input_tokens(758);  // the runs' mean
+  spelt.mutable_workload()->set_output_tokens(758);
+  absl::StatusOr<v1::LoadCurve> pooled = PredictLoad(Bundled(), spelt);
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  EXPECT_GE(Provenance(*pooled, "throughput").baseline_ids_size(), 2);
 }
 
 TEST(PredictLoad, InlineCalibrationAloneFitsTheUsersRows) {
