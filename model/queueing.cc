@@ -23,7 +23,8 @@ namespace {
 // Poisson sums are taken over mean ± kPoissonSpanSigmas·sqrt(mean) + slack.
 constexpr double kPoissonSpanSigmas = 12.0;
 constexpr double kPoissonSpanSlack = 20.0;
-constexpr double kQuantileRelativeTolerance = 1e-6;
+// Quantiles to 0.1% relative (the figures carry error bands of several %).
+constexpr double kQuantileRelativeTolerance = 1e-3;
 // Populations beyond this many are pooled into bins for the TTFT atoms.
 constexpr int kMaxAtomStates = 256;
 // exp(−kExpSaturation) is below double precision relative to 1.
@@ -468,30 +469,68 @@ namespace {
 
 double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
   double total = 0;
-  double hi = 0;
-  for (const LatencyLaw::WaitBranch& b : law.waits) {
-    total += b.weight;
-    hi = std::max(hi, b.offset_seconds + 4 * WaitMean(law.wait));
-  }
-  const double queue_tail = law.prefill_wait_rate > 0 ? 40.0 / law.prefill_wait_rate : 0.0;
-  for (const LatencyLaw::Atom& a : law.atoms) {
-    total += a.weight;
-    hi = std::max(hi, a.offset_seconds + a.uniform_width_seconds + queue_tail);
-  }
+  for (const LatencyLaw::WaitBranch& b : law.waits) total += b.weight;
+  for (const LatencyLaw::Atom& a : law.atoms) total += a.weight;
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
-  hi = std::max({hi, lo_bound, 1e-12});
-  for (int i = 0; i < kQuantileMaxIterations && LatencyCdf(law, hi) < target; ++i) {
-    hi *= 2;
-  }
   double lo = lo_bound;
+  double f_lo = LatencyCdf(law, lo) - target;
+  if (f_lo >= 0) return lo;
+  // Bracket within a factor of two: from just above the previous quantile
+  // (or the mean), doubling until the CDF reaches the target.
+  double hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
+  double f_hi = LatencyCdf(law, hi) - target;
+  for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
+    lo = hi;
+    f_lo = f_hi;
+    hi *= 2;
+    f_hi = LatencyCdf(law, hi) - target;
+  }
+  // Illinois regula falsi on the bracket [lo, hi] (CDF(lo) < target <=
+  // CDF(hi)); a step that lands within the tolerance of the root is checked
+  // from the other side, and bisection takes over whenever two steps did not
+  // halve the bracket.
+  int side = 0;
+  double w_prev = hi - lo, w_prev2 = hi - lo;  // the bracket one and two steps ago
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
-    if (hi - lo <= kQuantileRelativeTolerance * hi) break;
-    const double mid = 0.5 * (lo + hi);
-    if (LatencyCdf(law, mid) >= target) {
-      hi = mid;
+    const double w = hi - lo;
+    if (w <= kQuantileRelativeTolerance * hi) break;
+    double x = hi - f_hi * w / (f_hi - f_lo);
+    if (!(x > lo && x < hi) || (i >= 2 && w > 0.5 * w_prev2)) x = 0.5 * (lo + hi);
+    w_prev2 = w_prev;
+    w_prev = w;
+    const double step = kQuantileRelativeTolerance * x;
+    const double f = LatencyCdf(law, x) - target;
+    if (f >= 0) {
+      hi = x;
+      f_hi = f;
+      if (side == 1) f_lo *= 0.5;
+      side = 1;
+      if (x - step > lo) {
+        const double f_below = LatencyCdf(law, x - step) - target;
+        if (f_below < 0) {
+          lo = x - step;
+          f_lo = f_below;
+        } else {
+          hi = x - step;
+          f_hi = f_below;
+        }
+      }
     } else {
-      lo = mid;
+      lo = x;
+      f_lo = f;
+      if (side == -1) f_hi *= 0.5;
+      side = -1;
+      if (x + step < hi) {
+        const double f_above = LatencyCdf(law, x + step) - target;
+        if (f_above >= 0) {
+          hi = x + step;
+          f_hi = f_above;
+        } else {
+          lo = x + step;
+          f_lo = f_above;
+        }
+      }
     }
   }
   return hi;

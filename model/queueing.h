@@ -397,7 +397,8 @@ struct LatencyLaw {
   double prefill_wait_rate = 0;
 };
 double LatencyCdf(const LatencyLaw& law, double t);
-// Smallest t with CDF(t) >= q (bisection to a relative 1e-6).
+// Smallest t with CDF(t) >= q, to a relative 1e-3 (Illinois regula falsi
+// with a bisection safeguard).
 double LatencyQuantile(const LatencyLaw& law, double q);
 double LatencyMean(const LatencyLaw& law);
 

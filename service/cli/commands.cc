@@ -5,6 +5,7 @@
 #include "service/cli/load.h"
 #include "service/cli/plan.h"
 #include "service/cli/priors.h"
+#include "service/cli/search.h"
 #include "service/cli/validate.h"
 
 namespace capplan::service {
@@ -14,6 +15,7 @@ const std::vector<CliCommandSpec>& ExtraCliCommands() {
     auto* commands = new std::vector<CliCommandSpec>{};
     for (CliCommandSpec& spec : LoadCliCommands()) commands->push_back(std::move(spec));
     commands->push_back(PlanCommandSpec());
+    commands->push_back(SearchCommandSpec());
     commands->push_back(ValidateCommandSpec());
     commands->push_back(LintCommandSpec());
     commands->push_back(IngestCommandSpec());

@@ -44,6 +44,10 @@ constexpr CommandLine kCommands[] = {
      "capplan plan (--model ID | --model-config FILE | --baseline ID) --gpu ID --input-tokens N "
      "--output-tokens N [--ttft-p95 S] [--target-users N | --target-rps R] [...]",
      "one-call sizing: safe points, monthly capacity, replicas, GPUs and cost for a target"},
+    {"search",
+     "capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N "
+     "(--target-users N | --target-rps R | --target-tokens-per-month T) [--ttft-p95 S] [...]",
+     "which GPU, how many, how configured, at what cost: top-k, Pareto fronts, launch lines"},
     {"validate",
      "capplan validate (--spec FILE | --launch LINE --gpu ID | --model ID --gpu ID | --baseline "
      "ID) [...]",
@@ -219,6 +223,34 @@ const std::vector<FlagHelp>& FlagTable() {
       {"replace", "", "-", "off", "replace an existing baseline of the same id"},
       {"priors:out-dir", "DIR", "-", "none",
        "read this catalogue directory and write the fitted priors into its priors/"},
+      // Search.
+      {"search:model", "ID", "-", "none", "catalogue id or Hugging Face repo id of the model"},
+      {"search:input-tokens", "N", "tokens", "none", "prompt length per request"},
+      {"search:output-tokens", "N", "tokens", "none", "output length per request"},
+      {"search:gpus", "ID,ID,...", "-", "every card of the catalogue", "GPU ids to choose from"},
+      {"vendors", "NAME,NAME,...", "-", "any", "only GPUs of these vendors"},
+      {"max-gpus-per-replica", "N", "GPUs", "8", "largest replica tried (within one node)"},
+      {"max-gpus-total", "N", "GPUs", "no limit", "replicas × GPUs per replica at most this"},
+      {"weight-formats", "F,F,...", "-", "the checkpoint's, fp8, awq", "weight formats to try"},
+      {"kv-cache-dtypes", "D,D,...", "-", "auto,fp8", "KV cache dtypes to try"},
+      {"engines", "E,E,...", "-", "vllm,sglang", "engines to try"},
+      {"search:max-num-seqs", "N,N,...", "requests", "32,64,128,256,512",
+       "running-request limits to try"},
+      {"search:max-model-len", "N", "tokens", "2 × (input + output), rounded up to 1,024",
+       "the engine's context limit in every candidate"},
+      {"min-user-tps", "X", "tok/s", "none", "per-user speed floor: TPOT at most 1 ÷ X"},
+      {"price", "ID=P,...", "currency per GPU-hour", "the catalogue's price_per_hour",
+       "prices per GPU-hour by hardware id"},
+      {"objective", "NAME", "-", "cost",
+       "cost (monthly bill), gpus (fewest in total) or speed (fastest per user)"},
+      {"top-k", "K", "deployments", "10", "answers listed (at most 100)"},
+      {"max-candidates", "N", "candidates", "20,000",
+       "candidates enumerated at most (at most 200,000; the answer says truncated)"},
+      {"time-budget", "S", "s", "the RPC deadline", "stop after this long with the best so far"},
+      {"search:svg", "FILE", "-", "none", "also write the two Pareto fronts as an SVG plot"},
+      {"speculative", "", "-", "off", "also try speculative decoding (the model's MTP layers)"},
+      {"multi-node", "", "-", "off", "let one replica span nodes (TP/PP over the network)"},
+      {"expert-parallel", "", "-", "off", "MoE models: also try EP = TP"},
   };
   return *kTable;
 }

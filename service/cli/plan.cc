@@ -83,6 +83,25 @@ std::string SafeLoad(const v1::Sizing& s) {
   return absl::StrFormat("%.3g %s", s.safe_load_per_replica(), s.unit());
 }
 
+// A replica over several nodes: X_N against N·X_1 and TTFT p99 against one node.
+void PrintScaling(const v1::ScalingAssessment& s, std::ostream& out) {
+  out << "scaling over " << Plural(s.nodes(), "node", "nodes") << " of "
+      << Plural(s.gpus_per_node(), "GPU", "GPUs") << ": ";
+  if (s.throughput_one_node() > 0) {
+    out << absl::StrFormat("X_N %.0f tok/s vs N·X_1 = %d × %.0f tok/s: efficiency %.0f%%%s",
+                           s.throughput(), s.nodes(), s.throughput_one_node(), 100 * s.efficiency(),
+                           s.efficiency_below_threshold()
+                               ? absl::StrFormat(" (BELOW %.0f%%)", 100 * s.min_efficiency())
+                               : "");
+    if (s.has_ttft_p99_degradation_fraction()) {
+      out << absl::StrFormat("; TTFT p99 %+.0f%% vs one node%s",
+                             100 * s.ttft_p99_degradation_fraction(),
+                             s.ttft_p99_degraded() ? " (DEGRADED)" : "");
+    }
+  }
+  out << "\n  " << s.note() << "\n";
+}
+
 void PrintSizingAndCost(const v1::PlanResponse& plan, const PlanPrintOptions& options,
                         std::ostream& out) {
   if (plan.has_sizing()) {
@@ -90,6 +109,7 @@ void PrintSizingAndCost(const v1::PlanResponse& plan, const PlanPrintOptions& op
     out << "\nsizing for " << s.target() << ": " << Plural(s.replicas(), "replica", "replicas")
         << ", " << Plural(s.gpus(), "GPU", "GPUs") << " (safe " << SafeLoad(s) << " per replica)\n";
   }
+  if (plan.has_scaling()) PrintScaling(plan.scaling(), out);
   if (plan.has_cost_per_million_output_tokens()) {
     const uint32_t gpus = plan.memory().deployment().gpu_count();
     out << absl::StrFormat(

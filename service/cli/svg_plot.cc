@@ -378,3 +378,76 @@ std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_
 }
 
 }  // namespace capplan::service
+
+namespace capplan::service {
+namespace {
+
+// Each front point's label placed around its dot, apart from the others,
+// the dots and the title (a label with no free place is left out: the table
+// lists every candidate).
+void FrontLabels(const Panel& p, const Points& xy, const std::vector<std::string>& texts,
+                 const std::string& colour, std::vector<Box>* obstacles,
+                 std::vector<Label>* labels) {
+  for (size_t i = 0; i < xy.size() && i < texts.size(); ++i) {
+    const double cx = p.X(xy[i].first), cy = p.Y(xy[i].second);
+    obstacles->push_back({cx - 3.5, cy - 3.5, cx + 3.5, cy + 3.5});
+    labels->push_back({PointLabel(p, xy[i].first, xy[i].second, texts[i]), colour});
+  }
+}
+
+std::string CandidateLabel(const v1::SearchCandidate& c) {
+  return absl::StrFormat("%d×%s", c.gpus_per_replica(), c.deployment().hardware_id());
+}
+
+}  // namespace
+
+std::string SearchFrontSvg(const v1::SearchConfigsResponse& response, const std::string& title) {
+  Points cost, capacity;
+  std::vector<std::string> cost_labels, capacity_labels;
+  double cx = 0, cy = 0, gx = 0, gy = 0;
+  for (const v1::SearchCandidate& c : response.cost_front()) {
+    cost.emplace_back(c.cost_per_million_output_tokens(), c.user_output_tokens_per_second());
+    cost_labels.push_back(CandidateLabel(c));
+    cx = std::max(cx, c.cost_per_million_output_tokens());
+    cy = std::max(cy, c.user_output_tokens_per_second());
+  }
+  for (const v1::SearchCandidate& c : response.capacity_front()) {
+    capacity.emplace_back(c.gpus_per_replica(), c.capacity().output_tokens_per_month() / 1e6);
+    capacity_labels.push_back(CandidateLabel(c));
+    gx = std::max(gx, static_cast<double>(c.gpus_per_replica()));
+    gy = std::max(gy, c.capacity().output_tokens_per_month() / 1e6);
+  }
+  auto [cxm, cxs] = NiceAxis(cx * 1.15);
+  auto [cym, cys] = NiceAxis(cy * 1.1);
+  auto [gxm, gxs] = NiceAxis(gx * 1.15);
+  auto [gym, gys] = NiceAxis(gy * 1.1);
+  const double height = kTop + 2 * kPanelHeight + kGap + kBottom;
+  std::string svg = absl::StrFormat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%.1f\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">%s</text>\n",
+      kWidth, height, kWidth, height, kWidth / 2, Escape(title));
+  Panel top{kTop, cxm, cym};
+  Panel bottom{kTop + kPanelHeight + kGap, gxm, gym};
+  Axes(top, cxs, cys, "cost per million output tokens (USD)", "per-user output (tok/s)", &svg);
+  Axes(bottom, gxs, gys, "GPUs per replica", "output tokens/month per replica (millions)", &svg);
+  Polyline(top, cost, "#1f77b4", &svg);
+  Polyline(bottom, capacity, "#2ca02c", &svg);
+  std::vector<Box> obstacles = {TextBox(title, 15, {kWidth / 2, 24, Anchor::kMiddle})};
+  std::vector<Label> labels;
+  FrontLabels(top, cost, cost_labels, "#333", &obstacles, &labels);
+  FrontLabels(bottom, capacity, capacity_labels, "#333", &obstacles, &labels);
+  EmitLabels(labels, obstacles, &svg);
+  if (cost.empty()) {
+    absl::StrAppendFormat(&svg,
+                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">"
+                          "no priced candidate: no cost front</text>\n",
+                          kWidth / 2, kTop + kPanelHeight / 2);
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace capplan::service

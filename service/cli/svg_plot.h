@@ -24,6 +24,11 @@
 
 namespace capplan::service {
 
+// The Pareto fronts of a search (capplan search --svg): cost per million
+// output tokens against per-user output tok/s, and GPUs per replica against
+// output tokens per month per replica; each point labelled with its card.
+std::string SearchFrontSvg(const v1::SearchConfigsResponse& response, const std::string& title);
+
 std::string LoadCurveSvg(const v1::LoadCurve& curve, std::optional<double> ttft_slo_seconds,
                          const std::string& title, const std::vector<MeasuredPoint>& measured = {});
 

@@ -57,6 +57,12 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
         "PlanRequest.workload is missing; give input_tokens and output_tokens per request "
         "(or start from a baseline, whose measured workload is then used)");
   }
+  if (!r.kv_tier_id().empty() || r.kv_restore_context_tokens_size() > 0) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "PlanRequest.kv_tier_id = \"%s\"; KV storage tiers are not modelled yet (no tier "
+        "catalogue in data/): leave kv_tier_id and kv_restore_context_tokens unset",
+        r.kv_tier_id().substr(0, 64)));
+  }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("PlanRequest.duty_factor = %g; must be in (0, 1]", r.duty_factor()));
@@ -243,7 +249,8 @@ absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
   return absl::OkStatus();
 }
 
-// Replicas and GPUs for the request's target.
+}  // namespace
+
 absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica,
                        v1::PlanResponse* response) {
   std::string target, unit;
@@ -289,6 +296,8 @@ absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica
   return absl::OkStatus();
 }
 
+namespace {
+
 absl::Status AddCost(const v1::PlanRequest& request, uint32_t gpus_per_replica,
                      const model::CapacityPeriod& period, v1::PlanResponse* response) {
   if (!request.has_price_per_gpu_hour() || !(response->capacity().output_tokens_per_month() > 0)) {
@@ -329,6 +338,77 @@ LoadAxis UsersAxis(const v1::PlanRequest& request) {
   return axis;
 }
 
+// The third report's thresholds, from the catalogue baseline that states them.
+const v1::Baseline* ScalingMethodBaseline(const Catalog& catalog) {
+  for (const v1::Baseline& b : catalog.baselines()) {
+    if (b.has_multi_node_method() && b.multi_node_method().min_scaling_efficiency() > 0) return &b;
+  }
+  return nullptr;
+}
+
+double StableOutputRate(const v1::PlanResponse& r) {
+  return r.safe_open_loop().found() ? r.safe_open_loop().output_tokens_per_second()
+                                    : r.capacity_at_peak().output_tokens_per_second();
+}
+
+// One replica over several nodes: X_N ÷ (N·X_1) against the same deployment
+// on one node (TP over the node's GPUs), and TTFT p99 against it.
+void AddScaling(const Catalog& catalog, const v1::PlanRequest& request, const ResolvedDeployment& r,
+                WorkCounters* counters, v1::PlanResponse* response) {
+  if (r.hardware == nullptr || r.hardware->max_gpus_per_node() == 0) return;
+  const uint32_t per_node = r.hardware->max_gpus_per_node();
+  if (r.gpu_count <= per_node || r.parallelism.tp() * r.parallelism.pp() <= per_node) return;
+  v1::ScalingAssessment* s = response->mutable_scaling();
+  s->set_nodes((r.gpu_count + per_node - 1) / per_node);
+  s->set_gpus_per_node(per_node);
+  s->set_throughput(StableOutputRate(*response));
+  v1::PlanRequest one = request;
+  one.clear_target();
+  one.clear_kv_tier_id();
+  one.mutable_deployment()->set_gpu_count(per_node);
+  one.mutable_deployment()->mutable_parallelism()->set_tp(per_node);
+  one.mutable_deployment()->mutable_parallelism()->set_pp(1);
+  absl::StatusOr<v1::PlanResponse> single = Plan(catalog, one, counters);
+  if (!single.ok() || !single->memory().fits() || !(StableOutputRate(*single) > 0)) {
+    s->set_note("the same deployment does not serve on one node, so X_1 is unknown");
+    return;
+  }
+  s->set_throughput_one_node(StableOutputRate(*single));
+  const v1::Baseline* method = ScalingMethodBaseline(catalog);
+  model::ScalingThresholds t;
+  if (method != nullptr) {
+    t.min_efficiency = method->multi_node_method().min_scaling_efficiency();
+    t.max_ttft_p99_degradation_fraction =
+        method->multi_node_method().max_ttft_p99_degradation_fraction();
+    s->set_threshold_source(method->id());
+  }
+  std::optional<double> p99_n, p99_1;
+  if (response->safe_open_loop().has_ttft_p99_seconds()) {
+    p99_n = response->safe_open_loop().ttft_p99_seconds();
+  }
+  if (single->safe_open_loop().has_ttft_p99_seconds()) {
+    p99_1 = single->safe_open_loop().ttft_p99_seconds();
+  }
+  if (!p99_n.has_value() || !p99_1.has_value()) p99_n = p99_1 = std::nullopt;
+  absl::StatusOr<model::ScalingAssessment> a = model::AssessMultiNodeScaling(
+      static_cast<int>(s->nodes()), s->throughput(), s->throughput_one_node(), p99_n, p99_1, t);
+  if (!a.ok()) {
+    s->set_note(std::string(a.status().message()));
+    return;
+  }
+  s->set_efficiency(a->efficiency);
+  s->set_efficiency_below_threshold(a->efficiency_below_threshold);
+  if (a->ttft_p99_degradation_fraction.has_value()) {
+    s->set_ttft_p99_degradation_fraction(*a->ttft_p99_degradation_fraction);
+  }
+  s->set_ttft_p99_degraded(a->ttft_p99_degraded);
+  s->set_min_efficiency(t.min_efficiency);
+  s->set_max_ttft_p99_degradation_fraction(t.max_ttft_p99_degradation_fraction);
+  s->set_note(
+      "throughputs at the open-loop safe points (the stable working point), TTFT p99 there; "
+      "one node = the same deployment with TP over one node's GPUs");
+}
+
 }  // namespace
 
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
@@ -360,6 +440,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   CAPPLAN_RETURN_IF_ERROR(AddSizing(request, d.resolved.gpu_count, &response));
   CAPPLAN_RETURN_IF_ERROR(AddCost(request, d.resolved.gpu_count, period, &response));
   AddMeasuredCapacity(catalog, d.resolved, request.deployment(), period, &response);
+  AddScaling(catalog, request, d.resolved, counters, &response);
   return response;
 }
 

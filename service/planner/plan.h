@@ -15,6 +15,12 @@ namespace capplan::service {
 // million output tokens for a GPU-hour price; and, where the deployment is a
 // baseline with a measured sustained run, the capacity that run implies.
 // The deployment is resolved, planned and fitted once (`counters` counts).
+// Replicas and GPUs for the request's target from the response's safe
+// points and capacity (what Plan adds when the request names a target;
+// nothing without one). FAILED_PRECONDITION when no load meets the SLO.
+absl::Status AddSizing(const v1::PlanRequest& request, uint32_t gpus_per_replica,
+                       v1::PlanResponse* response);
+
 absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequest& request,
                                       WorkCounters* counters = nullptr);
 

@@ -13,6 +13,7 @@
 #include "service/planner/memory.h"
 #include "service/planner/plan.h"
 #include "service/planner/put_baseline.h"
+#include "service/planner/search.h"
 #include "service/planner/validate.h"
 #include "service/translate/hf_config.h"
 #include "service/translate/model_info.h"
@@ -176,6 +177,11 @@ absl::StatusOr<v1::LintResponse> Planner::Lint(const v1::LintRequest& request) {
 
 absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest& request) {
   return service::Accuracy(*catalog(), request);
+}
+
+absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
+    const v1::SearchConfigsRequest& request, absl::Time deadline) {
+  return service::SearchConfigs(*catalog(), request, deadline);
 }
 
 absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request) {

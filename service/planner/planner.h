@@ -6,6 +6,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/catalog/catalog.h"
 #include "service/catalog/store.h"
@@ -36,6 +37,10 @@ class PlannerApi {
   virtual absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) = 0;
   virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) = 0;
+  // Stops at `deadline` (the RPC's), returning what was found with
+  // truncated = true.
+  virtual absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(
+      const v1::SearchConfigsRequest& request, absl::Time deadline) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
@@ -67,6 +72,8 @@ class Planner : public PlannerApi {
   absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
+  absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const v1::SearchConfigsRequest& request,
+                                                          absl::Time deadline) override;
 
  private:
   mutable absl::Mutex mu_;

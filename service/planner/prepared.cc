@@ -55,6 +55,20 @@ absl::StatusOr<double> AllReduceBandwidth(const ResolvedDeployment& r, int tp,
     return absl::FailedPreconditionError(absl::StrFormat(
         "hardware '%s' states no intra-node link bandwidth; tp = %d needs it", hw.id(), tp));
   }
+  // A TP group wider than a node all-reduces over the network between nodes
+  // too; the ring runs at its slowest hop.
+  if (hw.max_gpus_per_node() > 0 && static_cast<uint32_t>(tp) > hw.max_gpus_per_node()) {
+    const double network = hw.inter_node().bandwidth_bytes_per_second();
+    if (!(network > 0)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "hardware '%s' states no network between nodes; tp = %d spans %d-GPU nodes", hw.id(),
+          tp, hw.max_gpus_per_node()));
+    }
+    notes->push_back(absl::StrFormat(
+        "tp = %d spans nodes of %d GPUs: all-reduces cross the %s network at %.0f GB/s per GPU",
+        tp, hw.max_gpus_per_node(), hw.inter_node().kind(), network / 1e9));
+    return std::min(network, link.bandwidth_bytes_per_second());
+  }
   const bool staged = link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer();
   if (staged) {
     notes->push_back(
@@ -267,6 +281,28 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
     d.performance_status = perf.status();
   }
   return d;
+}
+
+absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
+                                           const model::MemoryPlanInput& input,
+                                           const model::MemoryPlan& plan) {
+  if (r.hardware == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(r.path, ": no card to bound on"));
+  }
+  BoundInputs out;
+  const int tp = static_cast<int>(std::max<int64_t>(1, input.parallelism.tp));
+  const int pp = static_cast<int>(std::max<int64_t>(1, input.parallelism.pp));
+  out.model.inputs = model::StepInputsFromMemoryPlan(input.arch, plan, tp, pp);
+  std::vector<std::string> notes;
+  CAPPLAN_RETURN_IF_ERROR(SetHardwareSpeeds(r, false, tp, &out.model.inputs, &notes));
+  out.model.scheduler.max_batched_tokens =
+      static_cast<int>(std::max<int64_t>(1, plan.max_num_batched_tokens));
+  if (plan.max_num_seqs > 0) out.limits.max_running_requests = static_cast<int>(plan.max_num_seqs);
+  if (plan.state_slots > 0 && plan.state_bytes_per_request > 0) {
+    out.limits.state_slots = static_cast<int>(std::min<int64_t>(plan.state_slots, model::kMaxSlots));
+  }
+  if (plan.kv_pool_tokens > 0) out.limits.kv_pool_tokens = static_cast<double>(plan.kv_pool_tokens);
+  return out;
 }
 
 // ------------------------------------------------------------------ validation

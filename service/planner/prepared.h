@@ -114,6 +114,20 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
                                                      std::optional<uint64_t> mean_sequence_tokens,
                                                      WorkCounters* counters);
 
+// What a search bounds a candidate with: the step-time inputs, scheduler
+// and slot limits of a resolved deployment on a known card, from its model
+// memory plan alone (no API account, no fit, no speculation; the pool is
+// the model's, not a baseline's). FAILED_PRECONDITION as performance_status.
+struct BoundInputs {
+  model::PerformanceModel model;  // coefficients left at their defaults
+  model::SlotLimits limits;
+};
+// `input` is the resolved input with another parallelism or engine settings
+// (same card and weight format).
+absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& resolved,
+                                           const model::MemoryPlanInput& input,
+                                           const model::MemoryPlan& plan);
+
 // Where the coefficients came from.
 struct FitSource {
   std::optional<model::StepTimeFit> fit;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "service/rpc/grpc_status.h"
 
 namespace capplan::service {
@@ -126,6 +128,20 @@ grpc::Status PlannerGrpcService::PredictLoad(grpc::ServerContext*,
 grpc::Status PlannerGrpcService::Plan(grpc::ServerContext*, const v1::PlanRequest* request,
                                       v1::PlanResponse* response) {
   return Handle(planner_, &PlannerApi::Plan, request, response);
+}
+
+grpc::Status PlannerGrpcService::SearchConfigs(grpc::ServerContext* context,
+                                               const v1::SearchConfigsRequest* request,
+                                               v1::SearchConfigsResponse* response) {
+  // No client deadline is gRPC's infinite future, far beyond any search.
+  const auto deadline = context->deadline();
+  const absl::Time limit = absl::Now() + absl::Hours(24);
+  const absl::Time until =
+      deadline >= absl::ToChronoTime(limit) ? limit : absl::FromChrono(deadline);
+  absl::StatusOr<v1::SearchConfigsResponse> result = planner_->SearchConfigs(*request, until);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
 }
 
 grpc::Status PlannerGrpcService::Validate(grpc::ServerContext*, const v1::ValidateRequest* request,

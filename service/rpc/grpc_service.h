@@ -51,6 +51,8 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
                             v1::LoadCurve* response) override;
   grpc::Status PutBaseline(grpc::ServerContext* context, const v1::PutBaselineRequest* request,
                            v1::PutBaselineResponse* response) override;
+  grpc::Status SearchConfigs(grpc::ServerContext* context, const v1::SearchConfigsRequest* request,
+                             v1::SearchConfigsResponse* response) override;
 
  private:
   grpc::Status Authorize(const grpc::ServerContext& context) const;

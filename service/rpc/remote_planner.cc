@@ -1,5 +1,7 @@
 #include "service/rpc/remote_planner.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -29,12 +31,12 @@ RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout,
 
 template <typename Request, typename Response, typename Method>
 absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& request,
-                                             bool with_token) {
+                                             bool with_token, absl::Time deadline) {
   grpc::ClientContext context;
   if (with_token && write_token_.has_value()) {
     context.AddMetadata("authorization", absl::StrCat("Bearer ", *write_token_));
   }
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  context.set_deadline(absl::ToChronoTime(std::min(absl::Now() + timeout_, deadline)));
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
   if (!status.ok()) {
@@ -84,6 +86,12 @@ absl::StatusOr<v1::MemoryPlan> RemotePlanner::PlanMemory(const v1::PlanMemoryReq
 absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(const v1::PredictLoadRequest& request) {
   return Call<v1::PredictLoadRequest, v1::LoadCurve>(&v1::CapacityPlanner::Stub::PredictLoad,
                                                      request);
+}
+
+absl::StatusOr<v1::SearchConfigsResponse> RemotePlanner::SearchConfigs(
+    const v1::SearchConfigsRequest& request, absl::Time deadline) {
+  return Call<v1::SearchConfigsRequest, v1::SearchConfigsResponse>(
+      &v1::CapacityPlanner::Stub::SearchConfigs, request, false, deadline);
 }
 
 absl::StatusOr<v1::PlanResponse> RemotePlanner::Plan(const v1::PlanRequest& request) {

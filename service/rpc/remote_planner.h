@@ -50,10 +50,14 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
+  // The RPC deadline is the earlier of the client's timeout and `deadline`.
+  absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const v1::SearchConfigsRequest& request,
+                                                          absl::Time deadline) override;
 
  private:
   template <typename Request, typename Response, typename Method>
-  absl::StatusOr<Response> Call(Method method, const Request& request, bool with_token = false);
+  absl::StatusOr<Response> Call(Method method, const Request& request, bool with_token = false,
+                                absl::Time deadline = absl::InfiniteFuture());
 
   std::string address_;
   std::optional<std::string> write_token_;

@@ -8,6 +8,8 @@
 //
 //   capplan-loadgen --spawn_server --threads 4 --seconds 5
 //   capplan-loadgen --target 127.0.0.1:50051 --threads 8 --seconds 30 --method memory
+//   capplan-loadgen --spawn_server --threads 2 --seconds 10 --method health   (then plan:
+//       Plan's throughput against the health check's, same threads)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
 #include "capplan/v1/planner.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "service/server/server.h"
@@ -32,7 +35,8 @@ ABSL_FLAG(int, threads, 4, "concurrent clients, each with one RPC in flight");
 ABSL_FLAG(double, seconds, 5, "duration of the run");
 ABSL_FLAG(int64_t, max_requests, 1000000, "stop after this many RPCs in total");
 ABSL_FLAG(std::string, method, "mixed",
-          "get_baseline | list_hardware | memory | mixed (all three in turn)");
+          "get_baseline | list_hardware | memory | health | plan | search | mixed (the first "
+          "three in turn)");
 
 namespace {
 
@@ -47,7 +51,41 @@ struct Sample {
   bool ok;
 };
 
-constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory"};
+constexpr const char* kMethods[] = {"GetBaseline", "ListHardware", "PlanMemory",
+                                    "Health.Check", "Plan",         "SearchConfigs"};
+constexpr int kNumMethods = 6;
+
+int MethodIndex(const std::string& name) {
+  const char* names[] = {"get_baseline", "list_hardware", "memory", "health", "plan", "search"};
+  for (int i = 0; i < kNumMethods; ++i) {
+    if (name == names[i]) return i;
+  }
+  return -1;
+}
+
+// The Plan the sales engineer asks for, on a card with a price.
+capplan::v1::PlanRequest PlanRequest() {
+  capplan::v1::PlanRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.set_target_requests_per_second(20);
+  r.set_price_per_gpu_hour(2.5);
+  return r;
+}
+
+capplan::v1::SearchConfigsRequest SearchRequest() {
+  capplan::v1::SearchConfigsRequest r;
+  r.set_model_id("llama-3.1-70b-instruct");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.mutable_slo()->set_tpot_seconds(0.05);
+  r.set_target_concurrent_users(200);
+  return r;
+}
 
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
@@ -83,18 +121,18 @@ int main(int argc, char** argv) {
   double seconds = std::clamp(absl::GetFlag(FLAGS_seconds), 0.1, 600.0);
   int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_requests));
   std::string method = absl::GetFlag(FLAGS_method);
-  int only = method == "get_baseline"    ? 0
-             : method == "list_hardware" ? 1
-             : method == "memory"        ? 2
-                                         : -1;
+  int only = MethodIndex(method);
   if (only < 0 && method != "mixed") {
     std::cerr << "capplan-loadgen: --method = " << method << "; must be get_baseline, "
-              << "list_hardware, memory or mixed\n";
+              << "list_hardware, memory, health, plan, search or mixed\n";
     return 2;
   }
 
   auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
   auto stub = capplan::v1::CapacityPlanner::NewStub(channel);
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  const capplan::v1::PlanRequest plan = PlanRequest();
+  const capplan::v1::SearchConfigsRequest search = SearchRequest();
   capplan::v1::ListBaselinesResponse baselines;
   {
     grpc::ClientContext context;
@@ -133,9 +171,18 @@ int main(int argc, char** argv) {
         } else if (m == 1) {
           capplan::v1::ListHardwareResponse reply;
           status = stub->ListHardware(&context, {}, &reply);
-        } else {
+        } else if (m == 2) {
           capplan::v1::MemoryPlan reply;
           status = stub->PlanMemory(&context, memory, &reply);
+        } else if (m == 3) {
+          grpc::health::v1::HealthCheckResponse reply;
+          status = health->Check(&context, {}, &reply);
+        } else if (m == 4) {
+          capplan::v1::PlanResponse reply;
+          status = stub->Plan(&context, plan, &reply);
+        } else {
+          capplan::v1::SearchConfigsResponse reply;
+          status = stub->SearchConfigs(&context, search, &reply);
         }
         double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -149,7 +196,7 @@ int main(int argc, char** argv) {
   int64_t total = 0, failed = 0;
   std::printf("%-14s %10s %10s %12s %12s %12s %8s\n", "METHOD", "RPCS", "RPC/s", "p50 (us)",
               "p99 (us)", "max (us)", "FAILED");
-  for (int m = 0; m < 3; ++m) {
+  for (int m = 0; m < kNumMethods; ++m) {
     std::vector<double> lat;
     int64_t bad = 0;
     for (const auto& per_thread : samples) {

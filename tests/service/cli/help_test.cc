@@ -41,8 +41,8 @@ TEST(Help, TopLevelListsEveryCommandWithItsLine) {
   for (const CliCommandSpec& spec : AllCliCommands()) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\n  ", spec.name, " "))) << spec.name;
   }
-  for (const char* name : {"hardware", "models", "baselines", "memory", "sweep", "plan", "validate",
-                           "ingest", "lint", "accuracy", "priors"}) {
+  for (const char* name : {"hardware", "models", "baselines", "memory", "sweep", "simulate", "plan",
+                           "search", "validate", "ingest", "lint", "accuracy", "priors"}) {
     EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\n  ", name, " "))) << name;
   }
   // No command at all: the same text, on stderr, exit 2.

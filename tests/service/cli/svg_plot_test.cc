@@ -248,6 +248,62 @@ TEST(LoadCurveSvg, TextBoxHoldsTheInkRsvgConvertDraws) {
   }
 }
 
+// Crowded fronts: twelve cost-front points close together and six capacity
+// points. Every label stays apart from the others and from the dots; the
+// document parses and rsvg-convert renders it at its size.
+v1::SearchConfigsResponse CrowdedFronts() {
+  v1::SearchConfigsResponse r;
+  for (int i = 0; i < 12; ++i) {
+    v1::SearchCandidate* c = r.add_cost_front();
+    c->set_cost_per_million_output_tokens(1.0 + 0.02 * i);
+    c->set_user_output_tokens_per_second(40 + 0.5 * i);
+    c->set_gpus_per_replica(1 + i % 4);
+    c->mutable_deployment()->set_hardware_id(i % 2 ? "nvidia-h100-sxm-80gb" : "nvidia-l40s-48gb");
+  }
+  for (int i = 0; i < 6; ++i) {
+    v1::SearchCandidate* c = r.add_capacity_front();
+    c->set_gpus_per_replica(1 << (i % 4));
+    c->mutable_capacity()->set_output_tokens_per_month(1e9 * (1 + i));
+    c->mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  }
+  return r;
+}
+
+TEST(SearchFrontSvg, LabelsNeverOverlapAndItRenders) {
+  ASSERT_TRUE(HavePython()) << kMissingPython;
+  const std::string svg = SearchFrontSvg(CrowdedFronts(), "search <fronts>");
+  const std::vector<SvgElement> e = Elements(svg);
+  ASSERT_FALSE(e.empty());
+  EXPECT_EQ(e[0].tag, "svg");
+  EXPECT_EQ(WithClass(e, "polyline", "predicted").size(), 2u);  // the two fronts
+  std::vector<Box> boxes;
+  std::vector<std::string> texts;
+  for (const SvgElement* t : WithClass(e, "text", "label")) {
+    boxes.push_back(BoxOf(*t));
+    texts.push_back(t->text);
+  }
+  ASSERT_GE(boxes.size(), 6u);  // most of the 18 points keep a label
+  std::vector<Box> dots;
+  for (const SvgElement& x : e) {
+    if (x.tag != "circle") continue;
+    const double cx = x.Number("cx"), cy = x.Number("cy");
+    dots.push_back({cx - 2.5, cy - 2.5, cx + 2.5, cy + 2.5});
+  }
+  EXPECT_EQ(dots.size(), 18u);
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    EXPECT_GE(boxes[i].left, 0) << texts[i];
+    EXPECT_LE(boxes[i].right, 760) << texts[i];
+    for (size_t j = i + 1; j < boxes.size(); ++j) {
+      EXPECT_FALSE(boxes[i].Intersects(boxes[j])) << texts[i] << " / " << texts[j];
+    }
+    for (const Box& d : dots) EXPECT_FALSE(boxes[i].Intersects(d)) << texts[i];
+  }
+  ASSERT_TRUE(HaveRsvgConvert()) << kMissingRsvg;
+  const Rendering r = RenderSvg(svg);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.width, 760);
+}
+
 TEST(WriteFileAtomically, WritesWholeFileAndLeavesNothingOnFailure) {
   capplan::testing::TempDir dir;
   std::string path = (dir.path() / "plot.svg").string();

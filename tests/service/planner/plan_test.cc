@@ -204,5 +204,45 @@ INSTANTIATE_TEST_SUITE_P(
             "PlanRequest.deployment.parallelism.tp = 3; must divide num_attention_heads = 32"}),
     [](const ::testing::TestParamInfo<Bad>& info) { return info.param.name; });
 
+// One replica over two 8-GPU nodes: its throughput against twice the same
+// deployment on one node, with the third report's thresholds.
+TEST(Plan, ReplicaOverNodesReportsScalingEfficiency) {
+  auto plan = Plan(Bundled(), Request("deployment { model_id: \"llama-3.1-70b-instruct\" "
+                                      "hardware_id: \"nvidia-h100-sxm-80gb\" gpu_count: 16 "
+                                      "parallelism { tp: 16 } engine { max_model_len: 4096 } } "
+                                      "workload { input_tokens: 1000 output_tokens: 200 } "
+                                      "slo { ttft_p95_seconds: 1 }"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->has_scaling());
+  const v1::ScalingAssessment& s = plan->scaling();
+  EXPECT_EQ(s.nodes(), 2u);
+  EXPECT_EQ(s.gpus_per_node(), 8u);
+  ASSERT_GT(s.throughput_one_node(), 0);
+  EXPECT_NEAR(s.efficiency(), s.throughput() / (2 * s.throughput_one_node()), 1e-12);
+  EXPECT_EQ(s.efficiency_below_threshold(), s.efficiency() < 0.70);
+  EXPECT_EQ(s.min_efficiency(), 0.70);
+  EXPECT_EQ(s.max_ttft_p99_degradation_fraction(), 0.30);
+  EXPECT_EQ(s.threshold_source(), "seed-004-qwen3-coder-480b-fp8-8x-mi308x");
+  // The all-reduce crosses the 50 GB/s network instead of 450 GB/s NVLink.
+  EXPECT_LT(s.efficiency(), 1.0);
+}
+
+TEST(Plan, ReplicaWithinANodeHasNoScaling) {
+  auto plan = Plan(Bundled(), Request("deployment { model_id: \"llama-3.1-70b-instruct\" "
+                                      "hardware_id: \"nvidia-h100-sxm-80gb\" gpu_count: 8 "
+                                      "engine { max_model_len: 4096 } } "
+                                      "workload { input_tokens: 1000 output_tokens: 200 }"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->has_scaling());
+}
+
+TEST(Plan, KvTierIsRefusedUntilModelled) {
+  EXPECT_THAT(Plan(Bundled(), Request("deployment { model_id: \"llama-3.1-8b-instruct\" "
+                                      "hardware_id: \"nvidia-h100-sxm-80gb\" } "
+                                      "workload { input_tokens: 1000 output_tokens: 200 } "
+                                      "kv_tier_id: \"local-nvme\"")),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("PlanRequest.kv_tier_id")));
+}
+
 }  // namespace
 }  // namespace capplan::service

@@ -1,0 +1,71 @@
+// SearchConfigs and Plan in-process on the bundled catalogue: the issue's
+// question (Llama-3.1-70B, 1000 + 200 tokens, 200 users, TTFT p95 < 1 s,
+// TPOT < 50 ms) over every card (>= 10,000 candidates), and one Plan of a
+// search's kind (no calibration rows for the deployment).
+#include <memory>
+
+#include "benchmark/benchmark.h"
+#include "service/catalog/catalog.h"
+#include "service/planner/plan.h"
+#include "service/planner/search.h"
+
+namespace capplan::service {
+namespace {
+
+const Catalog& Bundled() {
+  static const std::shared_ptr<const Catalog> catalog = [] {
+    auto c = Catalog::LoadFromDirectory(CAPPLAN_DEFAULT_DATA_DIR);
+    if (!c.ok()) std::abort();
+    return *c;
+  }();
+  return *catalog;
+}
+
+v1::SearchConfigsRequest IssueSearch() {
+  v1::SearchConfigsRequest r;
+  r.set_model_id("llama-3.1-70b-instruct");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.mutable_slo()->set_tpot_seconds(0.05);
+  r.set_target_concurrent_users(200);
+  return r;
+}
+
+void BM_SearchConfigsIssue(benchmark::State& state) {
+  const v1::SearchConfigsRequest r = IssueSearch();
+  uint32_t candidates = 0, exact = 0;
+  for (auto _ : state) {
+    absl::StatusOr<v1::SearchConfigsResponse> s = SearchConfigs(Bundled(), r);
+    if (!s.ok()) state.SkipWithError(std::string(s.status().message()).c_str());
+    candidates = s->candidates_enumerated();
+    exact = s->exact_evaluations();
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["candidates"] = candidates;
+  state.counters["exact"] = exact;
+}
+BENCHMARK(BM_SearchConfigsIssue)->Unit(benchmark::kMillisecond);
+
+void BM_PlanLlama70bH100Tp4(benchmark::State& state) {
+  v1::PlanRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-70b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  r.mutable_deployment()->set_gpu_count(4);
+  r.mutable_deployment()->mutable_engine()->set_max_model_len(3072);
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.mutable_slo()->set_tpot_seconds(0.05);
+  r.set_target_concurrent_users(200);
+  r.set_price_per_gpu_hour(3.348);
+  for (auto _ : state) {
+    absl::StatusOr<v1::PlanResponse> p = Plan(Bundled(), r);
+    if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
+    benchmark::DoNotOptimize(p);
+  }
+}
+BENCHMARK(BM_PlanLlama70bH100Tp4)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace capplan::service

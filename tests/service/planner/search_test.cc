@@ -1,0 +1,276 @@
+#include "service/planner/search.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "service/planner/plan.h"
+#include "tests/test_common/status_matchers.h"
+#include "tests/test_common/test_catalog.h"
+
+namespace capplan::service {
+namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
+
+const Catalog& Bundled() { return testing::BundledCatalogue(); }
+
+v1::SearchConfigsRequest Request(const std::string& text) {
+  v1::SearchConfigsRequest r;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &r)) << text;
+  return r;
+}
+
+// The issue's question: Llama-3.1-70B, 1000 + 200 tokens, 200 users,
+// TTFT p95 < 1 s, TPOT < 50 ms.
+constexpr char kIssue[] =
+    "model_id: \"llama-3.1-70b-instruct\" "
+    "workload { input_tokens: 1000 output_tokens: 200 } "
+    "slo { ttft_p95_seconds: 1 tpot_seconds: 0.05 } target_concurrent_users: 200 ";
+
+const v1::SearchConfigsResponse& IssueSearch() {
+  static const auto* const kResponse = [] {
+    absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), Request(kIssue));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return new v1::SearchConfigsResponse(r.ok() ? *r : v1::SearchConfigsResponse());
+  }();
+  return *kResponse;
+}
+
+TEST(SearchConfigs, EvaluatesThousandsOfCandidatesAndFindsSeveralCardTypes) {
+  const v1::SearchConfigsResponse& r = IssueSearch();
+  EXPECT_GE(r.candidates_enumerated(), 10000u);
+  EXPECT_GE(r.candidates_evaluated(), 1000u);
+  EXPECT_FALSE(r.truncated()) << r.truncated_reason();
+  ASSERT_FALSE(r.cost_front().empty());
+  std::set<std::string> cards;
+  for (const auto* front : {&r.cost_front(), &r.capacity_front(), &r.top()}) {
+    for (const v1::SearchCandidate& c : *front) cards.insert(c.deployment().hardware_id());
+  }
+  EXPECT_GE(cards.size(), 2u);
+  // Every candidate is accounted for: refused for a reason or evaluated.
+  uint64_t refused = 0;
+  for (const v1::SearchRefusalCount& c : r.refusals()) refused += c.count();
+  EXPECT_GT(refused, 0u);
+  EXPECT_LE(r.exact_evaluations(), r.bound_evaluations());
+}
+
+// A front entry re-asked through Plan with its deployment gives the same
+// figures and meets the SLO.
+TEST(SearchConfigs, EveryFrontEntryIsWhatPlanSays) {
+  const v1::SearchConfigsRequest request = Request(kIssue);
+  const v1::SearchConfigsResponse& r = IssueSearch();
+  int checked = 0;
+  for (const auto* list : {&r.cost_front(), &r.capacity_front(), &r.top()}) {
+    for (const v1::SearchCandidate& c : *list) {
+      SCOPED_TRACE(c.launch_line());
+      absl::StatusOr<v1::PlanResponse> plan = Plan(Bundled(), PlanRequestFor(request, c));
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      const v1::OperatingPoint& safe = plan->safe_closed_loop();
+      ASSERT_TRUE(safe.found());
+      EXPECT_EQ(safe.concurrent_users(), c.safe_point().concurrent_users());
+      EXPECT_DOUBLE_EQ(safe.ttft_p95_seconds(), c.safe_point().ttft_p95_seconds());
+      EXPECT_DOUBLE_EQ(safe.tpot_seconds(), c.safe_point().tpot_seconds());
+      EXPECT_LE(safe.ttft_p95_seconds(), 1.0);
+      EXPECT_LE(safe.tpot_seconds(), 0.05);
+      EXPECT_EQ(plan->sizing().replicas(), c.replicas());
+      EXPECT_EQ(plan->sizing().gpus(), c.total_gpus());
+      EXPECT_GE(c.replicas() * safe.concurrent_users(), 200u);
+      EXPECT_DOUBLE_EQ(plan->capacity().output_tokens_per_month(),
+                       c.capacity().output_tokens_per_month());
+      EXPECT_EQ(plan->has_cost_per_million_output_tokens(), c.has_cost_per_million_output_tokens());
+      if (c.has_cost_per_million_output_tokens()) {
+        EXPECT_DOUBLE_EQ(plan->cost_per_million_output_tokens(),
+                         c.cost_per_million_output_tokens());
+      }
+      EXPECT_FALSE(c.launch_line().empty());
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 2);
+}
+
+TEST(SearchConfigs, FrontsAreParetoOptimal) {
+  const v1::SearchConfigsResponse& r = IssueSearch();
+  for (int i = 1; i < r.cost_front_size(); ++i) {
+    EXPECT_GT(r.cost_front(i).cost_per_million_output_tokens(),
+              r.cost_front(i - 1).cost_per_million_output_tokens());
+    EXPECT_GT(r.cost_front(i).user_output_tokens_per_second(),
+              r.cost_front(i - 1).user_output_tokens_per_second());
+  }
+  for (int i = 1; i < r.capacity_front_size(); ++i) {
+    EXPECT_GT(r.capacity_front(i).gpus_per_replica(), r.capacity_front(i - 1).gpus_per_replica());
+    EXPECT_GT(r.capacity_front(i).capacity().output_tokens_per_month(),
+              r.capacity_front(i - 1).capacity().output_tokens_per_month());
+  }
+  for (int i = 1; i < r.top_size(); ++i) {
+    EXPECT_GE(r.top(i).monthly_cost(), r.top(i - 1).monthly_cost());
+  }
+}
+
+TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  // The data has no public price for this card (data/hardware/README.md).
+  ASSERT_FALSE(Bundled().FindHardware("amd-mi355x-288gb")->has_price_per_hour());
+  request.mutable_constraints()->add_hardware_ids("amd-mi355x-288gb");
+  request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
+  request.set_objective(v1::SEARCH_OBJECTIVE_GPUS);
+  absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  bool saw_unpriced = false;
+  for (const auto* list : {&r->top(), &r->capacity_front()}) {
+    for (const v1::SearchCandidate& c : *list) {
+      if (c.deployment().hardware_id() != "amd-mi355x-288gb") continue;
+      saw_unpriced = true;
+      EXPECT_EQ(c.price_source(), "no price");
+      EXPECT_FALSE(c.has_cost_per_million_output_tokens());
+      EXPECT_FALSE(c.has_monthly_cost());
+      EXPECT_FALSE(c.on_cost_front());
+    }
+  }
+  EXPECT_TRUE(saw_unpriced);
+  for (const v1::SearchCandidate& c : r->cost_front()) {
+    EXPECT_EQ(c.deployment().hardware_id(), "nvidia-h100-sxm-80gb");
+  }
+  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi355x-288gb: no price")));
+}
+
+TEST(SearchConfigs, RequestPriceOverridesTheCatalogue) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
+  (*request.mutable_constraints()->mutable_price_per_gpu_hour())["nvidia-h100-sxm-80gb"] = 1.25;
+  absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->top().empty());
+  EXPECT_EQ(r->top(0).price_per_gpu_hour(), 1.25);
+  EXPECT_EQ(r->top(0).price_source(), "request");
+}
+
+TEST(SearchConfigs, CandidateCapTruncates) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  request.set_max_candidates(50);
+  absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->truncated());
+  EXPECT_THAT(r->truncated_reason(), HasSubstr("candidate cap 50"));
+  EXPECT_EQ(r->candidates_enumerated(), 50u);
+}
+
+TEST(SearchConfigs, PassedDeadlineReturnsTruncatedAnswer) {
+  absl::StatusOr<v1::SearchConfigsResponse> r =
+      SearchConfigs(Bundled(), Request(kIssue), absl::Now() - absl::Seconds(1));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->truncated());
+  EXPECT_THAT(r->truncated_reason(), HasSubstr("deadline"));
+  EXPECT_EQ(r->exact_evaluations(), 0u);
+}
+
+TEST(SearchConfigs, ImpossibleSloRefusesEverythingByItsBound) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  request.mutable_slo()->set_tpot_seconds(1e-4);  // 10,000 tok/s per user
+  absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->top().empty());
+  EXPECT_EQ(r->exact_evaluations(), 0u);
+  bool slo = false;
+  for (const v1::SearchRefusalCount& c : r->refusals()) {
+    if (c.reason() == v1::SEARCH_REFUSAL_SLO_MISSED) slo = c.count() > 0;
+  }
+  EXPECT_TRUE(slo);
+}
+
+TEST(SearchConfigs, UnknownModelIsNotFound) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  request.set_model_id("no-such-model");
+  EXPECT_THAT(SearchConfigs(Bundled(), request),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("SearchConfigsRequest.model_id")));
+}
+
+TEST(SearchConfigs, UnknownCardIsNotFoundWithItsIndex) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
+  request.mutable_constraints()->add_hardware_ids("nvidia-h999");
+  EXPECT_THAT(SearchConfigs(Bundled(), request),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("SearchConfigsRequest.constraints.hardware_ids[1]")));
+}
+
+// ------------------------------------------------------------- validation
+
+struct InvalidCase {
+  std::string name;
+  std::string change;  // text proto merged over kIssue
+  std::string path;
+};
+
+class SearchValidation : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(SearchValidation, NamesTheFieldPath) {
+  v1::SearchConfigsRequest request = Request(kIssue);
+  if (GetParam().change == "CLEAR_WORKLOAD") {
+    request.clear_workload();
+  } else if (GetParam().change == "CLEAR_TARGET") {
+    request.clear_target();
+  } else if (GetParam().change == "CLEAR_MODEL") {
+    request.clear_model_source();
+  } else {
+    ASSERT_TRUE(google::protobuf::TextFormat::MergeFromString(GetParam().change, &request));
+  }
+  EXPECT_THAT(ValidateSearchRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().path)));
+  EXPECT_THAT(SearchConfigs(Bundled(), request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().path)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, SearchValidation,
+    ::testing::Values(
+        InvalidCase{"NoModel", "CLEAR_MODEL", "SearchConfigsRequest.model_id is empty"},
+        InvalidCase{"NoWorkload", "CLEAR_WORKLOAD", "SearchConfigsRequest.workload is missing"},
+        InvalidCase{"NoTarget", "CLEAR_TARGET", "SearchConfigsRequest.target is not set"},
+        InvalidCase{"ZeroInput", "workload { input_tokens: 0 }",
+                    "SearchConfigsRequest.workload.input_tokens = 0"},
+        InvalidCase{"NegativeTtft", "slo { ttft_p95_seconds: -1 }",
+                    "SearchConfigsRequest.slo.ttft_p95_seconds = -1"},
+        InvalidCase{"ZeroUserSpeed", "min_user_tokens_per_second: 0",
+                    "SearchConfigsRequest.min_user_tokens_per_second = 0"},
+        InvalidCase{"ZeroUsers", "target_concurrent_users: 0",
+                    "SearchConfigsRequest.target_concurrent_users = 0"},
+        InvalidCase{"NegativeRate", "target_requests_per_second: -2",
+                    "SearchConfigsRequest.target_requests_per_second = -2"},
+        InvalidCase{"GpusPerReplica", "constraints { max_gpus_per_replica: 0 }",
+                    "SearchConfigsRequest.constraints.max_gpus_per_replica = 0"},
+        InvalidCase{"GpusPerReplicaHigh", "constraints { max_gpus_per_replica: 65 }",
+                    "SearchConfigsRequest.constraints.max_gpus_per_replica = 65"},
+        InvalidCase{"GpusTotal", "constraints { max_gpus_total: 0 }",
+                    "SearchConfigsRequest.constraints.max_gpus_total = 0"},
+        InvalidCase{"Seqs", "constraints { max_num_seqs: 64 max_num_seqs: 0 }",
+                    "SearchConfigsRequest.constraints.max_num_seqs[1] = 0"},
+        InvalidCase{"Format", "constraints { weight_formats: WEIGHT_FORMAT_UNSPECIFIED }",
+                    "SearchConfigsRequest.constraints.weight_formats[0]"},
+        InvalidCase{"Engine", "constraints { engines: ENGINE_KIND_TRTLLM }",
+                    "SearchConfigsRequest.constraints.engines[0] = ENGINE_KIND_TRTLLM"},
+        InvalidCase{"KvDtype", "constraints { kv_cache_dtypes: KV_CACHE_DTYPE_UNSPECIFIED }",
+                    "SearchConfigsRequest.constraints.kv_cache_dtypes[0]"},
+        InvalidCase{"Price",
+                    "constraints { price_per_gpu_hour { key: \"nvidia-l4-24gb\" value: -1 } }",
+                    "SearchConfigsRequest.constraints.price_per_gpu_hour[\"nvidia-l4-24gb\"] = -1"},
+        InvalidCase{"TopK", "top_k: 0", "SearchConfigsRequest.top_k = 0"},
+        InvalidCase{"TopKHigh", "top_k: 101", "SearchConfigsRequest.top_k = 101"},
+        InvalidCase{"Cap", "max_candidates: 0", "SearchConfigsRequest.max_candidates = 0"},
+        InvalidCase{"CapHigh", "max_candidates: 200001",
+                    "SearchConfigsRequest.max_candidates = 200001"},
+        InvalidCase{"Duty", "duty_factor: 1.5", "SearchConfigsRequest.duty_factor = 1.5"},
+        InvalidCase{"Budget", "time_budget_seconds: 0",
+                    "SearchConfigsRequest.time_budget_seconds = 0"},
+        InvalidCase{"ShortContext", "max_model_len: 512",
+                    "SearchConfigsRequest.max_model_len = 512"}),
+    [](const ::testing::TestParamInfo<InvalidCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace capplan::service
