@@ -313,6 +313,17 @@ absl::Status ValidateLayerMlp(const ModelArchitecture& a, MlpKind kind, absl::st
 
 absl::Status ValidateArchitecture(const ModelArchitecture& a) {
   if (absl::Status s = ValidateSizes(a); !s.ok()) return s;
+  if (a.vision_encoder.has_value()) {
+    const VisionEncoderSpec& v = *a.vision_encoder;
+    for (const auto& [field, value] :
+         {std::pair<const char*, int64_t>{"vision_encoder.depth", v.depth},
+          {"vision_encoder.hidden_size", v.hidden_size},
+          {"vision_encoder.intermediate_size", v.intermediate_size},
+          {"vision_encoder.patch_size", v.patch_size},
+          {"vision_encoder.out_hidden_size", v.out_hidden_size}}) {
+      if (value <= 0) return Invalid(field, value, "must be positive");
+    }
+  }
   for (size_t i = 0; i < a.layers.size(); ++i) {
     const std::string at = absl::StrCat("layers[", i, "]");
     if (absl::Status s = ValidateLayerAttention(a, a.layers[i].attention, at); !s.ok()) return s;
@@ -320,6 +331,40 @@ absl::Status ValidateArchitecture(const ModelArchitecture& a) {
   }
   return absl::OkStatus();
 }
+
+namespace {
+
+// The vision tower: patch embedding (+ position table), `depth` blocks of
+// LayerNorm, fused qkv, proj and MLP, and the patch mergers (LayerNorm, then
+// two linears from hidden × merge² to out_hidden). Weights and biases,
+// replicated on every rank and kept in the native dtype.
+void AppendVisionEncoder(const VisionEncoderSpec& v, std::vector<TensorGroup>& out) {
+  auto add = [&](absl::string_view name, int64_t rows, int64_t cols, int64_t copies) {
+    out.push_back(TensorGroup{Component::kVisionEncoder, std::nullopt, name, rows, cols, copies,
+                              Sharding::kReplicated, false});
+  };
+  const int64_t h = v.hidden_size;
+  const int64_t i = v.intermediate_size;
+  const int64_t d = v.depth;
+  add("vision.patch_embed", h, v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size + 1,
+      1);
+  if (v.num_position_embeddings > 0) add("vision.pos_embed", v.num_position_embeddings, h, 1);
+  add("vision.block_norms", 4 * h, 1, d);
+  add("vision.qkv", 3 * h, h + 1, d);
+  add("vision.proj", h, h + 1, d);
+  const int64_t mlp_in = v.gated_mlp ? 2 : 1;
+  add("vision.mlp_in", mlp_in * i, h + 1, d);
+  add("vision.mlp_out", h, i + 1, d);
+  const int64_t merged = h * v.spatial_merge_size * v.spatial_merge_size;
+  // The main merger normalises per patch (hidden), the deepstack ones the
+  // merged vector.
+  add("vision.merger_norm", 2 * h, 1, 1);
+  add("vision.merger_fc1", merged, merged + 1, 1 + v.deepstack_mergers);
+  add("vision.merger_fc2", v.out_hidden_size, merged + 1, 1 + v.deepstack_mergers);
+  if (v.deepstack_mergers > 0) add("vision.deepstack_norms", 2 * merged, 1, v.deepstack_mergers);
+}
+
+}  // namespace
 
 std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
   std::vector<TensorGroup> out;
@@ -335,6 +380,7 @@ std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
     out.push_back(TensorGroup{Component::kLmHead, std::nullopt, "lm_head", a.vocab_size,
                               a.hidden_size, 1, Sharding::kVocab, false});
   }
+  if (a.vision_encoder.has_value()) AppendVisionEncoder(*a.vision_encoder, out);
   // MTP module (DeepSeek-V3, Qwen3-Next, GLM): a projection of
   // [embedding; hidden] back to hidden, its norms, and one decoder layer of the
   // model's own kind. Embedding and LM head are shared with the main model.

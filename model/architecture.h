@@ -65,6 +65,22 @@ struct MambaSpec {
   int64_t conv_kernel_size = 0;
 };
 
+// A Qwen-VL-style vision tower (patch embedding, blocks, patch mergers),
+// loaded beside the language model and replicated on every rank.
+struct VisionEncoderSpec {
+  int64_t depth = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t patch_size = 0;
+  int64_t temporal_patch_size = 1;
+  int64_t in_channels = 3;
+  int64_t out_hidden_size = 0;
+  int64_t spatial_merge_size = 1;
+  int64_t num_position_embeddings = 0;
+  int64_t deepstack_mergers = 0;
+  bool gated_mlp = false;
+};
+
 struct MoeSpec {
   int64_t num_routed_experts = 0;
   int64_t experts_per_token = 0;
@@ -92,6 +108,7 @@ struct ModelArchitecture {
   std::optional<LinearAttentionSpec> linear_attention;
   std::optional<MambaSpec> mamba;
   std::optional<MoeSpec> moe;
+  std::optional<VisionEncoderSpec> vision_encoder;
   int64_t num_mtp_layers = 0;   // multi-token-prediction (draft) layers shipped with the model
   bool attention_bias = false;  // q/k/v biases (Qwen2)
   bool attention_output_bias = false;   // o_proj bias (gpt-oss)
@@ -132,8 +149,9 @@ enum class Component {
   kNorms,
   kDraft,
   kLinearAttention,
+  kVisionEncoder,
 };
-inline constexpr int kNumComponents = 10;
+inline constexpr int kNumComponents = 11;
 
 // How the engines (vLLM, SGLang) shard a tensor across tensor-parallel ranks.
 enum class Sharding {

@@ -99,7 +99,9 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
 bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage, bool last_stage,
                    int num_layers) {
   if (!t.layer.has_value()) {
-    if (t.component == Component::kEmbeddings) return first_stage;
+    if (t.component == Component::kEmbeddings || t.component == Component::kVisionEncoder) {
+      return first_stage;
+    }
     return last_stage;  // final norm, LM head
   }
   if (*t.layer >= num_layers) return last_stage;  // MTP / draft layers
@@ -173,7 +175,8 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
 }
 
 bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
-  if (e.high_memory_threshold_bytes <= 0.0 || hw.memory_bytes < e.high_memory_threshold_bytes) {
+  if (e.high_memory_threshold_bytes <= 0.0 ||
+      CudaTotalBytes(hw) < e.high_memory_threshold_bytes) {
     return false;
   }
   const std::string name = absl::AsciiStrToLower(hw.name);
@@ -185,13 +188,22 @@ bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
 
 }  // namespace
 
+double CudaTotalBytes(const HardwareSpec& hardware) {
+  return hardware.cuda_total_bytes > 0.0 ? hardware.cuda_total_bytes : hardware.memory_bytes;
+}
+
 double MaxConcurrencyAt(const KvLayout& l, int64_t sequence_tokens) {
   const int64_t bs = std::max<int64_t>(1, l.block_size);
-  const int64_t full = CeilDiv(std::max<int64_t>(1, sequence_tokens), bs);
+  const int64_t tokens = std::max<int64_t>(1, sequence_tokens);
+  const int64_t full = CeilDiv(tokens, bs);
   const int64_t per_request =
       l.full_groups * full + l.window_groups * std::min(l.window_blocks, full) + l.state_groups;
   double c = per_request > 0 ? static_cast<double>(l.blocks) / per_request : 0.0;
   if (l.state_slots.has_value()) c = std::min(c, static_cast<double>(*l.state_slots));
+  if (l.window_pool_tokens.has_value()) {
+    const int64_t window = l.window_tokens > 0 ? std::min(l.window_tokens, tokens) : tokens;
+    c = std::min(c, static_cast<double>(*l.window_pool_tokens) / static_cast<double>(window));
+  }
   return c;
 }
 
@@ -301,8 +313,9 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   }
   const EngineSettings& s = in.settings;
   if (s.memory_fraction < 0.0 || s.memory_fraction > 1.0 || std::isnan(s.memory_fraction)) {
-    return Invalid(in.engine.engine == EngineKind::kSglang ? "engine.mem_fraction_static"
-                                                           : "engine.gpu_memory_utilization",
+    return Invalid(in.engine.engine == EngineKind::kSglang   ? "engine.mem_fraction_static"
+                   : in.engine.engine == EngineKind::kTrtllm ? "engine.kv_cache_free_gpu_memory_fraction"
+                                                             : "engine.gpu_memory_utilization",
                    absl::StrCat(s.memory_fraction), "must be in (0, 1]");
   }
   if (s.max_model_len < 0) {
@@ -355,6 +368,82 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& a, const ParallelismSpec& 
 
 namespace {
 
+// The first tier whose card limit exceeds `card_bytes` (0 = any card).
+template <typename Tier>
+const Tier* TierFor(const std::vector<Tier>& tiers, double card_bytes) {
+  const Tier* open_ended = nullptr;
+  const Tier* best = nullptr;
+  for (const Tier& t : tiers) {
+    if (t.below_card_bytes <= 0.0) {
+      open_ended = &t;
+    } else if (card_bytes < t.below_card_bytes &&
+               (best == nullptr || t.below_card_bytes < best->below_card_bytes)) {
+      best = &t;
+    }
+  }
+  return best != nullptr ? best : open_ended;
+}
+
+double LadderFraction(const EngineBehaviour& e, const ParallelismSpec& p) {
+  for (const auto& [min_tp, fraction] : e.memory_fraction_by_min_tp) {
+    if (p.tp >= min_tp) return fraction;
+  }
+  return e.default_memory_fraction;
+}
+
+double RoundToThousandths(double x) { return std::round(x * 1000.0) / 1000.0; }
+
+// SGLang's default mem_fraction_static: round((card − reserve) / card, 3)
+// with the batching reserve (0.5.3+) or the card tier's reserve; the TP
+// ladder where neither applies (server_args.py, by version: see the presets).
+double DefaultMemoryFraction(const MemoryPlanInput& in, const MemoryPlan& knobs) {
+  const EngineBehaviour& e = in.engine;
+  const ParallelismSpec& p = in.parallelism;
+  const double card = in.hardware.memory_bytes;
+  const double tp_pp = static_cast<double>(p.tp * p.pp);
+  const bool dp_attention = p.dp_attention && p.dp > 1;
+  const SpeculativeMethod spec = in.settings.speculative_method;
+  const bool speculative = spec != SpeculativeMethod::kNone;
+  if (e.has_batching_reserve && card > 0.0) {
+    const BatchingReserve& r = e.batching_reserve;
+    const double bs = static_cast<double>(knobs.cuda_graph_max_bs);
+    double reserved = r.base_bytes +
+                      r.per_chunk_token_bytes * static_cast<double>(std::max(
+                                                    knobs.max_num_batched_tokens, r.min_chunk_tokens)) +
+                      r.per_graph_bs_bytes * bs + r.per_tp_pp_bytes * tp_pp;
+    if (dp_attention) {
+      reserved += r.per_graph_bs_dp_bytes * bs * static_cast<double>(p.dp) * (bs > 300 ? 1.5 : 1.0);
+    }
+    if (r.floor_above_card_bytes > 0.0 && card > r.floor_above_card_bytes) {
+      reserved = std::max(reserved, r.floor_bytes);
+    }
+    if (spec == SpeculativeMethod::kDraftModel) reserved += r.speculative_standalone_bytes;
+    if (spec == SpeculativeMethod::kEagle || spec == SpeculativeMethod::kMtp) {
+      reserved += r.speculative_eagle_bytes;
+    }
+    return RoundToThousandths((card - reserved) / card);
+  }
+  const MemoryReserveTier* tier = TierFor(e.memory_reserve_tiers, card);
+  if (tier == nullptr || tier->use_tp_ladder || card <= 0.0) return LadderFraction(e, p);
+  const double reserved = tier->reserved_bytes + tier->reserved_bytes_per_tp_pp * tp_pp +
+                          (dp_attention ? tier->dp_attention_extra_bytes : 0.0) +
+                          (speculative ? tier->speculative_extra_bytes : 0.0);
+  return RoundToThousandths((card - reserved) / card);
+}
+
+// TensorRT-LLM PyTorch backend: the temporary pool of the profiling pass holds
+// the dummy context requests that fill max_num_tokens (each at most
+// max_seq_len tokens, plus one), and from 1.1 a block per batch slot.
+int64_t ProfilePoolTokens(const EngineBehaviour& e, const MemoryPlan& k) {
+  if (e.budget_rule != BudgetRule::kTrtllmFreeFraction) return 0;
+  const int64_t bs = std::max<int64_t>(1, k.block_size);
+  const int64_t per_request_tokens = std::min(k.max_num_batched_tokens, k.max_model_len);
+  const int64_t requests = CeilDiv(k.max_num_batched_tokens, std::max<int64_t>(1, k.max_model_len));
+  int64_t blocks = requests * CeilDiv(per_request_tokens + 1, bs);
+  if (e.profile_pool_block_per_batch_slot) blocks = std::max(blocks, k.max_num_seqs);
+  return blocks * bs;
+}
+
 // The engine knobs of `in` resolved against the engine's defaults.
 absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
   const ModelArchitecture& a = in.arch;
@@ -362,22 +451,13 @@ absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
   const EngineSettings& s = in.settings;
   const ParallelismSpec& p = in.parallelism;
   MemoryPlan base;
-  base.memory_fraction = s.memory_fraction;
-  if (base.memory_fraction <= 0.0) {
-    base.memory_fraction = e.default_memory_fraction;
-    for (const auto& [min_tp, fraction] : e.memory_fraction_by_min_tp) {
-      if (p.tp >= min_tp) {
-        base.memory_fraction = fraction;
-        break;
-      }
-    }
-  }
   base.max_model_len = s.max_model_len > 0 ? s.max_model_len : a.native_context_tokens;
   if (base.max_model_len <= 0) {
     return Invalid("engine.max_model_len", "0",
                    "must be set when the model has no native context length");
   }
   const bool high_mem = HighMemoryDefaults(e, in.hardware);
+  const CardDefaultTier* card = TierFor(e.card_default_tiers, in.hardware.memory_bytes);
   base.max_num_seqs = s.max_num_seqs > 0
                           ? s.max_num_seqs
                           : (high_mem && e.high_memory_max_num_seqs > 0 ? e.high_memory_max_num_seqs
@@ -392,21 +472,44 @@ absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
     base.max_num_batched_tokens = high_mem && e.high_memory_max_num_batched_tokens > 0
                                       ? e.high_memory_max_num_batched_tokens
                                       : e.default_max_num_batched_tokens;
+    if (card != nullptr && card->chunked_prefill_tokens > 0) {
+      base.max_num_batched_tokens = card->chunked_prefill_tokens;
+    }
+    if (e.dp_attention_divides_chunked_prefill && p.dp_attention && p.dp > 1) {
+      base.max_num_batched_tokens = std::max<int64_t>(1, base.max_num_batched_tokens / p.dp);
+    }
   } else {
     base.max_num_batched_tokens = std::max(base.max_model_len, e.unchunked_min_batched_tokens);
   }
   base.profiled_tokens = base.max_num_batched_tokens;
+  if (s.max_cudagraph_batch_size > 0) {
+    base.cuda_graph_max_bs = s.max_cudagraph_batch_size;
+  } else if (card != nullptr && card->cuda_graph_max_bs > 0) {
+    base.cuda_graph_max_bs = p.tp >= 4 && card->cuda_graph_max_bs_tp4 > 0
+                                 ? card->cuda_graph_max_bs_tp4
+                                 : card->cuda_graph_max_bs;
+  } else {
+    base.cuda_graph_max_bs = std::min(e.cudagraph_max_capture_size, base.max_num_seqs);
+  }
+  base.memory_fraction =
+      s.memory_fraction > 0.0 ? s.memory_fraction : DefaultMemoryFraction(in, base);
   base.block_size = s.block_size > 0 ? s.block_size : e.default_block_size;
   if (base.block_size <= 0) base.block_size = 1;
+  base.profile_pool_tokens = ProfilePoolTokens(e, base);
   return base;
 }
 
-int64_t CudaGraphCaptures(const EngineBehaviour& e, const EngineSettings& s, int64_t max_num_seqs) {
+// Batch sizes captured: 1, 2, 4 and the multiples of 8 up to the limit.
+int64_t CudaGraphCaptures(const EngineSettings& s, int64_t cuda_graph_max_bs) {
   if (s.enforce_eager) return 0;
-  const int64_t cap = s.max_cudagraph_batch_size > 0
-                          ? s.max_cudagraph_batch_size
-                          : std::min(e.cudagraph_max_capture_size, max_num_seqs);
+  const int64_t cap = cuda_graph_max_bs;
   return std::min<int64_t>(cap, 3) + (cap >= 8 ? cap / 8 : 0);
+}
+
+// The pool is the driver rank's: the engine keeps the smallest over its
+// workers and the driver holds more non-torch memory.
+bool DriverRankBinds(const EngineBehaviour& e, const ParallelismSpec& p) {
+  return e.kv_pool_min_over_ranks && p.tp * p.pp > 1;
 }
 
 }  // namespace
@@ -424,8 +527,10 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   const auto [first, last] = PipelineStageLayers(static_cast<int>(in.arch.layers.size()),
                                                  static_cast<int>(in.parallelism.pp), 0);
   t.capture_layers =
-      static_cast<double>(CudaGraphCaptures(in.engine, in.settings, knobs->max_num_seqs)) *
+      static_cast<double>(CudaGraphCaptures(in.settings, knobs->cuda_graph_max_bs)) *
       (last - first);
+  t.unified = in.hardware.unified_memory ? 1.0 : 0.0;
+  t.driver_rank = DriverRankBinds(in.engine, in.parallelism) ? 1.0 : 0.0;
   return t;
 }
 
@@ -613,6 +718,9 @@ struct SharedAccount {
   // With the MTP layers speculative decoding loads (none otherwise).
   ModelArchitecture loaded_arch;
   bool sglang_budget = false;  // BudgetRule::kSglangStatic
+  bool trtllm_budget = false;  // BudgetRule::kTrtllmFreeFraction or kTrtllmEngineFree
+  bool max_num_seqs_set = false;  // the deployment states max_num_seqs
+  int64_t dp_attention_ranks = 1;  // dp under DP attention
   double kv_element_bytes = 0.0;
   int64_t attention_tp = 1;
   int64_t kv_heads_per_rank = 1;
@@ -648,21 +756,41 @@ SharedAccount PrepareSharedAccount(const MemoryPlanInput& in, MemoryPlan& knobs)
   const EngineBehaviour& e = s.engine;
   s.loaded_arch = LoadedArchitecture(in, knobs.notes);
   s.sglang_budget = e.budget_rule == BudgetRule::kSglangStatic;
-  s.kv_element_bytes = BytesPerElement(in.settings.kv_cache_dtype.value_or(
-      a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype));
+  s.trtllm_budget = e.budget_rule == BudgetRule::kTrtllmFreeFraction ||
+                    e.budget_rule == BudgetRule::kTrtllmEngineFree;
+  s.max_num_seqs_set = in.settings.max_num_seqs > 0;
+  s.dp_attention_ranks = p.dp_attention ? std::max<int64_t>(1, p.dp) : 1;
+  const NumberType activation_dtype =
+      a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype;
+  s.kv_element_bytes = BytesPerElement(
+      in.settings.kv_cache_dtype.value_or(in.quantization.kv_cache_dtype.value_or(activation_dtype)));
+  if (!in.settings.kv_cache_dtype.has_value() && in.quantization.kv_cache_dtype.has_value() &&
+      *in.quantization.kv_cache_dtype != activation_dtype) {
+    knobs.notes.push_back(absl::StrFormat(
+        "KV cache in %d-byte elements as the checkpoint's quantization config states "
+        "(kv_cache_dtype auto)",
+        static_cast<int>(BytesPerElement(*in.quantization.kv_cache_dtype))));
+  }
   s.attention_tp = AttentionTp(p);
   s.kv_heads_per_rank = KvHeadsPerRank(a, s.attention_tp);
   const double activation_element_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
                                    ActivationWidth(a, p) * activation_element_bytes;
-  const double sampler_phase_bytes =
-      e.sampler_logit_copies * knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
+  const double logit_bytes = knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
+  const double sampler_phase_bytes = e.sampler_logit_copies * logit_bytes;
   s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
   s.non_torch_bytes = e.non_torch_base_bytes +
                       e.non_torch_per_extra_rank_bytes *
                           static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1)) +
-                      (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0);
-  s.cuda_graph_captures = CudaGraphCaptures(e, in.settings, knobs.max_num_seqs);
+                      (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0) +
+                      (DriverRankBinds(e, p) ? e.driver_rank_extra_non_torch_bytes : 0.0) +
+                      e.decoder_logit_copies * logit_bytes;
+  s.cuda_graph_captures = CudaGraphCaptures(in.settings, knobs.cuda_graph_max_bs);
+  if (DriverRankBinds(e, p)) {
+    knobs.notes.push_back(
+        "the engine keeps the smallest pool over its workers: the driver rank's, which holds "
+        "more non-torch memory");
+  }
   return s;
 }
 
@@ -699,13 +827,21 @@ StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, 
 
 // Bytes the engine leaves for its KV (and state) pools: vLLM subtracts the
 // account from total × fraction; SGLang takes its fraction of the memory free
-// before loading, less the weights.
+// before loading, less the weights; TensorRT-LLM its fraction of what the
+// profiling peak (or the loaded engine) leaves, the PyTorch backend adding
+// back the temporary pool it frees first.
 double PoolBudgetBytes(const SharedAccount& s, const MemoryPlan& plan) {
   const GpuAccount& acc = plan.per_gpu;
   if (s.sglang_budget) {
     const double free_before_load_bytes = acc.capacity_bytes - acc.non_torch_bytes;
     const double budget_bytes = plan.memory_fraction * free_before_load_bytes;
     return budget_bytes - acc.weights_bytes;
+  }
+  if (s.trtllm_budget) {
+    const double temporary_pool_bytes =
+        static_cast<double>(plan.profile_pool_tokens) * plan.kv_bytes_per_token;
+    const double peak_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes;
+    return plan.memory_fraction * (acc.capacity_bytes - peak_bytes + temporary_pool_bytes);
   }
   const double budget_bytes = acc.capacity_bytes * plan.memory_fraction;
   return budget_bytes - acc.weights_bytes - acc.activation_peak_bytes - acc.non_torch_bytes -
@@ -719,28 +855,92 @@ double SizeSglangPools(const SharedAccount& s, const StageLayers& l, double avai
                        MemoryPlan& plan) {
   GpuAccount& acc = plan.per_gpu;
   const int64_t bs = plan.block_size;
+  const EngineBehaviour& e = s.engine;
   double kv_budget_bytes = available_bytes;
   if (l.state_layers > 0 && l.state_bytes_per_request > 0.0) {
-    const double ratio = s.engine.mamba_full_memory_ratio;
-    const double state_budget_bytes = available_bytes * ratio / (1.0 + ratio);
-    plan.state_slots =
-        static_cast<int64_t>(std::floor(state_budget_bytes / l.state_bytes_per_request));
+    if (e.mamba_default_slots > 0) {
+      // v0.5.2: max_running_requests (or the default) slots, per DP rank.
+      int64_t slots = s.max_num_seqs_set ? plan.max_num_seqs : e.mamba_default_slots;
+      if (s.dp_attention_ranks > 1) slots = std::max<int64_t>(1, slots / s.dp_attention_ranks);
+      plan.state_slots = std::min<int64_t>(
+          slots, static_cast<int64_t>(std::floor(available_bytes / l.state_bytes_per_request)));
+    } else {
+      const double ratio = e.mamba_full_memory_ratio;
+      const double state_budget_bytes = available_bytes * ratio / (1.0 + ratio);
+      plan.state_slots =
+          static_cast<int64_t>(std::floor(state_budget_bytes / l.state_bytes_per_request));
+    }
     acc.state_pool_bytes = plan.state_slots * l.state_bytes_per_request;
     kv_budget_bytes = available_bytes - acc.state_pool_bytes;
-  }
-  if (l.window_layers > 0) {
-    plan.notes.push_back("SGLang: sliding-window layers counted as full attention");
   }
   const double cell_bytes = plan.kv_bytes_per_token;
   int64_t tokens =
       cell_bytes > 0.0 ? static_cast<int64_t>(std::floor(kv_budget_bytes / cell_bytes)) : 0;
+  std::optional<int64_t> window_pool_tokens;
+  const int64_t attention_layers = l.full_layers + l.window_layers;
+  if (l.window_layers > 0 && l.full_layers > 0 && e.swa_full_tokens_ratio > 0.0) {
+    // set_num_token_hybrid: the all-full token count as a layer-token budget,
+    // split so that SWA layers hold ratio × the full layers' tokens.
+    const double layer_tokens = static_cast<double>(tokens) * attention_layers;
+    const double full_tokens =
+        layer_tokens / (e.swa_full_tokens_ratio * l.window_layers + l.full_layers);
+    tokens = static_cast<int64_t>(std::floor(full_tokens));
+    window_pool_tokens = static_cast<int64_t>(std::floor(full_tokens * e.swa_full_tokens_ratio));
+    plan.notes.push_back(absl::StrFormat(
+        "SGLang sliding-window pool: %d tokens for the %d full layers, %d for the %d SWA layers",
+        tokens, l.full_layers, *window_pool_tokens, l.window_layers));
+  } else if (l.window_layers > 0) {
+    plan.notes.push_back("SGLang: sliding-window layers counted as full attention");
+  }
   tokens = tokens / bs * bs;
   plan.kv_pool_tokens = tokens;
   plan.kv_blocks = tokens / bs;
-  acc.kv_pool_bytes = tokens * cell_bytes;
-  plan.layout = KvLayout{plan.kv_blocks, bs, 1, 0, 0, 0, std::nullopt};
+  acc.kv_pool_bytes = window_pool_tokens.has_value() && attention_layers > 0
+                          ? (static_cast<double>(tokens) * l.full_layers +
+                             static_cast<double>(*window_pool_tokens) * l.window_layers) *
+                                cell_bytes / attention_layers
+                          : tokens * cell_bytes;
+  plan.layout = KvLayout{plan.kv_blocks, bs, 1, 0, 0, 0, std::nullopt, std::nullopt, 0};
   if (l.state_layers > 0) plan.layout.state_slots = plan.state_slots;
+  if (window_pool_tokens.has_value()) {
+    plan.layout.window_pool_tokens = window_pool_tokens;
+    plan.layout.window_tokens = s.loaded_arch.sliding_window_tokens;
+  }
+  if (!s.max_num_seqs_set && e.running_requests_per_context > 0 && plan.max_model_len > 0) {
+    // max_running_requests = min(max(tokens / context × 512, 2048), 4096).
+    const int64_t by_pool = tokens / plan.max_model_len * e.running_requests_per_context;
+    plan.max_num_seqs = std::min(e.default_max_num_seqs, std::max(by_pool, e.min_running_requests));
+  }
   return cell_bytes * plan.max_model_len + l.state_bytes_per_request;
+}
+
+// TensorRT-LLM: one paged pool of every attention layer at full length
+// (sliding windows are not discounted in the PyTorch backend through 1.1):
+// max tokens = available / bytes per token, in whole blocks (rounded up by the
+// allocator). A pool below max_seq_len lowers max_seq_len to it.
+double SizeTrtllmPool(const SharedAccount& s, const StageLayers& l, double available_bytes,
+                      MemoryPlan& plan) {
+  GpuAccount& acc = plan.per_gpu;
+  const int64_t bs = plan.block_size;
+  const double per_token_bytes = plan.kv_bytes_per_token;
+  const int64_t estimated =
+      per_token_bytes > 0.0 ? static_cast<int64_t>(std::floor(available_bytes / per_token_bytes))
+                            : 0;
+  const int64_t blocks = s.engine.kv_tokens_round_up_to_block ? CeilDiv(estimated, bs)
+                                                              : estimated / bs;
+  plan.kv_blocks = blocks;
+  plan.kv_pool_tokens = blocks * bs;
+  acc.kv_pool_bytes = plan.kv_pool_tokens * per_token_bytes;
+  plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt, std::nullopt, 0};
+  if (l.state_layers > 0) {
+    plan.notes.push_back("TensorRT-LLM: recurrent-state layers are not modelled");
+  }
+  if (plan.kv_pool_tokens > 0 && plan.kv_pool_tokens < plan.max_model_len) {
+    plan.notes.push_back(absl::StrFormat(
+        "TensorRT-LLM lowers max_seq_len from %d to the pool's %d tokens", plan.max_model_len,
+        plan.kv_pool_tokens));
+  }
+  return per_token_bytes * RoundUp(plan.max_model_len, bs);
 }
 
 // vLLM V1 hybrid allocator: layers of each kind form groups of equal size
@@ -782,7 +982,7 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double a
       CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
   const int64_t swa_blocks = std::min(window_blocks, full_blocks);
   const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
-  plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt};
+  plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt, std::nullopt, 0};
   if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
   if (l.state_layers > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
   return per_request * page_bytes;
@@ -805,13 +1005,14 @@ double SizePagedPool(const StageLayers& l, double available_bytes, MemoryPlan& p
   plan.kv_blocks = blocks;
   plan.kv_pool_tokens = blocks * bs;
   acc.kv_pool_bytes = blocks * per_block_bytes;
-  plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt};
+  plan.layout = KvLayout{blocks, bs, 1, 0, 0, 0, std::nullopt, std::nullopt, 0};
   return per_block_bytes * CeilDiv(plan.max_model_len, bs);
 }
 
 double SizePools(const MemoryPlanInput& in, const SharedAccount& s, const StageLayers& l,
                  double available_bytes, MemoryPlan& plan) {
   if (s.sglang_budget) return SizeSglangPools(s, l, available_bytes, plan);
+  if (s.trtllm_budget) return SizeTrtllmPool(s, l, available_bytes, plan);
   if (s.engine.hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
       (l.full_layers + l.window_layers) > 0) {
     return SizeHybridPool(in.arch, l, available_bytes, plan);
@@ -856,31 +1057,48 @@ struct StagePlan {
   double capacity_requests = 0.0;  // for choosing the binding stage
 };
 
-// The account of one GPU of pipeline stage `stage`: its layers' weights, the
-// shared overheads, the pools sized in what the budget leaves, the verdict.
-StagePlan PlanStage(const MemoryPlanInput& in, const SharedAccount& s, const MemoryPlan& knobs,
-                    int stage) {
+// The account of one GPU of pipeline stage `stage` before its pools are
+// sized: its layers' weights and the shared overheads.
+struct StageAccount {
+  MemoryPlan plan;
+  StageLayers layers;
+};
+
+StageAccount PrepareStage(const MemoryPlanInput& in, const SharedAccount& s,
+                          const MemoryPlan& knobs, int stage) {
   const int num_layers = static_cast<int>(in.arch.layers.size());
   const int pp = static_cast<int>(in.parallelism.pp);
   const auto [first, last] = PipelineStageLayers(num_layers, pp, stage);
-  StagePlan sp;
-  MemoryPlan& plan = sp.plan;
+  StageAccount out;
+  MemoryPlan& plan = out.plan;
   plan = knobs;
   plan.pipeline_stage = stage;
   plan.weights_by_component_bytes =
       WeightsPerGpuByComponent(s.loaded_arch, in.quantization, in.parallelism, s.engine, stage);
   double weights_bytes = 0.0;
   for (double w : plan.weights_by_component_bytes) weights_bytes += w;
-  const StageLayers layers = CountStageLayers(in, s, first, last, stage == pp - 1);
-  plan.kv_bytes_per_token = layers.full_bytes_per_token + layers.window_bytes_per_token;
-  plan.state_bytes_per_request = layers.state_bytes_per_request;
+  out.layers = CountStageLayers(in, s, first, last, stage == pp - 1);
+  plan.kv_bytes_per_token = out.layers.full_bytes_per_token + out.layers.window_bytes_per_token;
+  plan.state_bytes_per_request = out.layers.state_bytes_per_request;
   GpuAccount& acc = plan.per_gpu;
   acc.weights_bytes = weights_bytes;
   acc.activation_peak_bytes = s.activation_peak_bytes;
   acc.non_torch_bytes = s.non_torch_bytes;
   acc.cuda_graph_bytes = s.engine.cuda_graph_bytes_per_capture_layer * s.cuda_graph_captures *
                          static_cast<double>(last - first);
-  acc.capacity_bytes = in.hardware.memory_bytes;
+  acc.capacity_bytes = CudaTotalBytes(in.hardware);
+  return out;
+}
+
+// The account of one GPU of pipeline stage `stage`: its layers' weights, the
+// shared overheads, the pools sized in what the budget leaves, the verdict.
+StagePlan PlanStage(const MemoryPlanInput& in, const SharedAccount& s, const MemoryPlan& knobs,
+                    int stage) {
+  StageAccount account = PrepareStage(in, s, knobs, stage);
+  StagePlan sp;
+  sp.plan = std::move(account.plan);
+  MemoryPlan& plan = sp.plan;
+  const StageLayers& layers = account.layers;
   sp.available_bytes = PoolBudgetBytes(s, plan);
   double needed_for_one_bytes = 0.0;  // bytes one max_model_len request needs
   if (sp.available_bytes > 0.0) {
@@ -944,6 +1162,46 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
                                         " binds (engines take the smallest pool over workers)"));
   }
   return result;
+}
+
+absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& in, int64_t kv_pool_tokens) {
+  if (kv_pool_tokens <= 0) {
+    return Invalid("kv_pool_tokens", absl::StrCat(kv_pool_tokens), "must be positive");
+  }
+  absl::StatusOr<MemoryPlan> planned = PlanMemory(in);
+  if (!planned.ok()) return planned.status();
+  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in);
+  if (!resolved.ok()) return resolved.status();
+  MemoryPlan knobs = *std::move(resolved);
+  const SharedAccount shared = PrepareSharedAccount(in, knobs);
+  const StageAccount account = PrepareStage(in, shared, knobs, planned->pipeline_stage);
+  auto tokens_at = [&](double available_bytes) {
+    MemoryPlan plan = account.plan;
+    SizePools(in, shared, account.layers, available_bytes, plan);
+    return plan.kv_pool_tokens;
+  };
+  // The pools grow with the bytes they get: bisect for the smallest budget
+  // that reports the tokens.
+  double lo = 0.0;
+  double hi = 1024.0 * 1024.0 * 1024.0;
+  constexpr double kMaxBudgetBytes = 1e16;
+  while (tokens_at(hi) < kv_pool_tokens) {
+    hi *= 2.0;
+    if (hi > kMaxBudgetBytes) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no pool budget below 10 PB reports ", kv_pool_tokens, " tokens for this deployment"));
+    }
+  }
+  constexpr int kBisections = 64;
+  for (int i = 0; i < kBisections; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (tokens_at(mid) >= kv_pool_tokens) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return hi;
 }
 
 }  // namespace capplan::model

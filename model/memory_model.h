@@ -11,10 +11,15 @@
 //                sliding-window layers per token like full ones, but a request
 //                holds at most window (+ batch) tokens of them; linear / Mamba
 //                layers a constant state per request;
-//   budget       vLLM: total × gpu_memory_utilization − weights − activation
-//                peak − non-torch (older vLLM: − everything the profile run
-//                left allocated); SGLang: mem_fraction_static × memory free
-//                before loading − weights, split between KV and state pools.
+//   budget       vLLM: CUDA total × gpu_memory_utilization − weights −
+//                activation peak − non-torch (older vLLM: − everything the
+//                profile run left allocated; from 0.21 also − the estimated
+//                CUDA-graph memory; V0 keeps the smallest pool over its
+//                workers); SGLang: mem_fraction_static × memory free before
+//                loading − weights, split between KV and state (or SWA)
+//                pools; TensorRT-LLM: kv_cache_free_gpu_memory_fraction × the
+//                memory left after the profiling peak (PyTorch backend: +
+//                the temporary profiling pool) or after the engine loads.
 //
 // Engine behaviour per version (defaults, the budget rule, the fitted
 // activation / non-torch / CUDA-graph coefficients) comes in as an
@@ -37,9 +42,15 @@ namespace capplan::model {
 struct HardwareSpec {
   std::string name;           // as the driver names it; matched by presets' rules
   std::string architecture;   // "Hopper", "Ampere", ...
-  double memory_bytes = 0.0;  // total the driver reports (usable), per GPU
+  double memory_bytes = 0.0;  // total nvidia-smi reports (usable), per GPU
+  // CUDA's own total (cudaMemGetInfo), which vLLM multiplies and TensorRT-LLM
+  // calls device total; 0 = unknown (memory_bytes stands in).
+  double cuda_total_bytes = 0.0;
   bool unified_memory = false;
 };
+
+// The total an engine's budget starts from: CUDA's, else the usable total.
+double CudaTotalBytes(const HardwareSpec& hardware);
 
 struct ParallelismSpec {
   int64_t tp = 1;
@@ -51,7 +62,7 @@ struct ParallelismSpec {
   bool dp_attention = false;  // attention data-parallel over dp (SGLang)
 };
 
-enum class EngineKind { kVllm, kSglang };
+enum class EngineKind { kVllm, kSglang, kTrtllm };
 
 enum class BudgetRule {
   // vLLM before memory_profiling (≤ 0.6.2): KV = total × gmu − (total − free
@@ -65,6 +76,49 @@ enum class BudgetRule {
   kVllmProfiled,
   // SGLang: KV (+ state) = free-before-load × mem_fraction_static − weights.
   kSglangStatic,
+  // TensorRT-LLM PyTorch backend (KvCacheCreator): KV = fraction × (device
+  // total − profiling peak + the temporary pool's bytes), the peak being
+  // weights + activations of a max_num_tokens dummy pass + non-torch memory
+  // (CUDA context, NCCL, CUDA graphs, workspaces).
+  kTrtllmFreeFraction,
+  // TensorRT-LLM TRT engines (C++ executor): KV = fraction × memory free after
+  // the engine (weights), its execution context (activations for
+  // max_num_tokens), runtime buffers and decoder (max_batch_size × vocab) load.
+  kTrtllmEngineFree,
+};
+
+// SGLang's reserve of card memory below a card size (mem_fraction_static =
+// round((card − reserve) / card, 3)), or the TP ladder there.
+struct MemoryReserveTier {
+  double below_card_bytes = 0.0;  // 0 = every larger card
+  double reserved_bytes = 0.0;
+  double reserved_bytes_per_tp_pp = 0.0;
+  bool use_tp_ladder = false;
+  double dp_attention_extra_bytes = 0.0;
+  double speculative_extra_bytes = 0.0;
+};
+
+// SGLang 0.5.3+: the reserve built from the batching knobs.
+struct BatchingReserve {
+  double base_bytes = 0.0;
+  double per_chunk_token_bytes = 0.0;
+  int64_t min_chunk_tokens = 0;
+  double per_graph_bs_bytes = 0.0;
+  double per_tp_pp_bytes = 0.0;
+  double per_graph_bs_dp_bytes = 0.0;
+  double floor_bytes = 0.0;
+  double floor_above_card_bytes = 0.0;
+  double speculative_eagle_bytes = 0.0;
+  double speculative_standalone_bytes = 0.0;
+};
+
+// Defaults an engine picks by card memory (SGLang's chunked_prefill_size and
+// cuda_graph_max_bs).
+struct CardDefaultTier {
+  double below_card_bytes = 0.0;  // 0 = every larger card
+  int64_t chunked_prefill_tokens = 0;
+  int64_t cuda_graph_max_bs = 0;
+  int64_t cuda_graph_max_bs_tp4 = 0;  // at tp >= 4; 0 = cuda_graph_max_bs
 };
 
 // Kernel alignment of MoE expert weights for a format (e.g. vLLM's Marlin
@@ -83,11 +137,14 @@ struct MoePaddingRule {
 // How one engine release sizes memory. Filled from a data/engines preset.
 struct EngineBehaviour {
   std::string preset_id;
+  // Presets of one group share their fitted sampler_logit_copies (empty = own).
+  std::string sampler_fit_group;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;
 
   // --- defaults
-  double default_memory_fraction = 0.9;  // gpu_memory_utilization / mem_fraction_static
+  // gpu_memory_utilization / mem_fraction_static / kv_cache_free_gpu_memory_fraction
+  double default_memory_fraction = 0.9;
   // SGLang picks mem_fraction_static by TP: the first pair whose min_tp <= tp
   // (pairs sorted by min_tp descending) wins over default_memory_fraction.
   std::vector<std::pair<int64_t, double>> memory_fraction_by_min_tp;
@@ -113,6 +170,27 @@ struct EngineBehaviour {
   double ssm_state_bytes = 4.0;
   double mamba_full_memory_ratio = 0.9;  // SGLang split of state vs KV memory
   std::vector<MoePaddingRule> moe_padding;
+  // Every worker sizes its pool; the engine keeps the smallest (the driver
+  // rank's, which holds driver_rank_extra_non_torch_bytes more).
+  bool kv_pool_min_over_ranks = false;
+  bool kv_tokens_round_up_to_block = false;  // TensorRT-LLM max_tokens
+  // TensorRT-LLM 1.1+: the profiling pool holds a block per batch slot.
+  bool profile_pool_block_per_batch_slot = false;
+  // SGLang default mem_fraction_static (ResolveKnobs): reserve tiers, or the
+  // batching reserve when has_batching_reserve; the TP ladder otherwise.
+  std::vector<MemoryReserveTier> memory_reserve_tiers;
+  bool has_batching_reserve = false;
+  BatchingReserve batching_reserve;
+  std::vector<CardDefaultTier> card_default_tiers;
+  int64_t mamba_default_slots = 0;    // SGLang 0.5.2 fixed state slots; 0 = ratio
+  double swa_full_tokens_ratio = 0.0;  // SGLang SWA pool split; 0 = none
+  bool dp_attention_divides_chunked_prefill = false;
+  // vLLM multimodal encoder profiling tokens (0 = not modelled).
+  int64_t multimodal_profile_tokens = 0;
+  // SGLang max_running_requests default: tokens / context × this, at least
+  // min_running_requests, at most default_max_num_seqs (0 = the default).
+  int64_t running_requests_per_context = 0;
+  int64_t min_running_requests = 0;
 
   // --- fitted coefficients (data/engines, produced by scripts/fit_engine_memory)
   // Activation bytes per batched token = scale × activation width × bytes.
@@ -126,6 +204,9 @@ struct EngineBehaviour {
   bool cuda_graph_in_kv_budget = false;
   // Added to non-torch on unified-memory devices (host growth counts there).
   double unified_memory_non_torch_bytes = 0.0;
+  double driver_rank_extra_non_torch_bytes = 0.0;  // kv_pool_min_over_ranks
+  // TensorRT-LLM engines: fp32 [max_batch_size, vocab] decoder/runtime copies.
+  double decoder_logit_copies = 0.0;
 };
 
 enum class SpeculativeMethod { kNone, kMtp, kEagle, kDraftModel, kNgram };
@@ -139,7 +220,9 @@ struct EngineSettings {
   int64_t block_size = 0;
   bool enforce_eager = false;
   int64_t max_cudagraph_batch_size = 0;
-  std::optional<NumberType> kv_cache_dtype;  // nullopt = auto (model dtype)
+  // nullopt = auto: the checkpoint's stated KV dtype (Quantization), else
+  // the model's activation dtype.
+  std::optional<NumberType> kv_cache_dtype;
   std::optional<bool> enable_chunked_prefill;
   SpeculativeMethod speculative_method = SpeculativeMethod::kNone;
   int64_t num_speculative_tokens = 0;
@@ -183,6 +266,9 @@ struct KvLayout {
   int64_t window_blocks = 0;
   int64_t state_groups = 0;            // recurrent-state groups: one block per request
   std::optional<int64_t> state_slots;  // separate state pool (SGLang)
+  // A separate sliding-window pool (SGLang): its tokens and the window.
+  std::optional<int64_t> window_pool_tokens;
+  int64_t window_tokens = 0;
 };
 
 struct MemoryPlan {
@@ -206,6 +292,9 @@ struct MemoryPlan {
   int64_t max_num_seqs = 0;
   int64_t block_size = 0;
   int pipeline_stage = 0;  // which PP stage the account describes
+  // TensorRT-LLM PyTorch backend: the temporary pool of the profiling pass.
+  int64_t profile_pool_tokens = 0;
+  int64_t cuda_graph_max_bs = 0;  // resolved capture limit
   std::vector<std::string> notes;
 };
 
@@ -246,17 +335,28 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& arch, const ParallelismSpe
 
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
 
+// The pool budget (KV and state bytes the engine sized its pools from) at
+// which `input`'s plan reports `kv_pool_tokens`: the inverse of the pool
+// sizing on the binding stage, for reading an engine log's pool back into
+// bytes. InvalidArgument for a non-positive count.
+absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& input, int64_t kv_pool_tokens);
+
 // ---------------------------------------------------------------- calibration
 //
 // The non-KV overhead a vLLM-style engine subtracts is
 //   max(activation_token_scale · T, sampler_logit_copies · S) + b + r · R
-// and SGLang's memory lost before loading is b + r · R. The terms per unit
-// coefficient of one deployment:
+// (+ u on unified memory, + d on the driver rank of a multi-rank V0 / TRT
+// engine), SGLang's memory lost before loading is b + r · R, TensorRT-LLM's
+// profiling peak above the weights a · T + b + r · R, and its engines'
+// overhead a · T + c · S + b + r · R + d. The terms per unit coefficient of
+// one deployment:
 struct OverheadTerms {
   double token_phase_bytes = 0.0;    // T: activation at activation_token_scale = 1
   double sampler_phase_bytes = 0.0;  // S: fp32 logits at sampler_logit_copies = 1
   double extra_ranks = 0.0;          // R: tp · pp − 1
   double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
+  double unified = 0.0;              // 1 on a unified-memory device
+  double driver_rank = 0.0;          // 1 when the pool is the driver rank's
 };
 absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& input);
 

@@ -44,7 +44,8 @@ StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const Mem
   double dense = 0;
   for (int c = 0; c < kNumComponents; ++c) {
     if (c == static_cast<int>(Component::kRoutedExperts) ||
-        c == static_cast<int>(Component::kDraft)) {
+        c == static_cast<int>(Component::kDraft) ||
+        c == static_cast<int>(Component::kVisionEncoder)) {
       continue;
     }
     dense += plan.weights_by_component_bytes[c];

@@ -6,6 +6,7 @@
 // format leaves in the checkpoint's native dtype.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +54,10 @@ struct Quantization {
   // True when the format applies to MoE expert weights only (vLLM's and
   // SGLang's mxfp4 method quantizes FusedMoE layers and nothing else).
   bool experts_only = false;
+  // The KV cache dtype the checkpoint's quantization config states
+  // (kv_cache_quant_algo / kv_cache_scheme); engines use it when their own
+  // kv_cache_dtype is auto. nullopt = not stated.
+  std::optional<NumberType> kv_cache_dtype;
 };
 
 // Checks group size and format: "Quantization.group_size = -1; must be ...".

@@ -213,6 +213,7 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   };
   add("attention", w.attention_bytes());
   add("linear attention", w.linear_attention_bytes());
+  add("vision encoder", w.vision_encoder_bytes());
   add("dense MLP", w.dense_mlp_bytes());
   add("routed experts", w.experts_bytes());
   add("shared experts", w.shared_experts_bytes());

@@ -105,7 +105,7 @@ absl::StatusOr<v1::Model> ModelFromConfigFlag(const CliArgs& args, const std::st
        {"hidden_size", "intermediate_size", "num_attention_heads", "num_kv_heads", "head_dim",
         "vocab_size", "layer_blocks", "native_context_tokens", "sliding_window_tokens", "mla",
         "linear_attention", "moe", "rope_scaling_factor", "rope_original_context_tokens",
-        "num_mtp_layers", "quantization"}) {
+        "num_mtp_layers", "quantization", "vision_encoder"}) {
     c->add_fields(f);
   }
   c->set_document(source);

@@ -29,6 +29,11 @@ constexpr int64_t kMaxLayers = 100000;
 // ignore, exclude_modules) refers to; nullopt for patterns we do not map.
 std::optional<v1::ModelComponent> ComponentOfPattern(absl::string_view raw) {
   const std::string p = absl::AsciiStrToLower(raw);
+  // Norms before attention: "post_attention_layernorm" is a norm.
+  if (absl::StrContains(p, "norm")) return v1::MODEL_COMPONENT_NORMS;
+  if (absl::StrContains(p, "visual") || absl::StrContains(p, "vision")) {
+    return v1::MODEL_COMPONENT_VISION_ENCODER;
+  }
   if (absl::StrContains(p, "lm_head")) return v1::MODEL_COMPONENT_LM_HEAD;
   if (absl::StrContains(p, "embed")) return v1::MODEL_COMPONENT_EMBEDDINGS;
   if (absl::StrContains(p, "mtp") || absl::StrContains(p, "nextn")) {
@@ -196,11 +201,61 @@ absl::Status ReadModelopt(const JsonReader& r, const std::string& method, v1::Qu
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Quantization> ReadQuantization(const Struct& q) {
-  const JsonReader r(q, kDocument, "quantization_config.");
+// A KV dtype name as the checkpoints write it: "FP8" (ModelOpt).
+absl::Status KvDtypeFromName(const JsonReader& r, absl::string_view key, const Value& v,
+                             v1::Quantization* out) {
+  if (v.kind_case() != Value::kStringValue) return r.Error(key, v, "must be a string");
+  const std::string name = absl::AsciiStrToUpper(v.string_value());
+  if (name.empty()) return absl::OkStatus();
+  if (name != "FP8") return r.Error(key, v, "supported KV cache dtypes: FP8");
+  out->set_kv_cache_dtype(v1::KV_CACHE_DTYPE_FP8);
+  return absl::OkStatus();
+}
+
+// The KV cache dtype the checkpoint states: ModelOpt's kv_cache_quant_algo, or
+// kv_cache_scheme (compressed-tensors {num_bits: 8, type: "float"}; ModelOpt's
+// config.json export may write the algorithm's name there). The engines
+// (vLLM, SGLang, TensorRT-LLM) take it when their kv_cache_dtype is auto.
+absl::Status ReadKvCacheDtype(const JsonReader& r, v1::Quantization* out) {
+  if (const Value* v = r.Find("kv_cache_quant_algo")) {
+    CAPPLAN_RETURN_IF_ERROR(KvDtypeFromName(r, "kv_cache_quant_algo", *v, out));
+  }
+  const Value* scheme = r.Find("kv_cache_scheme");
+  if (scheme == nullptr) return absl::OkStatus();
+  if (scheme->kind_case() == Value::kStringValue) {
+    return KvDtypeFromName(r, "kv_cache_scheme", *scheme, out);
+  }
+  if (scheme->kind_case() != Value::kStructValue) {
+    return r.Error("kv_cache_scheme", *scheme, "must be an object or null");
+  }
+  const JsonReader sr(scheme->struct_value(), kDocument, r.Path("kv_cache_scheme."));
+  int64_t bits = 0;
+  CAPPLAN_ASSIGN_OR_RETURN(bits, sr.RequiredInt("num_bits", 1, "required in kv_cache_scheme"));
+  std::string type;
+  CAPPLAN_ASSIGN_OR_RETURN(type, sr.String("type", "int"));
+  if (bits != 8 || absl::AsciiStrToLower(type) != "float") {
+    return sr.Error("num_bits", *sr.Find("num_bits"),
+                    absl::StrCat("with type \"", type, "\": supported KV cache schemes: 8-bit float (FP8)"));
+  }
+  out->set_kv_cache_dtype(v1::KV_CACHE_DTYPE_FP8);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Quantization> ReadQuantization(const Struct& top) {
+  const Struct* q = &top;
+  std::string prefix = "quantization_config.";
+  // ModelOpt's hf_quant_config.json, handed over as the quantization config:
+  // {"producer": {...}, "quantization": {"quant_algo": ..., ...}}.
+  auto nested = top.fields().find("quantization");
+  if (!top.fields().count("quant_method") && nested != top.fields().end() &&
+      nested->second.kind_case() == Value::kStructValue) {
+    q = &nested->second.struct_value();
+    prefix = "quantization_config.quantization.";
+  }
+  const JsonReader r(*q, kDocument, prefix);
   v1::Quantization out;
   std::string method;
-  CAPPLAN_ASSIGN_OR_RETURN(method, r.String("quant_method", ""));
+  CAPPLAN_ASSIGN_OR_RETURN(method, r.String("quant_method", q == &top ? "" : "modelopt"));
   method = absl::AsciiStrToLower(method);
   out.set_method(method);
   std::set<int> unquantized;
@@ -221,6 +276,7 @@ absl::StatusOr<v1::Quantization> ReadQuantization(const Struct& q) {
                    "supported: awq, gptq, fp8, mxfp4, compressed-tensors, modelopt");
   }
   for (int c : unquantized) out.add_unquantized(static_cast<v1::ModelComponent>(c));
+  CAPPLAN_RETURN_IF_ERROR(ReadKvCacheDtype(r, &out));
   return out;
 }
 
@@ -677,6 +733,49 @@ absl::Status ReadLayers(const ConfigText& c, v1::Model* m) {
   return absl::OkStatus();
 }
 
+// A Qwen-VL-style vision_config (depth, hidden_size, out_hidden_size): the
+// vision tower the engines load beside the language model. Other vision
+// configs are not read (the planner then counts the language model only).
+absl::Status ReadVisionEncoder(const JsonReader& top, v1::Model* m) {
+  const Struct* vision = nullptr;
+  CAPPLAN_ASSIGN_OR_RETURN(vision, top.Object("vision_config"));
+  if (vision == nullptr) return absl::OkStatus();
+  const JsonReader r(*vision, kDocument, "vision_config.");
+  if (!r.Has("depth") || !r.Has("hidden_size") || !r.Has("out_hidden_size")) {
+    return absl::OkStatus();
+  }
+  v1::VisionEncoderConfig* v = m->mutable_vision_encoder();
+  int64_t x = 0;
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.RequiredInt("depth", 1, "required"));
+  v->set_depth(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.RequiredInt("hidden_size", 1, "required"));
+  v->set_hidden_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.RequiredInt("intermediate_size", 1, "required with depth"));
+  v->set_intermediate_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.Int("num_heads", 1, 1));
+  v->set_num_heads(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.RequiredInt("patch_size", 1, "required with depth"));
+  v->set_patch_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.Int("temporal_patch_size", 1, 1));
+  v->set_temporal_patch_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.Int(r.Has("in_chans") ? "in_chans" : "in_channels", 1, 3));
+  v->set_in_channels(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.RequiredInt("out_hidden_size", 1, "required"));
+  v->set_out_hidden_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.Int("spatial_merge_size", 1, 1));
+  v->set_spatial_merge_size(static_cast<uint32_t>(x));
+  CAPPLAN_ASSIGN_OR_RETURN(x, r.Int("num_position_embeddings", 0, 0));
+  v->set_num_position_embeddings(static_cast<uint32_t>(x));
+  const ListValue* deepstack = nullptr;
+  CAPPLAN_ASSIGN_OR_RETURN(deepstack, r.List("deepstack_visual_indexes"));
+  if (deepstack != nullptr) v->set_deepstack_mergers(deepstack->values_size());
+  std::string type;
+  CAPPLAN_ASSIGN_OR_RETURN(type, r.String("model_type", ""));
+  // Qwen2.5-VL blocks are SwiGLU (gate, up, down); Qwen3-VL's are fc1, fc2.
+  v->set_gated_mlp(absl::StrContains(type, "qwen2_5"));
+  return absl::OkStatus();
+}
+
 // The checkpoint's quantization_config, at the top or beside the text model.
 absl::Status ReadQuantizationOf(const ConfigText& c, bool nested, v1::Model* m) {
   const Struct* quant = nullptr;
@@ -708,6 +807,7 @@ absl::StatusOr<v1::Model> ModelFromHfConfig(absl::string_view json_text) {
   CAPPLAN_RETURN_IF_ERROR(ReadNativeDtype(top, r, &m));
   CAPPLAN_RETURN_IF_ERROR(ReadLayers(c, &m));
   CAPPLAN_RETURN_IF_ERROR(ReadFlags(c, &m));
+  CAPPLAN_RETURN_IF_ERROR(ReadVisionEncoder(top, &m));
   CAPPLAN_RETURN_IF_ERROR(ReadQuantizationOf(c, text != &root, &m));
   return m;
 }

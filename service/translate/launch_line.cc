@@ -212,6 +212,7 @@ enum class Knob {
   kMaxModelLen,
   kGpuMemoryUtilization,
   kMemFractionStatic,
+  kKvCacheFreeFraction,  // TensorRT-LLM
   kMaxNumBatchedTokens,
   kChunkedPrefillSize,
   kMaxNumSeqs,
@@ -343,6 +344,31 @@ constexpr FlagName kSglangFlags[] = {
     {"--host", Knob::kIgnoredValue},
     {"--port", Knob::kIgnoredValue},
     {"--served-model-name", Knob::kIgnoredValue},
+};
+
+// TensorRT-LLM: tensorrt_llm/commands/serve.py (trtllm-serve's click
+// options, written with underscores; read here with dashes). The backend and
+// the YAML of extra LLM API options are kept verbatim as unmodelled.
+constexpr FlagName kTrtllmFlags[] = {
+    {"--tp-size", Knob::kTp},
+    {"--pp-size", Knob::kPp},
+    {"--ep-size", Knob::kEp},
+    {"--max-seq-len", Knob::kMaxModelLen},
+    {"--max-batch-size", Knob::kMaxNumSeqs},
+    {"--max-num-tokens", Knob::kMaxNumBatchedTokens},
+    {"--kv-cache-free-gpu-memory-fraction", Knob::kKvCacheFreeFraction},
+    {"--backend", Knob::kUnmodelledValue},
+    {"--extra-llm-api-options", Knob::kUnmodelledValue},
+    {"--max-beam-width", Knob::kUnmodelledValue},
+    {"--gpus-per-node", Knob::kUnmodelledValue},
+    {"--cluster-size", Knob::kUnmodelledValue},
+    {"--trust-remote-code", Knob::kIgnoredSwitch},
+    {"--host", Knob::kIgnoredValue},
+    {"--port", Knob::kIgnoredValue},
+    {"--tokenizer", Knob::kIgnoredValue},
+    {"--log-level", Knob::kIgnoredValue},
+    {"--reasoning-parser", Knob::kIgnoredValue},
+    {"--num-postprocess-workers", Knob::kIgnoredValue},
 };
 
 template <size_t N>
@@ -592,7 +618,19 @@ std::vector<std::string> SortedKeys(const google::protobuf::Struct& object) {
 
 // ---------------------------------------------------------------- parser
 
-enum class Engine { kVllm, kSglang };
+enum class Engine { kVllm, kSglang, kTrtllm };
+
+std::optional<Knob> FindEngineKnob(Engine engine, absl::string_view name) {
+  switch (engine) {
+    case Engine::kVllm:
+      return FindKnob(kVllmFlags, name);
+    case Engine::kSglang:
+      return FindKnob(kSglangFlags, name);
+    case Engine::kTrtllm:
+      return FindKnob(kTrtllmFlags, name);
+  }
+  return std::nullopt;
+}
 
 struct Pending {
   std::optional<uint64_t> tp, pp, dp, ep;
@@ -685,13 +723,11 @@ absl::Status Parser::HandleFlag(const std::string& word) {
     out_.unmodelled_flags.push_back(word);
     return absl::OkStatus();
   }
-  std::optional<Knob> knob = engine_ == Engine::kVllm ? FindKnob(kVllmFlags, canonical)
-                                                      : FindKnob(kSglangFlags, canonical);
+  std::optional<Knob> knob = FindEngineKnob(engine_, canonical);
   bool negated = false;
   if (!knob.has_value() && absl::StartsWith(canonical, "--no-")) {
     std::string positive = "--" + canonical.substr(5);
-    std::optional<Knob> k = engine_ == Engine::kVllm ? FindKnob(kVllmFlags, positive)
-                                                     : FindKnob(kSglangFlags, positive);
+    std::optional<Knob> k = FindEngineKnob(engine_, positive);
     if (k.has_value() && ArityOf(*k) == Arity::kSwitch) {
       knob = k;
       negated = true;
@@ -787,6 +823,12 @@ absl::Status Parser::Apply(Knob knob, const std::string& flag, const std::string
       CAPPLAN_ASSIGN_OR_RETURN(std::string v, one());
       CAPPLAN_ASSIGN_OR_RETURN(double f, Fraction(flag, v));
       e->set_mem_fraction_static(f);
+      return absl::OkStatus();
+    }
+    case Knob::kKvCacheFreeFraction: {
+      CAPPLAN_ASSIGN_OR_RETURN(std::string v, one());
+      CAPPLAN_ASSIGN_OR_RETURN(double f, Fraction(flag, v));
+      e->set_kv_cache_free_gpu_memory_fraction(f);
       return absl::OkStatus();
     }
     case Knob::kMaxNumBatchedTokens: {
@@ -1110,8 +1152,9 @@ absl::Status Parser::Finish() {
 absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
                                        std::optional<std::string> positional_model) {
   out_.environment = std::move(environment);
-  out_.deployment.mutable_engine()->set_kind(engine_ == Engine::kVllm ? v1::ENGINE_KIND_VLLM
-                                                                      : v1::ENGINE_KIND_SGLANG);
+  out_.deployment.mutable_engine()->set_kind(engine_ == Engine::kVllm     ? v1::ENGINE_KIND_VLLM
+                                             : engine_ == Engine::kSglang ? v1::ENGINE_KIND_SGLANG
+                                                                          : v1::ENGINE_KIND_TRTLLM);
   bool only_positional = false;
   while (pos_ < words_.size()) {
     std::string word = words_[pos_++];
@@ -1123,8 +1166,9 @@ absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
       CAPPLAN_RETURN_IF_ERROR(HandleFlag(word));
       continue;
     }
-    // A positional word: vLLM serve's model when none came before it.
-    if (engine_ == Engine::kVllm && !positional_model.has_value() && positional_ok_) {
+    // A positional word: vllm serve's (trtllm-serve's) model when none came
+    // before it.
+    if (!positional_model.has_value() && positional_ok_) {
       positional_model = word;
       continue;
     }
@@ -1137,7 +1181,8 @@ absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
   if (models.empty()) {
     return Invalid(engine_ == Engine::kVllm
                        ? "launch line: no model given (vllm serve MODEL or --model MODEL)"
-                       : "launch line: no model given (--model-path MODEL)");
+                   : engine_ == Engine::kSglang ? "launch line: no model given (--model-path MODEL)"
+                                                : "launch line: no model given (trtllm-serve MODEL)");
   }
   for (const std::string& m : models) {
     if (m != models.front()) {
@@ -1201,16 +1246,28 @@ absl::StatusOr<LaunchLine> ParseLaunchLine(absl::string_view command_line) {
   if (i >= words.size()) {
     return Invalid(
         "launch line: no command given (expected vllm serve MODEL, python -m "
-        "vllm.entrypoints.openai.api_server or python -m sglang.launch_server)");
+        "vllm.entrypoints.openai.api_server, python -m sglang.launch_server or trtllm-serve "
+        "MODEL)");
   }
   auto not_server = [&](size_t upto) {
     std::vector<std::string> shown(words.begin() + i, words.begin() + std::min(words.size(), upto));
     return Invalid(absl::StrFormat(
-        "launch line: not a vLLM or SGLang server command: '%s' (expected vllm serve MODEL, "
-        "python -m vllm.entrypoints.openai.api_server or python -m sglang.launch_server)",
+        "launch line: not a vLLM, SGLang or TensorRT-LLM server command: '%s' (expected vllm "
+        "serve MODEL, python -m vllm.entrypoints.openai.api_server, python -m "
+        "sglang.launch_server or trtllm-serve MODEL)",
         absl::StrJoin(shown, " ")));
   };
   const std::string& command = words[i];
+  if (Basename(command) == "trtllm-serve") {
+    // trtllm-serve [serve] MODEL [options]; its other subcommands (e.g.
+    // disaggregated) start no single server.
+    size_t first = i + 1;
+    if (first < words.size() && words[first] == "serve") ++first;
+    if (first < words.size() && words[first] == "disaggregated") return not_server(first + 1);
+    Parser parser(Engine::kTrtllm, words, first);
+    parser.AllowPositionalModel();
+    return parser.Run(std::move(environment), std::nullopt);
+  }
   if (Basename(command) == "vllm") {
     if (i + 1 >= words.size() || words[i + 1] != "serve") return not_server(i + 2);
     Parser parser(Engine::kVllm, words, i + 2);

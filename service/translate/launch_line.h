@@ -1,8 +1,8 @@
 #ifndef CAPPLAN_SERVICE_TRANSLATE_LAUNCH_LINE_H_
 #define CAPPLAN_SERVICE_TRANSLATE_LAUNCH_LINE_H_
 
-// Reads an engine launch line — what an operator types to start vLLM or
-// SGLang — into the API Deployment it describes, so `capplan validate
+// Reads an engine launch line — what an operator types to start vLLM,
+// SGLang or TensorRT-LLM — into the API Deployment it describes, so `capplan validate
 // --launch '…'` can check the configuration the engine would actually run.
 //
 // Accepted commands (the first command of the line; `|`, `;`, `&&` and
@@ -10,6 +10,7 @@
 //   vllm serve MODEL [flags]                       (also vllm serve --model MODEL)
 //   python[3] -m vllm.entrypoints.openai.api_server --model MODEL [flags]
 //   python[3] -m sglang.launch_server --model-path MODEL [flags]
+//   trtllm-serve [serve] MODEL [flags]              (TensorRT-LLM)
 // preceded by any number of environment assignments (CUDA_VISIBLE_DEVICES=0,1)
 // and the prefixes `env`, `nohup`, `exec`.
 //
@@ -65,6 +66,12 @@
 //        sets draft tokens = steps + 1 for a top-1 chain); the counts without
 //        an algorithm are ignored, as SGLang ignores them, and listed as
 //        unmodelled.
+//   TensorRT-LLM (trtllm-serve; options with underscores or dashes):
+//        --tp_size, --pp_size, --ep_size → tp, pp, ep; --max_seq_len →
+//        max_model_len; --max_batch_size → max_num_seqs; --max_num_tokens →
+//        max_num_batched_tokens; --kv_cache_free_gpu_memory_fraction →
+//        kv_cache_free_gpu_memory_fraction; --backend and
+//        --extra_llm_api_options are kept as unmodelled.
 //   --dtype and prefix caching are returned in their own fields: they do not
 //        override the checkpoint's weight format.
 //

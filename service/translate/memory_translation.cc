@@ -63,7 +63,14 @@ v1::MemoryPlan ToApiMemoryPlan(const ResolvedDeployment& r, const model::MemoryP
   d->set_memory_fraction(m.memory_fraction);
   d->set_max_model_len(m.max_model_len > 0 ? m.max_model_len : 0);
   d->set_block_size(m.block_size > 0 ? static_cast<uint32_t>(m.block_size) : 0);
-  d->set_kv_cache_dtype(r.engine.kv_cache_dtype());
+  v1::KvCacheDtype kv_dtype = r.engine.kv_cache_dtype();
+  if (kv_dtype == v1::KV_CACHE_DTYPE_UNSPECIFIED || kv_dtype == v1::KV_CACHE_DTYPE_AUTO) {
+    // auto takes the dtype the checkpoint's quantization config states.
+    if (r.quantization.kv_cache_dtype() != v1::KV_CACHE_DTYPE_UNSPECIFIED) {
+      kv_dtype = r.quantization.kv_cache_dtype();
+    }
+  }
+  d->set_kv_cache_dtype(kv_dtype);
   d->set_enforce_eager(r.engine.enforce_eager());
   FillProvenance(r, plan.mutable_provenance());
   if (mean_sequence_tokens.has_value() && *mean_sequence_tokens > 0 && plan.kv_pool_tokens() > 0) {
@@ -103,6 +110,7 @@ void FillWeightsByComponent(const model::MemoryPlan& plan, v1::WeightsByComponen
   out->set_norms_bytes(of(model::Component::kNorms));
   out->set_draft_bytes(of(model::Component::kDraft));
   out->set_linear_attention_bytes(of(model::Component::kLinearAttention));
+  out->set_vision_encoder_bytes(of(model::Component::kVisionEncoder));
 }
 
 void FillResolvedDeploymentCommon(const ResolvedDeployment& r, const model::MemoryPlan& m,

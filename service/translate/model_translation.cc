@@ -68,6 +68,8 @@ model::Component ToComponent(v1::ModelComponent c) {
       return model::Component::kDraft;
     case v1::MODEL_COMPONENT_LINEAR_ATTENTION:
       return model::Component::kLinearAttention;
+    case v1::MODEL_COMPONENT_VISION_ENCODER:
+      return model::Component::kVisionEncoder;
     default:
       return model::Component::kNorms;
   }
@@ -171,6 +173,22 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
     a.mamba = model::MambaSpec{x.num_heads(), x.head_dim(), x.state_size(),
                                std::max<int64_t>(1, x.num_groups()), x.conv_kernel_size()};
   }
+  if (m.has_vision_encoder() && m.vision_encoder().depth() > 0) {
+    const v1::VisionEncoderConfig& v = m.vision_encoder();
+    model::VisionEncoderSpec spec;
+    spec.depth = v.depth();
+    spec.hidden_size = v.hidden_size();
+    spec.intermediate_size = v.intermediate_size();
+    spec.patch_size = v.patch_size();
+    spec.temporal_patch_size = std::max<uint32_t>(1, v.temporal_patch_size());
+    spec.in_channels = v.in_channels() > 0 ? v.in_channels() : 3;
+    spec.out_hidden_size = v.out_hidden_size() > 0 ? v.out_hidden_size() : a.hidden_size;
+    spec.spatial_merge_size = std::max<uint32_t>(1, v.spatial_merge_size());
+    spec.num_position_embeddings = v.num_position_embeddings();
+    spec.deepstack_mergers = v.deepstack_mergers();
+    spec.gated_mlp = v.gated_mlp();
+    a.vision_encoder = spec;
+  }
   if (m.has_moe() && m.moe().num_routed_experts() > 0) {
     const v1::MoeConfig& x = m.moe();
     model::MoeSpec moe;
@@ -204,6 +222,19 @@ absl::StatusOr<model::Quantization> ToQuantization(const v1::Quantization& q) {
   out.group_size = q.group_size();
   for (int c : q.unquantized()) {
     out.unquantized.push_back(ToComponent(static_cast<v1::ModelComponent>(c)));
+  }
+  switch (q.kv_cache_dtype()) {
+    case v1::KV_CACHE_DTYPE_FP8:
+      out.kv_cache_dtype = model::NumberType::kFp8;
+      break;
+    case v1::KV_CACHE_DTYPE_BF16:
+      out.kv_cache_dtype = model::NumberType::kBf16;
+      break;
+    case v1::KV_CACHE_DTYPE_FP16:
+      out.kv_cache_dtype = model::NumberType::kFp16;
+      break;
+    default:
+      break;
   }
   if (absl::Status s = model::ValidateQuantization(out); !s.ok()) return s;
   return out;
@@ -250,6 +281,7 @@ absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {
   for (const std::string& alias : h.aliases()) absl::StrAppend(&out.name, " | ", alias);
   out.memory_bytes =
       static_cast<double>(h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
+  out.cuda_total_bytes = static_cast<double>(h.cuda_total_memory_bytes());
   out.unified_memory = h.unified_memory();
   if (out.memory_bytes <= 0.0) {
     return Invalid(absl::StrCat("Hardware(", h.id(), ").memory_bytes"), "0", "must be positive");
@@ -269,9 +301,18 @@ model::ParallelismSpec ToParallelism(const v1::Parallelism& p) {
 
 model::EngineSettings ToEngineSettings(const v1::EngineConfig& e) {
   model::EngineSettings s;
-  s.memory_fraction =
-      e.kind() == v1::ENGINE_KIND_SGLANG ? e.mem_fraction_static() : e.gpu_memory_utilization();
-  if (s.memory_fraction == 0.0) {
+  switch (e.kind()) {
+    case v1::ENGINE_KIND_SGLANG:
+      s.memory_fraction = e.mem_fraction_static();
+      break;
+    case v1::ENGINE_KIND_TRTLLM:
+      s.memory_fraction = e.kv_cache_free_gpu_memory_fraction();
+      break;
+    default:
+      s.memory_fraction = e.gpu_memory_utilization();
+      break;
+  }
+  if (s.memory_fraction == 0.0 && e.kind() != v1::ENGINE_KIND_TRTLLM) {
     s.memory_fraction = std::max(e.gpu_memory_utilization(), e.mem_fraction_static());
   }
   s.max_model_len = static_cast<int64_t>(e.max_model_len());
@@ -323,9 +364,12 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
     case v1::ENGINE_KIND_SGLANG:
       e.engine = model::EngineKind::kSglang;
       break;
+    case v1::ENGINE_KIND_TRTLLM:
+      e.engine = model::EngineKind::kTrtllm;
+      break;
     default:
       return Invalid(absl::StrCat("EnginePreset(", p.id(), ").engine"),
-                     v1::EngineKind_Name(p.engine()), "must be VLLM or SGLANG");
+                     v1::EngineKind_Name(p.engine()), "must be VLLM, SGLANG or TRTLLM");
   }
   switch (p.budget_rule()) {
     case v1::ENGINE_BUDGET_RULE_VLLM_TOTAL_MINUS_PEAK:
@@ -336,6 +380,12 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
       break;
     case v1::ENGINE_BUDGET_RULE_SGLANG_STATIC:
       e.budget_rule = model::BudgetRule::kSglangStatic;
+      break;
+    case v1::ENGINE_BUDGET_RULE_TRTLLM_FREE_FRACTION:
+      e.budget_rule = model::BudgetRule::kTrtllmFreeFraction;
+      break;
+    case v1::ENGINE_BUDGET_RULE_TRTLLM_ENGINE_FREE:
+      e.budget_rule = model::BudgetRule::kTrtllmEngineFree;
       break;
     default:
       return Invalid(absl::StrCat("EnginePreset(", p.id(), ").budget_rule"),
@@ -386,6 +436,42 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
     e.moe_padding.push_back(std::move(rule));
   }
   e.cuda_graph_in_kv_budget = p.cuda_graph_in_kv_budget();
+  e.kv_pool_min_over_ranks = p.kv_pool_min_over_ranks();
+  e.kv_tokens_round_up_to_block = p.kv_tokens_round_up_to_block();
+  e.profile_pool_block_per_batch_slot = p.profile_pool_block_per_batch_slot();
+  for (const v1::MemoryReserveTier& t : p.memory_reserve_tiers()) {
+    e.memory_reserve_tiers.push_back({static_cast<double>(t.below_card_bytes()), t.reserved_bytes(),
+                                      t.reserved_bytes_per_tp_pp(), t.use_tp_ladder(),
+                                      t.dp_attention_extra_bytes(), t.speculative_extra_bytes()});
+  }
+  if (p.has_batching_reserve()) {
+    const v1::BatchingReserve& r = p.batching_reserve();
+    e.has_batching_reserve = true;
+    e.batching_reserve = {r.base_bytes(),
+                          r.per_chunk_token_bytes(),
+                          static_cast<int64_t>(r.min_chunk_tokens()),
+                          r.per_graph_bs_bytes(),
+                          r.per_tp_pp_bytes(),
+                          r.per_graph_bs_dp_bytes(),
+                          r.floor_bytes(),
+                          static_cast<double>(r.floor_above_card_bytes()),
+                          r.speculative_eagle_bytes(),
+                          r.speculative_standalone_bytes()};
+  }
+  for (const v1::CardDefaultTier& t : p.card_default_tiers()) {
+    e.card_default_tiers.push_back({static_cast<double>(t.below_card_bytes()),
+                                    static_cast<int64_t>(t.chunked_prefill_tokens()),
+                                    t.cuda_graph_max_bs(), t.cuda_graph_max_bs_tp4()});
+  }
+  e.mamba_default_slots = p.mamba_default_slots();
+  e.swa_full_tokens_ratio = p.swa_full_tokens_ratio();
+  e.dp_attention_divides_chunked_prefill = p.dp_attention_divides_chunked_prefill();
+  e.multimodal_profile_tokens = static_cast<int64_t>(p.multimodal_profile_tokens());
+  e.running_requests_per_context = p.running_requests_per_context();
+  e.min_running_requests = p.min_running_requests();
+  e.sampler_fit_group = p.sampler_fit_group();
+  e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
+  e.decoder_logit_copies = p.decoder_logit_copies();
   e.activation_token_scale = p.activation_token_scale();
   e.sampler_logit_copies = p.sampler_logit_copies();
   e.non_torch_base_bytes = p.non_torch_base_bytes();

@@ -234,15 +234,15 @@ TEST(PlanMemory, VllmHybridGrowsAttentionBlockToTheMambaPage) {
 
 TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
   // Full only: 1,000 blocks of 16, requests of 1,000 tokens need 63 blocks.
-  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt}, 1000),
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt, std::nullopt, 0}, 1000),
                    1000.0 / 63);
   // One full and one window group (window blocks 137): short requests are
   // bounded by their own length in both groups, long ones by the window.
-  const KvLayout hybrid{35328, 16, 1, 1, 137, 0, std::nullopt};
+  const KvLayout hybrid{35328, 16, 1, 1, 137, 0, std::nullopt, std::nullopt, 0};
   EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 8192), 35328.0 / (512 + 137));
   EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 160), 35328.0 / (10 + 10));
   // A separate state pool caps the count.
-  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{100000, 1, 1, 0, 0, 0, 7}, 1000), 7.0);
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{100000, 1, 1, 0, 0, 0, 7, std::nullopt, 0}, 1000), 7.0);
 }
 
 ModelArchitecture Moe() {
@@ -440,6 +440,230 @@ TEST(FitOverhead, RejectsEmptyInput) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("FitProportional: 0 x values, 0 y values; need equal, non-zero "
                                  "counts")));
+}
+
+}  // namespace
+}  // namespace capplan::model
+
+namespace capplan::model {
+namespace {
+
+// ----------------------------------------------------------- issue 12 rules
+
+// TensorRT-LLM's PyTorch backend with round numbers: the Dense() model
+// (252,725,248 B of weights, 4,096 KV bytes per token), no activation, 1e8 B
+// outside torch.
+EngineBehaviour TrtPytorch() {
+  EngineBehaviour e;
+  e.preset_id = "test-trtllm";
+  e.engine = EngineKind::kTrtllm;
+  e.budget_rule = BudgetRule::kTrtllmFreeFraction;
+  e.default_memory_fraction = 0.9;
+  e.default_block_size = 32;
+  e.default_max_num_batched_tokens = 8192;
+  e.default_max_num_seqs = 2048;
+  e.kv_tokens_round_up_to_block = true;
+  e.activation_token_scale = 0.0;
+  e.non_torch_base_bytes = 1e8;
+  return e;
+}
+
+TEST(PlanMemory, TrtllmFreeFractionOfWhatTheProfilingPeakLeavesPlusTheTemporaryPool) {
+  MemoryPlanInput in = Input(Dense(), TrtPytorch());
+  in.settings.memory_fraction = 0.0;  // the preset's 0.9
+  in.settings.max_model_len = 257;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // The temporary pool: ceil(8192 / 257) = 32 dummy requests of
+  // ceil(258 / 32) = 9 blocks = 9,216 tokens (the 0.20 logs' figure).
+  EXPECT_EQ(plan->profile_pool_tokens, 9216);
+  EXPECT_DOUBLE_EQ(plan->memory_fraction, 0.9);
+  // 0.9 · (4 GiB − 252,725,248 − 1e8 + 9,216 · 4,096) = 3,581,991,705.6 B;
+  // / 4,096 = 874,509 tokens, rounded up to 27,329 blocks of 32.
+  EXPECT_EQ(plan->block_size, 32);
+  EXPECT_EQ(plan->kv_blocks, 27329);
+  EXPECT_EQ(plan->kv_pool_tokens, 27329 * 32);
+}
+
+TEST(PlanMemory, TrtllmTemporaryPoolHoldsABlockPerBatchSlotFromOnePointOne) {
+  MemoryPlanInput in = Input(Dense(), TrtPytorch());
+  in.settings.max_model_len = 2048;
+  in.engine.profile_pool_block_per_batch_slot = true;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 4 requests of 65 blocks = 260 blocks < 2,048 batch slots: 65,536 tokens
+  // (the 1.1.0 trtllm-serve log's temporary pool).
+  EXPECT_EQ(plan->profile_pool_tokens, 65536);
+}
+
+TEST(PlanMemory, TrtllmEnginePathTakesTheFractionOfFreeMemoryAndTheDriverRankBinds) {
+  MemoryPlanInput in = Input(Dense(), TrtPytorch());
+  in.engine.budget_rule = BudgetRule::kTrtllmEngineFree;
+  in.engine.kv_pool_min_over_ranks = true;
+  in.engine.driver_rank_extra_non_torch_bytes = 5e7;
+  in.settings.memory_fraction = 0.5;
+  const absl::StatusOr<MemoryPlan> single = PlanMemory(in);
+  ASSERT_TRUE(single.ok()) << single.status();
+  // 0.5 · (4 GiB − 252,725,248 − 1e8) = 1,971,121,024 B → 481,230 tokens,
+  // rounded up to 15,039 blocks.
+  EXPECT_EQ(single->profile_pool_tokens, 0);
+  EXPECT_EQ(single->kv_blocks, 15039);
+  in.parallelism.tp = 2;
+  const absl::StatusOr<MemoryPlan> pair = PlanMemory(in);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  // The driver's extra 5e7 B count on the rank that binds.
+  EXPECT_DOUBLE_EQ(pair->per_gpu.non_torch_bytes, 1.5e8);
+}
+
+TEST(PlanMemory, VllmMultipliesCudasTotalWhenTheCardStatesIt) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.hardware.cuda_total_bytes = 4e9;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 0.5 · 4e9 − 252,725,248 − 1,280,000 − 1e8 = 1,645,994,752 → 25,115 blocks.
+  EXPECT_DOUBLE_EQ(plan->per_gpu.capacity_bytes, 4e9);
+  EXPECT_EQ(plan->kv_blocks, 25115);
+}
+
+TEST(PlanMemory, V0KeepsTheDriverRanksPoolWithMoreThanOneWorker) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.kv_pool_min_over_ranks = true;
+  in.engine.driver_rank_extra_non_torch_bytes = 2e8;
+  const absl::StatusOr<MemoryPlan> one = PlanMemory(in);
+  ASSERT_TRUE(one.ok());
+  EXPECT_DOUBLE_EQ(one->per_gpu.non_torch_bytes, 1e8);
+  in.parallelism.tp = 2;
+  const absl::StatusOr<MemoryPlan> two = PlanMemory(in);
+  ASSERT_TRUE(two.ok());
+  EXPECT_DOUBLE_EQ(two->per_gpu.non_torch_bytes, 3e8);
+  EXPECT_THAT(two->notes, ::testing::Contains(HasSubstr("driver rank")));
+}
+
+TEST(PlanMemory, CudaGraphsComeOutOfTheBudgetOnlyWhereThePresetSaysSo) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.cuda_graph_bytes_per_capture_layer = 1e6;
+  const absl::StatusOr<MemoryPlan> reported = PlanMemory(in);
+  in.engine.cuda_graph_in_kv_budget = true;
+  const absl::StatusOr<MemoryPlan> deducted = PlanMemory(in);
+  ASSERT_TRUE(reported.ok() && deducted.ok());
+  EXPECT_GT(reported->per_gpu.cuda_graph_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(reported->per_gpu.cuda_graph_bytes, deducted->per_gpu.cuda_graph_bytes);
+  EXPECT_NEAR(reported->per_gpu.kv_pool_bytes - deducted->per_gpu.kv_pool_bytes,
+              reported->per_gpu.cuda_graph_bytes, 16 * 4096.0);
+}
+
+TEST(PlanMemory, CheckpointsKvDtypeAppliesWhenTheEngineSaysAuto) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.quantization.kv_cache_dtype = NumberType::kFp8;
+  const absl::StatusOr<MemoryPlan> fp8 = PlanMemory(in);
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_DOUBLE_EQ(fp8->kv_bytes_per_token, 2048.0);
+  EXPECT_THAT(fp8->notes, ::testing::Contains(HasSubstr("quantization config")));
+  in.settings.kv_cache_dtype = NumberType::kBf16;  // --kv-cache-dtype still overrides
+  const absl::StatusOr<MemoryPlan> bf16 = PlanMemory(in);
+  ASSERT_TRUE(bf16.ok());
+  EXPECT_DOUBLE_EQ(bf16->kv_bytes_per_token, 4096.0);
+}
+
+EngineBehaviour Sglang() {
+  EngineBehaviour e;
+  e.preset_id = "test-sglang";
+  e.engine = EngineKind::kSglang;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.default_memory_fraction = 0.88;
+  e.memory_fraction_by_min_tp = {{16, 0.79}, {8, 0.81}, {4, 0.85}, {2, 0.87}};
+  e.default_block_size = 1;
+  e.default_max_num_batched_tokens = 8192;
+  e.default_max_num_seqs = 4096;
+  e.running_requests_per_context = 512;
+  e.min_running_requests = 2048;
+  return e;
+}
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
+
+TEST(PlanMemory, SglangDefaultFractionFromTheBatchingReserve) {
+  // SGLang 0.5.3+: reserve = 512 + 1.5 × max(chunk, 2048) + 2 × graph bs +
+  // tp·pp/8 × 1024 MiB; the MI355X log: (294,896 − 27,136) / 294,896 → 0.908.
+  MemoryPlanInput in = Input(Dense(), Sglang());
+  in.hardware.memory_bytes = 294896 * kMiB;
+  in.settings.memory_fraction = 0.0;
+  in.parallelism.tp = 8;
+  in.engine.has_batching_reserve = true;
+  in.engine.batching_reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, 128 * kMiB,
+                                3 * kMiB,   10 * kGiB,  60 * kGiB, 2 * kGiB, 6 * kGiB};
+  in.engine.card_default_tiers = {{160 * kGiB, 8192, 256, 512}, {0.0, 16384, 512, 0}};
+  in.arch.num_attention_heads = 16;
+  in.arch.num_kv_heads = 8;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->max_num_batched_tokens, 16384);
+  EXPECT_EQ(plan->cuda_graph_max_bs, 512);
+  EXPECT_DOUBLE_EQ(plan->memory_fraction, 0.908);
+}
+
+TEST(PlanMemory, SglangDefaultFractionFromTheCardTierOrTheTpLadder) {
+  MemoryPlanInput in = Input(Dense(), Sglang());
+  in.settings.memory_fraction = 0.0;
+  in.engine.memory_reserve_tiers = {{35 * kGiB, 2.8 * kGiB, 0.1 * kGiB, false, 4 * kGiB, 2 * kGiB},
+                                    {0.0, 32 * kGiB, 0.0, false, 0.0, 0.0}};
+  in.hardware.memory_bytes = 24 * kGiB;
+  const absl::StatusOr<MemoryPlan> small = PlanMemory(in);
+  ASSERT_TRUE(small.ok()) << small.status();
+  // round((24 − 2.9) / 24, 3) = 0.879.
+  EXPECT_DOUBLE_EQ(small->memory_fraction, 0.879);
+  in.engine.memory_reserve_tiers = {{81921 * kMiB, 0, 0, true, 0, 0}, {0.0, 13 * kGiB, 0, false, 0, 0}};
+  in.parallelism.tp = 4;
+  in.arch.num_kv_heads = 4;
+  const absl::StatusOr<MemoryPlan> ladder = PlanMemory(in);
+  ASSERT_TRUE(ladder.ok()) << ladder.status();
+  EXPECT_DOUBLE_EQ(ladder->memory_fraction, 0.85);
+}
+
+TEST(PlanMemory, SglangSplitsTheSlidingWindowPoolFullToSwa) {
+  ModelArchitecture a = Dense();
+  a.layers = {{AttentionKind::kFull, MlpKind::kDense},
+              {AttentionKind::kSlidingWindow, MlpKind::kDense},
+              {AttentionKind::kSlidingWindow, MlpKind::kDense},
+              {AttentionKind::kSlidingWindow, MlpKind::kDense}};
+  a.sliding_window_tokens = 512;
+  MemoryPlanInput in = Input(a, Sglang());
+  in.engine.swa_full_tokens_ratio = 0.8;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(plan->layout.window_pool_tokens.has_value());
+  // full = T / (0.8 · 3 + 1) with T = tokens-as-if-full × 4 layers; swa = 0.8 full.
+  EXPECT_NEAR(static_cast<double>(*plan->layout.window_pool_tokens),
+              0.8 * static_cast<double>(plan->kv_pool_tokens), 2.0);
+  EXPECT_EQ(plan->layout.window_tokens, 512);
+  // The split keeps the bytes: full tokens on 1 layer + SWA tokens on 3.
+  EXPECT_NEAR(plan->per_gpu.kv_pool_bytes,
+              (plan->kv_pool_tokens + 3.0 * *plan->layout.window_pool_tokens) * 1024.0,
+              1024.0 * 4);
+}
+
+TEST(PlanMemory, SglangMaxRunningRequestsDefaultFollowsThePool) {
+  MemoryPlanInput in = Input(Dense(), Sglang());
+  in.settings.memory_fraction = 0.9;
+  in.settings.max_model_len = 4096;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // min(max(tokens / 4096 × 512, 2048), 4096).
+  const int64_t by_pool = plan->kv_pool_tokens / 4096 * 512;
+  EXPECT_EQ(plan->max_num_seqs, std::min<int64_t>(4096, std::max<int64_t>(2048, by_pool)));
+}
+
+TEST(PoolBytesForTokens, InvertsThePoolSizing) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok());
+  const absl::StatusOr<double> bytes = PoolBytesForTokens(in, plan->kv_pool_tokens);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  // Paged pool: 16 tokens × 4,096 B per block.
+  EXPECT_NEAR(*bytes, static_cast<double>(plan->kv_pool_tokens) * 4096.0, 1.0);
+  EXPECT_THAT(PoolBytesForTokens(in, 0), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                  HasSubstr("kv_pool_tokens")));
 }
 
 }  // namespace

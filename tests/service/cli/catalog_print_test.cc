@@ -34,7 +34,7 @@ std::string Get(const std::string& id) {
 }
 
 std::string ConfigPath(const std::string& name) {
-  return std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/engine_logs/configs/" + name;
+  return std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/configs/" + name;
 }
 
 // Seed 004 holds no sweep, only weights, KV-tier runs, a multi-node method

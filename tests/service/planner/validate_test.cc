@@ -168,7 +168,7 @@ TEST(Validate, KvPoolBelowOneRequestOfMaxModelLen) {
 // ---------------------------------------------------------- engine version
 
 TEST(Validate, EngineVersionNewerThanEveryPresetIsAWarning) {
-  // vllm-v1-0.11 is checked through 0.13.0.
+  // vllm-v1-0.21, the newest vLLM preset since issue 12, is checked through 0.24.0.
   absl::StatusOr<v1::ValidateResponse> r = Validate(
       Bundled(), Request(R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb"
                                          engine { version: "99.0" } })"));
@@ -178,10 +178,10 @@ TEST(Validate, EngineVersionNewerThanEveryPresetIsAWarning) {
   EXPECT_EQ(f[0].severity(), v1::SEVERITY_WARNING);
   EXPECT_EQ(f[0].field(), "ValidateRequest.deployment.engine.version");
   EXPECT_EQ(f[0].message(),
-            "engine version '99.0' is newer than every preset; behaviour of preset vllm-v1-0.11 "
+            "engine version '99.0' is newer than every preset; behaviour of preset vllm-v1-0.21 "
             "assumed");
   EXPECT_FALSE(CheckFor(*r, kUnknownEngineVersion).passed());
-  EXPECT_EQ(CheckFor(*r, kUnknownEngineVersion).detail(), "vllm-v1-0.11");
+  EXPECT_EQ(CheckFor(*r, kUnknownEngineVersion).detail(), "vllm-v1-0.21");
 }
 
 TEST(Validate, NoEngineVersionIsAnInfoAndACoveredVersionNothing) {
@@ -192,7 +192,8 @@ TEST(Validate, NoEngineVersionIsAnInfoAndACoveredVersionNothing) {
   std::vector<v1::Finding> f = FindingsWith(*r, kUnknownEngineVersion);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity(), v1::SEVERITY_INFO);
-  EXPECT_EQ(f[0].message(), "no engine version given; preset vllm-v1-0.11 (the newest) assumed");
+  // The newest vLLM preset since issue 12.
+  EXPECT_EQ(f[0].message(), "no engine version given; preset vllm-v1-0.21 (the newest) assumed");
   EXPECT_TRUE(CheckFor(*r, kUnknownEngineVersion).passed());
   r = Validate(Bundled(), Request(kQwenOnH100));
   ASSERT_TRUE(r.ok()) << r.status();

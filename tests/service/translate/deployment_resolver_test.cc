@@ -140,7 +140,7 @@ TEST(ResolveDeployment, AllowingWithheldStillNeedsAGpuWithoutABaseline) {
 
 std::string Llama8bConfig() {
   std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) +
-                   "/tests/data/engine_logs/configs/meta-llama__Llama-3.1-8B-Instruct.json");
+                   "/tests/data/configs/meta-llama__Llama-3.1-8B-Instruct.json");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

@@ -19,7 +19,7 @@ using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
 
 std::string Config(const std::string& name) {
-  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/engine_logs/configs/" + name);
+  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/configs/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

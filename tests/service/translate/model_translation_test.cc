@@ -129,23 +129,35 @@ TEST_P(ChoosePresetTest, VersionRangesMapToPresets) {
   EXPECT_EQ(c->newer_than_newest, GetParam().newer) << c->note;
 }
 
+// Issue 12 split the presets by the engines' memory rules (data/engines/
+// README.md): vLLM V1 0.9.1 and 0.17/0.21, SGLang 0.4.6/0.4.8/0.5.3 and
+// TensorRT-LLM got their own ranges, so versions that used to fall back on
+// the newest preset now land on the one whose rules they follow.
 INSTANTIATE_TEST_SUITE_P(
     Bundled, ChoosePresetTest,
     ::testing::Values(PresetCase{v1::ENGINE_KIND_VLLM, "0.2.7", "vllm-v0-legacy", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.6.4", "vllm-v0-profiled", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.8.0", "vllm-v1-0.8", false},
-                      PresetCase{v1::ENGINE_KIND_VLLM, "0.10.1.1", "vllm-v1-0.8", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.10.1.1", "vllm-v1-0.9", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.13.0+faa43dbf.nv26.01", "vllm-v1-0.11",
                                  false},
-                      PresetCase{v1::ENGINE_KIND_VLLM, "0.19.2", "vllm-v1-0.11", true},
-                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.4.6", "sglang-0.4", false},
-                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.5.2", "sglang-0.4", true}));
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.19.2", "vllm-v1-0.17", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.30.0", "vllm-v1-0.21", true},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.3.6", "sglang-0.3", false},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.4.6", "sglang-0.4.6", false},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.5.2", "sglang-0.4.8", false},
+                      PresetCase{v1::ENGINE_KIND_SGLANG, "0.6.0", "sglang-0.5.3", true},
+                      PresetCase{v1::ENGINE_KIND_TRTLLM, "0.19.0", "trtllm-engine", false},
+                      PresetCase{v1::ENGINE_KIND_TRTLLM, "0.21.0", "trtllm-0.20", false},
+                      PresetCase{v1::ENGINE_KIND_TRTLLM, "1.0.0", "trtllm-1.0", false},
+                      PresetCase{v1::ENGINE_KIND_TRTLLM, "1.2.0rc1", "trtllm-1.1", true}));
 
 TEST(ChoosePreset, NoVersionAssumesTheNewest) {
   const std::vector<v1::EnginePreset> presets = BundledPresets();  // c points into it
   const absl::StatusOr<PresetChoice> c = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->preset->id(), "vllm-v1-0.11");
+  // vllm-v1-0.21 (CUDA graphs inside the KV budget) is the newest since issue 12.
+  EXPECT_EQ(c->preset->id(), "vllm-v1-0.21");
   EXPECT_TRUE(c->version_assumed);
 }
 

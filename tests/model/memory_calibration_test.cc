@@ -1,0 +1,144 @@
+#include "model/memory_calibration.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_common/status_matchers.h"
+
+namespace capplan::model {
+namespace {
+
+using ::capplan::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+FitColumn Unpulled(const std::string& name) {
+  FitColumn c;
+  c.name = name;
+  return c;
+}
+
+// y = base + per_rank · ranks on exact rows.
+std::vector<FitRow> LinearRows(double base, double per_rank) {
+  std::vector<FitRow> rows;
+  for (int ranks = 0; ranks < 8; ++ranks) {
+    FitRow r;
+    r.terms = {{0, 1.0}, {1, static_cast<double>(ranks)}};
+    r.y_bytes = base + per_rank * ranks;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+TEST(FitNonNegative, RecoversExactCoefficients) {
+  const std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  absl::StatusOr<LinearFit> fit = FitNonNegative(LinearRows(0.8 * kGiB, 0.15 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ASSERT_EQ(fit->theta.size(), 2u);
+  EXPECT_NEAR(fit->theta[0], 0.8 * kGiB, 1e-6 * kGiB);
+  EXPECT_NEAR(fit->theta[1], 0.15 * kGiB, 1e-6 * kGiB);
+  EXPECT_LT(fit->rms_residual_bytes, 1e-6 * kGiB);
+  EXPECT_EQ(fit->rank, 2);
+}
+
+TEST(FitNonNegative, PinsANegativeCoefficientAtZero) {
+  // The data fall with the rank count: the per-rank term would be negative.
+  const std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  absl::StatusOr<LinearFit> fit = FitNonNegative(LinearRows(2.0 * kGiB, -0.1 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_GE(fit->theta[1], 0.0);
+  EXPECT_LE(fit->theta[1], 1e-9 * kGiB);
+  EXPECT_GT(fit->theta[0], 0.0);
+}
+
+TEST(FitNonNegative, OneUnexplainedLogDoesNotMoveTheFit) {
+  const std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  std::vector<FitRow> rows = LinearRows(0.5 * kGiB, 0.2 * kGiB);
+  FitRow far = rows[3];
+  far.y_bytes += 21.0 * kGiB;  // a profile run nothing in the model explains
+  rows.push_back(far);
+  absl::StatusOr<LinearFit> fit = FitNonNegative(rows, columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->theta[0], 0.5 * kGiB, 0.01 * kGiB);
+  EXPECT_NEAR(fit->theta[1], 0.2 * kGiB, 0.01 * kGiB);
+}
+
+TEST(FitNonNegative, ResolvesWhichSideOfTheMaxEachRowIsOn) {
+  // y = max(2 · token, 5 · sampler): small-sampler rows fit the token
+  // coefficient, large-sampler rows the sampler coefficient.
+  // Which side a row is on is iterated from the priors (as the presets'
+  // columns have them: scale 1, 2 copies), with a negligible pull.
+  std::vector<FitColumn> columns = {Unpulled("token"), Unpulled("sampler")};
+  columns[0].prior = 1.0;
+  columns[1].prior = 2.0;
+  columns[0].prior_weight_bytes = columns[1].prior_weight_bytes = 1.0;
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 6; ++i) {
+    FitRow r;
+    r.token_column = 0;
+    r.sampler_column = 1;
+    r.token_term = 1e8 * i;
+    r.sampler_term = i <= 3 ? 1e6 : 1e8 * i;
+    r.y_bytes = std::max(2.0 * r.token_term, 5.0 * r.sampler_term);
+    rows.push_back(r);
+  }
+  absl::StatusOr<LinearFit> fit = FitNonNegative(rows, columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->theta[0], 2.0, 1e-3);
+  EXPECT_NEAR(fit->theta[1], 5.0, 1e-3);
+}
+
+TEST(FitNonNegative, RejectsABadSystem) {
+  const std::vector<FitColumn> columns = {Unpulled("base")};
+  EXPECT_THAT(FitNonNegative({}, columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("FitNonNegative: no rows")));
+  FitRow outside;
+  outside.terms = {{1, 1.0}};
+  outside.y_bytes = 1.0;
+  EXPECT_THAT(FitNonNegative({outside}, columns),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("FitNonNegative: row 0 has a bad term for column 1")));
+  FitRow max_outside;
+  max_outside.token_column = 2;
+  max_outside.y_bytes = 1.0;
+  EXPECT_THAT(FitNonNegative({max_outside}, columns),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("FitNonNegative: row 0 names a column outside [0, 1)")));
+  FitRow not_finite;
+  not_finite.terms = {{0, 1.0}};
+  not_finite.y_bytes = std::nan("");
+  EXPECT_THAT(FitNonNegative({not_finite}, columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("row 0 is not finite")));
+}
+
+TEST(CalibrateEnginePresets, RejectsALogOfAnUnknownPreset) {
+  StartupLog log;
+  log.id = "log-a";
+  log.preset_id = "vllm-v9";
+  std::map<std::string, EngineBehaviour> presets = {{"vllm-v1", EngineBehaviour{}}};
+  EXPECT_THAT(CalibrateEnginePresets({log}, presets),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("log log-a names preset vllm-v9, which is not given")));
+}
+
+// A family no log speaks for takes the priors, not the values it came with:
+// the activation width formula as it stands (scale 1) and a fused sampler's
+// fp32 logits and probabilities (2 copies).
+TEST(CalibrateEnginePresets, AFamilyWithoutLogsTakesThePriors) {
+  EngineBehaviour e;
+  e.engine = EngineKind::kVllm;
+  e.activation_token_scale = 1.25;
+  e.sampler_logit_copies = 7.0;
+  absl::StatusOr<CalibrationFit> fit = CalibrateEnginePresets({}, {{"vllm-v1", e}});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").activation_token_scale, 1.0);
+  EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").sampler_logit_copies, 2.0);
+}
+
+}  // namespace
+}  // namespace capplan::model
