@@ -5,13 +5,15 @@ set -euo pipefail
 CAPPLAN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CAPPLAN_BUILD="${CAPPLAN_BUILD:-$CAPPLAN_ROOT/build}"
 
-# Debian 12 packages: toolchain, libraries, and the end-to-end test's peers.
+# Debian 12 packages: toolchain, libraries, the end-to-end tests' peers, and
+# rsvg-convert (librsvg2-bin), which renders the SVG plots in the CLI tests.
 CAPPLAN_PACKAGES=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-yaml grpc-proto prometheus
+  librsvg2-bin
 )
 
 capplan_install_packages() {

@@ -1,10 +1,13 @@
 #include "service/cli/args.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "service/catalog/suggest.h"
 
 namespace capplan::service {
 
@@ -44,8 +47,15 @@ absl::StatusOr<CliArgs> CliArgs::Parse(const std::vector<std::string>& args,
       }
       parsed.values_[name].push_back(*value);
     } else {
+      std::vector<SuggestionCandidate> known;
+      for (const auto* set : {&switches, &valued}) {
+        for (const std::string& flag : *set) known.push_back({"--" + flag, {}});
+      }
+      std::sort(known.begin(), known.end(),
+                [](const auto& a, const auto& b) { return a.id < b.id; });
       return absl::InvalidArgumentError(
-          absl::StrFormat("unknown flag --%s (see capplan --help)", name));
+          absl::StrFormat("unknown flag --%s%s (see capplan COMMAND --help)", name,
+                          DidYouMean(SuggestIds("--" + name, known, 3))));
     }
   }
   return parsed;

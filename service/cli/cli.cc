@@ -12,10 +12,14 @@
 #include "base/status_macros.h"
 #include "service/catalog/file_util.h"
 #include "service/catalog/store.h"
+#include "service/catalog/suggest.h"
 #include "service/cli/args.h"
+#include "service/cli/catalog_print.h"
 #include "service/cli/context.h"
 #include "service/cli/deployment_flags.h"
+#include "service/cli/flag_errors.h"
 #include "service/cli/format.h"
+#include "service/cli/help.h"
 #include "service/planner/planner.h"
 #include "service/rpc/remote_planner.h"
 #include "service/translate/enum_names.h"
@@ -49,74 +53,6 @@ std::string TierName(v1::Tier tier) {
 
 namespace {
 
-constexpr char kUsage[] =
-    R"(usage: capplan [--server HOST:PORT | --data-dir DIR] [--json] COMMAND ...
-
-Catalogue:
-  capplan hardware list [--vendor NAME]      GPUs in the catalogue
-  capplan hardware get ID                     one GPU with its sources
-  capplan models list [--family NAME]        models, with computed parameter counts
-  capplan models get ID|HF_REPO_ID            one model
-  capplan baselines list [--hardware ID] [--model ID] [--engine vllm|sglang|trtllm]
-  capplan baselines get ID                    one measured baseline
-
-Memory (does it fit, how large is the KV pool):
-  capplan memory (--model ID | --model-config FILE | --baseline ID)
-      (--gpu ID | --hardware-file FILE) [--gpus N]
-      [--tp N] [--pp N] [--ep N] [--dp-attention] [--engine vllm|sglang|trtllm]
-      [--engine-version V] [--gpu-memory-utilization F] [--mem-fraction-static F]
-      [--kv-cache-free-gpu-memory-fraction F] [--max-model-len N]
-      [--max-num-batched-tokens N] [--max-num-seqs N] [--block-size N]
-      [--kv-cache-dtype auto|bf16|fp16|fp8] [--quantization FORMAT] [--enforce-eager]
-      [--speculative-method mtp|eagle|none] [--num-speculative-tokens K]
-      [--mean-sequence-tokens N]
-    FORMAT: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4.
-    --baseline starts from a catalogue baseline's configuration; other flags override it.
-    --hardware-file: a card the catalogue lacks, as a Hardware message (text format or JSON,
-      fields as in data/hardware/*.txtpb; sources optional); every command that takes --gpu
-      takes it instead.
-
-Load (throughput and latency against load, the knee, the safe operating point):
-  capplan sweep (--model ID | --model-config FILE | --baseline ID)
-      (--gpu ID | --hardware-file FILE) [deployment flags]
-      --input-tokens N --output-tokens N (--concurrency 1,2,4,8 | --rate 0.5,1,2)
-      [--think-time S] [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--concurrency-gate N]
-      [--calibration FILE] [--no-catalog-calibration] [--svg FILE]
-    --baseline also takes the workload and concurrencies of the baseline's sweep.
-    --calibration: a Sweep (text proto or JSON) or several, measured rows to fit on.
-  capplan accuracy [--baseline ID]           leave-one-row-out accuracy on the catalogue
-
-Search (which GPU, how many, how configured, at what cost):
-  capplan search (--model ID | --model-config FILE) --input-tokens N --output-tokens N
-      (--target-users N | --target-rps R | --target-tokens-per-month T)
-      [--ttft-p95 S] [--tpot S] [--e2e-p95 S] [--min-user-tps X]
-      [--gpus ID,ID] [--hardware-file FILE,FILE] [--vendors NAME,NAME]
-      [--max-gpus-per-replica N] [--max-gpus-total N]
-      [--weight-formats bf16,fp8,awq] [--kv-cache-dtypes auto,fp8] [--engines vllm,sglang]
-      [--max-num-seqs 64,128] [--speculative] [--expert-parallel] [--multi-node]
-      [--price ID=USD,...] [--objective cost|gpus|speed] [--top-k K] [--max-candidates N]
-      [--time-budget S] [--duty-factor F] [--max-model-len N] [--svg FILE]
-
-Options:
-  --server HOST:PORT   ask a running capplan-server instead of reading the catalogue
-  --data-dir DIR       catalogue directory for offline mode (default: the bundled data/)
-  --json               print the response message as JSON (snake_case field names)
-  --timeout-seconds S  RPC deadline in --server mode (default 10)
-  --tls-ca-file F      --server over TLS, the server's certificate checked against these PEM
-                       roots (any --tls-* flag turns TLS on; without this one, the system's roots)
-  --tls-cert-file F    with --tls-key-file: the client's PEM certificate and key (mutual TLS)
-  --tls-key-file F
-
-Exit codes: 0 success, 1 a FAIL verdict, 2 invalid input, unknown id or unreachable server.
-)";
-
-absl::StatusOr<v1::EngineKind> ParseEngine(const std::string& text) {
-  std::string lower = absl::AsciiStrToLower(text);
-  if (lower == "vllm") return v1::ENGINE_KIND_VLLM;
-  if (lower == "sglang") return v1::ENGINE_KIND_SGLANG;
-  return absl::InvalidArgumentError(absl::StrFormat("--engine = %s; must be vllm or sglang", text));
-}
-
 absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what) {
   const auto& pos = ctx.args.positional();
   if (pos.size() != 3) {
@@ -125,24 +61,11 @@ absl::StatusOr<std::string> OneId(const CliContext& ctx, absl::string_view what)
   return pos[2];
 }
 
-std::string LinkName(const v1::Interconnect& link) {
-  switch (link.kind()) {
-    case v1::LINK_KIND_NVLINK:
-      return absl::StrFormat("NVLink %s GB/s",
-                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
-    case v1::LINK_KIND_XGMI:
-      return absl::StrFormat("xGMI %s GB/s",
-                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
-    case v1::LINK_KIND_PCIE:
-      return absl::StrFormat("PCIe %d%s", link.pcie_generation(),
-                             link.peer_to_peer() ? "" : " no-P2P");
-    case v1::LINK_KIND_NVLINK_C2C:
-      return "NVLink-C2C";
-    case v1::LINK_KIND_NONE:
-      return "none";
-    default:
-      return "-";
-  }
+constexpr size_t kMaxConfigFileBytes = 8 << 20;
+
+// A positional that names a config.json rather than a catalogue id.
+bool LooksLikeConfigFile(const std::string& arg) {
+  return absl::EndsWith(arg, ".json") || arg.find('/') == 0 || absl::StartsWith(arg, "./");
 }
 
 absl::Status Hardware(CliContext& ctx) {
@@ -171,43 +94,10 @@ absl::Status Hardware(CliContext& ctx) {
     request.set_id(id);
     CAPPLAN_ASSIGN_OR_RETURN(v1::Hardware h, ctx.planner->GetHardware(request));
     if (ctx.json) return PrintJson(h, ctx.out);
-    TextTable table({"FIELD", "VALUE"});
-    table.AddRow({"id", h.id()});
-    table.AddRow({"name", absl::StrCat(h.vendor(), " ", h.name())});
-    table.AddRow({"architecture", h.architecture()});
-    table.AddRow({"memory", FormatGiB(h.memory_bytes()) + " GiB"});
-    table.AddRow({"usable memory", FormatGiB(h.usable_memory_bytes()) + " GiB"});
-    table.AddRow({"memory bandwidth",
-                  FormatScaled(h.memory_bandwidth_bytes_per_second(), 1e12, 2) + " TB/s"});
-    for (const v1::PeakCompute& peak : h.peak_compute()) {
-      std::string format = v1::NumberFormat_Name(peak.format());
-      table.AddRow({absl::StrCat("dense ", format.substr(format.rfind('_') + 1)),
-                    FormatScaled(peak.dense_flops_per_second(), 1e12, 1) + " TFLOP/s"});
-    }
-    table.AddRow({"intra-node link", LinkName(h.intra_node())});
-    table.AddRow({"unified memory", h.unified_memory() ? "yes" : "no"});
-    table.Print(ctx.out);
-    ctx.out << "\nsources:\n";
-    for (const v1::Citation& c : h.sources()) {
-      ctx.out << "  " << absl::StrJoin(c.fields(), ", ") << ": " << c.document()
-              << (c.note().empty() ? "" : " (" + c.note() + ")") << "\n";
-    }
+    PrintHardware(h, ctx.out);
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError("usage: capplan hardware list|get ID");
-}
-
-std::string FormatParams(uint64_t params) {
-  return params == 0 ? "-" : absl::StrFormat("%.2f", params / 1e9);
-}
-
-std::string FormatName(const v1::Model& m) {
-  if (!m.has_quantization()) {
-    std::string dtype = v1::NumberFormat_Name(m.native_dtype());
-    return absl::AsciiStrToLower(dtype.substr(dtype.rfind('_') + 1));
-  }
-  std::string format = v1::WeightFormat_Name(m.quantization().format());
-  return absl::AsciiStrToLower(format.substr(std::string("WEIGHT_FORMAT_").size()));
 }
 
 absl::Status Models(CliContext& ctx) {
@@ -223,9 +113,9 @@ absl::Status Models(CliContext& ctx) {
     for (const v1::ModelInfo& info : response.models()) {
       const v1::Model& m = info.model();
       table.AddRow({m.id(), m.hf_repo_id(), absl::StrCat(info.derived().num_layers()),
-                    FormatParams(info.derived().total_parameters()),
-                    FormatParams(info.derived().active_parameters_per_token()),
-                    FormatCount(static_cast<double>(m.native_context_tokens())), FormatName(m)});
+                    BillionsText(info.derived().total_parameters()),
+                    BillionsText(info.derived().active_parameters_per_token()),
+                    FormatCount(static_cast<double>(m.native_context_tokens())), WeightsText(m)});
     }
     table.Print(ctx.out);
     return absl::OkStatus();
@@ -233,88 +123,25 @@ absl::Status Models(CliContext& ctx) {
   if (verb == "get") {
     CAPPLAN_ASSIGN_OR_RETURN(std::string id, OneId(ctx, "models"));
     v1::GetModelRequest request;
-    request.set_id(id);
+    if (LooksLikeConfigFile(id)) {
+      absl::StatusOr<std::string> text = ReadFileLimited(id, kMaxConfigFileBytes);
+      if (!text.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "models get ", id, ": cannot read the config.json (", text.status().message(), ")"));
+      }
+      request.set_model_config_json(*text);
+    } else {
+      request.set_id(id);
+    }
     CAPPLAN_ASSIGN_OR_RETURN(v1::ModelInfo info, ctx.planner->GetModel(request));
     if (ctx.json) return PrintJson(info, ctx.out);
-    const v1::Model& m = info.model();
-    const v1::ModelDerived& d = info.derived();
-    TextTable table({"FIELD", "VALUE"});
-    table.AddRow({"id", m.id()});
-    table.AddRow({"hf repo", m.hf_repo_id()});
-    table.AddRow({"family", m.family()});
-    table.AddRow({"layers", absl::StrCat(d.num_layers())});
-    table.AddRow({"hidden size", absl::StrCat(m.hidden_size())});
-    table.AddRow({"attention heads / kv heads",
-                  absl::StrCat(m.num_attention_heads(), " / ", m.num_kv_heads())});
-    if (m.has_moe()) {
-      table.AddRow({"experts (routed, per token, shared)",
-                    absl::StrCat(m.moe().num_routed_experts(), ", ", m.moe().experts_per_token(),
-                                 ", ", m.moe().num_shared_experts())});
+    if (!request.model_config_json().empty()) {
+      ctx.out << "what the planner reads from " << id << " (no catalogue entry needed):\n";
     }
-    table.AddRow({"parameters (computed)", FormatParams(d.total_parameters()) + " B"});
-    table.AddRow(
-        {"active per token (computed)", FormatParams(d.active_parameters_per_token()) + " B"});
-    table.AddRow({"KV per token at 16 bit",
-                  d.kv_bytes_per_token_bf16() == 0
-                      ? "-"
-                      : FormatCount(static_cast<double>(d.kv_bytes_per_token_bf16())) + " bytes"});
-    if (d.state_bytes_per_request() > 0) {
-      table.AddRow({"state per request",
-                    FormatCount(static_cast<double>(d.state_bytes_per_request())) + " bytes"});
-    }
-    table.AddRow({"native context",
-                  FormatCount(static_cast<double>(m.native_context_tokens())) + " tokens"});
-    table.AddRow({"weights", FormatName(m)});
-    table.Print(ctx.out);
+    PrintModelInfo(info, ctx.out);
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError("usage: capplan models list|get ID");
-}
-
-std::string Seconds(const v1::LatencyFigures& f) {
-  auto fmt = [](double s) { return absl::StrFormat("%.3f", s); };
-  if (f.has_p50_seconds()) return fmt(f.p50_seconds());
-  if (f.has_reported_seconds()) return fmt(f.reported_seconds());
-  if (f.has_mean_seconds()) return fmt(f.mean_seconds());
-  return "-";
-}
-
-void PrintBaseline(const v1::Baseline& b, std::ostream& out) {
-  const v1::DeploymentConfig& d = b.deployment();
-  out << b.id() << ": " << b.title() << "\n"
-      << "  source:    " << b.provenance().source_document()
-      << (b.provenance().section().empty() ? "" : ", " + b.provenance().section()) << "\n"
-      << "  model:     " << d.model_id() << "\n"
-      << "  hardware:  " << d.gpu_count() << " x "
-      << (d.hardware_id().empty() ? d.hardware_description() : d.hardware_id()) << "\n"
-      << "  engine:    " << EngineName(d.engine().kind())
-      << (d.engine().version().empty() ? "" : " " + d.engine().version()) << ", tp "
-      << std::max<uint32_t>(1, d.parallelism().tp()) << "\n";
-  for (const v1::KvPool& pool : b.kv_pools()) {
-    out << "  KV pool:   " << FormatCount(static_cast<double>(pool.tokens())) << " tokens ("
-        << pool.name() << ")\n";
-  }
-  for (const v1::Sweep& sweep : b.sweeps()) {
-    out << "\n  sweep " << sweep.name() << ": " << sweep.description() << "\n";
-    TextTable table({"CONCURRENCY", "RATE (req/s)", "OUTPUT (tok/s)", "PER USER (tok/s)", "REQ/S",
-                     "TTFT p50 (s)", "TTFT p95 (s)", "E2E (s)", "LABEL"});
-    for (const v1::SweepRow& row : sweep.rows()) {
-      auto opt = [](bool has, double v, int decimals) {
-        return has ? absl::StrFormat("%.*f", decimals, v) : std::string("-");
-      };
-      table.AddRow(
-          {row.has_concurrency() ? absl::StrCat(row.concurrency()) : "-",
-           opt(row.has_arrival_rate_rps(), row.arrival_rate_rps(), 2),
-           opt(row.has_output_tokens_per_second(), row.output_tokens_per_second(), 1),
-           opt(row.has_per_user_output_tokens_per_second(), row.per_user_output_tokens_per_second(),
-               2),
-           opt(row.has_requests_per_second(), row.requests_per_second(), 2), Seconds(row.ttft()),
-           row.ttft().has_p95_seconds() ? absl::StrFormat("%.3f", row.ttft().p95_seconds()) : "-",
-           Seconds(row.e2e()), row.label()});
-    }
-    table.Print(out);
-  }
-  out << "\n  (--json prints every figure of the baseline)\n";
+  return absl::InvalidArgumentError("usage: capplan models list|get ID|CONFIG.json");
 }
 
 absl::Status Baselines(CliContext& ctx) {
@@ -325,7 +152,7 @@ absl::Status Baselines(CliContext& ctx) {
     request.set_hardware_id(ctx.args.Get("hardware").value_or(""));
     request.set_model_id(ctx.args.Get("model").value_or(""));
     if (auto engine = ctx.args.Get("engine")) {
-      CAPPLAN_ASSIGN_OR_RETURN(v1::EngineKind kind, ParseEngine(*engine));
+      CAPPLAN_ASSIGN_OR_RETURN(v1::EngineKind kind, EngineKindFromName("--engine", *engine));
       request.set_engine(kind);
     }
     CAPPLAN_ASSIGN_OR_RETURN(auto response, ctx.planner->ListBaselines(request));
@@ -356,13 +183,14 @@ absl::Status Baselines(CliContext& ctx) {
 void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   const v1::ResolvedDeployment& d = plan.deployment();
   out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
-      << d.gpu_count() << " x " << d.hardware_id() << ", tp " << d.tp() << ", pp " << d.pp()
-      << ", ep " << d.ep() << ", " << EngineName(d.engine())
+      << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
+      << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id()) << ", tp " << d.tp()
+      << ", pp " << d.pp() << ", ep " << d.ep() << ", " << EngineName(d.engine())
       << (d.engine_version().empty() ? "" : " " + d.engine_version()) << " (preset "
       << plan.provenance().engine_preset_id() << ")\n";
   out << absl::StrFormat(
-      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s, "
-      "max_num_seqs %d, block %d tokens\n\n",
+      "settings:   memory fraction %.2f, max_model_len %s tokens, max_num_batched_tokens %s "
+      "tokens, max_num_seqs %d requests, block %d tokens\n\n",
       d.memory_fraction(), FormatCount(static_cast<double>(d.max_model_len())),
       FormatCount(static_cast<double>(d.max_num_batched_tokens())), d.max_num_seqs(),
       d.block_size());
@@ -400,7 +228,8 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
       << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
   out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
   if (plan.state_slots() > 0) {
-    out << "state slots: " << FormatCount(static_cast<double>(plan.state_slots())) << " requests\n";
+    out << "state slots: "
+        << Plural(static_cast<int64_t>(plan.state_slots()), "request", "requests") << "\n";
   }
   out << absl::StrFormat("max concurrency at max_model_len: %.2f requests\n",
                          plan.max_concurrency_at_max_model_len());
@@ -456,7 +285,7 @@ std::vector<std::string> WithDeploymentFlags(std::vector<std::string> flags) {
   return flags;
 }
 
-const std::vector<CliCommandSpec>& Commands() {
+const std::vector<CliCommandSpec>& CatalogueCommands() {
   static const auto* const kCommands = new std::vector<CliCommandSpec>{
       {"hardware", &Simple<Hardware>, {"vendor"}, {}},
       {"models", &Simple<Models>, {"family"}, {}},
@@ -560,19 +389,57 @@ absl::StatusOr<std::unique_ptr<PlannerApi>> MakePlanner(const CliArgs& args,
   return std::unique_ptr<PlannerApi>(std::make_unique<Planner>(*catalog, std::move(store)));
 }
 
+// "; did you mean sweep?" for a mistyped command.
+std::string CommandSuggestion(const std::string& name) {
+  std::vector<SuggestionCandidate> names;
+  for (const CliCommandSpec& c : AllCliCommands()) names.push_back({c.name, {}});
+  names.push_back({"concepts", {}});
+  return DidYouMean(SuggestIds(name, names, 3));
+}
+
+// `capplan help [CMD|concepts]`, `capplan [CMD] --help`, or no command.
+int PrintHelp(const std::vector<std::string>& positional, const CliCommandSpec* spec, bool asked,
+              std::ostream& out, std::ostream& err) {
+  const std::string topic =
+      spec != nullptr ? spec->name : (positional.size() > 1 ? positional[1] : "");
+  if (topic == "concepts") {
+    out << ConceptsText();
+    return kExitOk;
+  }
+  for (const CliCommandSpec& c : AllCliCommands()) {
+    if (c.name == topic) {
+      out << CommandHelp(c);
+      return kExitOk;
+    }
+  }
+  if (!topic.empty()) {
+    err << "capplan: no help on '" << topic << "'" << CommandSuggestion(topic)
+        << " (see capplan --help)\n";
+    return kExitInvalid;
+  }
+  (asked ? out : err) << TopLevelHelp(AllCliCommands());
+  return asked ? kExitOk : kExitInvalid;
+}
+
 }  // namespace
 
+const std::vector<CliCommandSpec>& AllCliCommands() {
+  static const auto* const kAll = [] {
+    auto* all = new std::vector<CliCommandSpec>(CatalogueCommands());
+    for (const CliCommandSpec& extra : ExtraCliCommands()) all->push_back(extra);
+    return all;
+  }();
+  return *kAll;
+}
+
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string name = FindCommand(args);
+  const std::string name = FindCommand(args);
   const CliCommandSpec* spec = nullptr;
-  std::vector<CliCommandSpec> commands = Commands();
-  for (const CliCommandSpec& extra : ExtraCliCommands()) commands.push_back(extra);
-  for (const CliCommandSpec& c : commands) {
+  for (const CliCommandSpec& c : AllCliCommands()) {
     if (c.name == name) spec = &c;
   }
-  absl::flat_hash_set<std::string> switches = {"json", "help"};
-  absl::flat_hash_set<std::string> valued = {"server",      "data-dir",      "timeout-seconds",
-                                             "tls-ca-file", "tls-cert-file", "tls-key-file"};
+  absl::flat_hash_set<std::string> switches(GlobalSwitches().begin(), GlobalSwitches().end());
+  absl::flat_hash_set<std::string> valued(GlobalValuedFlags().begin(), GlobalValuedFlags().end());
   if (spec != nullptr) {
     valued.insert(spec->valued.begin(), spec->valued.end());
     switches.insert(spec->switches.begin(), spec->switches.end());
@@ -582,12 +449,12 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "capplan: " << parsed.status().message() << "\n";
     return kExitInvalid;
   }
-  if (parsed->Has("help") || name.empty()) {
-    (parsed->Has("help") ? out : err) << kUsage;
-    return parsed->Has("help") ? kExitOk : kExitInvalid;
+  if (parsed->Has("help") || name.empty() || name == "help") {
+    return PrintHelp(parsed->positional(), spec, parsed->Has("help") || name == "help", out, err);
   }
   if (spec == nullptr) {
-    err << "capplan: unknown command '" << name << "' (see capplan --help)\n";
+    err << "capplan: unknown command '" << name << "'" << CommandSuggestion(name)
+        << " (see capplan --help)\n";
     return kExitInvalid;
   }
   CliContext ctx{*std::move(parsed), nullptr, out, err, false};
@@ -607,7 +474,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   absl::StatusOr<int> code = spec->run(ctx);
   if (!code.ok()) {
     err << "capplan: " << absl::StatusCodeToString(code.status().code()) << ": "
-        << code.status().message() << "\n";
+        << InFlagTerms(code.status().message(), ctx.args) << "\n";
     return kExitInvalid;
   }
   return *code;

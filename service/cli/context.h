@@ -40,8 +40,12 @@ struct CliCommandSpec {
 };
 
 // Commands defined outside cli.cc (load, plan, validate, accuracy); each
-// file adds its specs to the list in cli_commands.cc.
+// file adds its specs to the list in commands.cc.
 const std::vector<CliCommandSpec>& ExtraCliCommands();
+
+// Every command the CLI runs, in the order `capplan --help` lists them:
+// the catalogue commands and memory (cli.cc), then ExtraCliCommands().
+const std::vector<CliCommandSpec>& AllCliCommands();
 
 // Prints `message` as proto3 JSON with snake_case names.
 absl::Status PrintJson(const google::protobuf::Message& message, std::ostream& out);

@@ -200,4 +200,25 @@ absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>&
   return absl::OkStatus();
 }
 
+absl::StatusOr<double> MinUserTokensPerSecond(const CliArgs& args) {
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> rate,
+                           args.GetDouble("min-user-tokens-per-second"));
+  if (rate.has_value() && !(*rate > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--min-user-tokens-per-second = %g; must be > 0 (tok/s per user)", *rate));
+  }
+  return rate.value_or(kDefaultMinUserTokensPerSecond);
+}
+
+std::optional<std::string> SlowUserWarning(std::optional<double> tpot_seconds, double min_rate) {
+  if (!tpot_seconds.has_value() || !(*tpot_seconds > 0)) return std::nullopt;
+  const double rate = 1 / *tpot_seconds;
+  if (rate >= min_rate) return std::nullopt;
+  return absl::StrFormat(
+      "warning: at the safe point each user's answer streams at %.1f tok/s (1/TPOT, TPOT %.3f s), "
+      "below a readable %g tok/s (--min-user-tokens-per-second); add --tpot %.3g to the SLO to "
+      "bound it",
+      rate, *tpot_seconds, min_rate, 1 / min_rate);
+}
+
 }  // namespace capplan::service

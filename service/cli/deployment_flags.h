@@ -2,6 +2,7 @@
 #define CAPPLAN_SERVICE_CLI_DEPLOYMENT_FLAGS_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
 
 // --ttft-p95, --tpot and --e2e-p95 (seconds), each set only when given.
 absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo);
+
+// --min-user-tokens-per-second (default kDefaultMinUserTokensPerSecond);
+// must be > 0.
+inline constexpr double kDefaultMinUserTokensPerSecond = 10;
+absl::StatusOr<double> MinUserTokensPerSecond(const CliArgs& args);
+
+// The warning for a safe point whose decode rate per user (1/TPOT) is below
+// `min_rate` tok/s; nullopt when it is not (or TPOT is unknown).
+std::optional<std::string> SlowUserWarning(std::optional<double> tpot_seconds, double min_rate);
 
 // Reads a whole file; InvalidArgument naming `flag` when it cannot.
 absl::StatusOr<std::string> ReadFileForFlag(const std::string& flag, const std::string& path);

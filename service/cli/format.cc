@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -20,6 +23,13 @@ bool LooksNumeric(const std::string& cell) {
   return true;
 }
 
+// Display width: UTF-8 code points (continuation bytes take no column).
+size_t Width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 }  // namespace
 
 TextTable::TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
@@ -33,16 +43,16 @@ void TextTable::Print(std::ostream& out) const {
   std::vector<size_t> width(header_.size());
   std::vector<bool> numeric(header_.size(), true);
   for (size_t c = 0; c < header_.size(); ++c) {
-    width[c] = header_[c].size();
+    width[c] = Width(header_[c]);
     for (const auto& row : rows_) {
-      width[c] = std::max(width[c], row[c].size());
+      width[c] = std::max(width[c], Width(row[c]));
       numeric[c] = numeric[c] && LooksNumeric(row[c]);
     }
   }
   auto print_row = [&](const std::vector<std::string>& cells) {
     std::string line;
     for (size_t c = 0; c < cells.size(); ++c) {
-      std::string pad(width[c] - cells[c].size(), ' ');
+      std::string pad(width[c] - Width(cells[c]), ' ');
       line += numeric[c] ? pad + cells[c] : cells[c] + pad;
       if (c + 1 < cells.size()) line += "  ";
     }
@@ -86,6 +96,15 @@ std::string FormatCount(double value) {
     if (left > 0 && left % 3 == 0 && digits[i] != '-') out += ',';
   }
   return out;
+}
+
+std::string Plural(int64_t count, const std::string& one, const std::string& many) {
+  return absl::StrCat(FormatCount(static_cast<double>(count)), " ", count == 1 ? one : many);
+}
+
+std::string VendorAndName(const std::string& vendor, const std::string& name) {
+  if (vendor.empty() || absl::StartsWithIgnoreCase(name, vendor)) return name;
+  return absl::StrCat(vendor, " ", name);
 }
 
 }  // namespace capplan::service

@@ -1,6 +1,7 @@
 #ifndef CAPPLAN_SERVICE_CLI_FORMAT_H_
 #define CAPPLAN_SERVICE_CLI_FORMAT_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,6 +31,15 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
 std::string FormatGiB(double bytes);
 std::string FormatScaled(double value, double scale, int decimals);
 std::string FormatCount(double value);
+
+// "1 replica", "4 replicas", "1,024 users": the count with thousands
+// separators and the noun's singular or plural form.
+std::string Plural(int64_t count, const std::string& one, const std::string& many);
+
+// "NVIDIA GeForce RTX 5090" for vendor "NVIDIA" and a name that already
+// starts with it; "AMD Instinct MI308X" for vendor "AMD" and name
+// "Instinct MI308X".
+std::string VendorAndName(const std::string& vendor, const std::string& name);
 
 }  // namespace capplan::service
 

@@ -14,6 +14,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "service/catalog/file_util.h"
 #include "service/catalog/text_proto.h"
+#include "service/cli/catalog_print.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
@@ -87,8 +88,10 @@ absl::Status ApplyWorkloadShapeFlags(const CliArgs& args, v1::PredictLoadRequest
   return absl::OkStatus();
 }
 
-// The PredictLoadRequest of sweep's (and simulate's) flags.
-absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::string_view command) {
+// The PredictLoadRequest of sweep's (and simulate's) flags; *baseline is
+// --baseline's entry, when given (its measured rows go beside the prediction).
+absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::string_view command,
+                                                    std::optional<v1::Baseline>* baseline_out) {
   if (ctx.args.positional().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "usage: capplan ", command,
@@ -99,7 +102,8 @@ absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::strin
   CAPPLAN_ASSIGN_OR_RETURN(*request.mutable_deployment(), DeploymentFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> input, ctx.args.GetDouble("input-tokens"));
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> output, ctx.args.GetDouble("output-tokens"));
-  std::optional<v1::Baseline> baseline;
+  std::optional<v1::Baseline>& baseline = *baseline_out;
+  baseline.reset();
   if (auto id = ctx.args.Get("baseline")) {
     v1::GetBaselineRequest get;
     get.set_id(*id);
@@ -170,22 +174,34 @@ absl::StatusOr<v1::PredictLoadRequest> SweepRequest(CliContext& ctx, absl::strin
 }
 
 absl::StatusOr<int> Sweep(CliContext& ctx) {
-  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "sweep"));
+  std::optional<v1::Baseline> baseline;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "sweep", &baseline));
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, ctx.planner->PredictLoad(request, nullptr));
+  LoadReportOptions report;
+  CAPPLAN_ASSIGN_OR_RETURN(report.min_user_tokens_per_second, MinUserTokensPerSecond(ctx.args));
+  if (baseline.has_value()) report.measured = BaselinePointsFor(*baseline, request);
+  for (int i = 0; i < request.calibration_size(); ++i) {
+    for (MeasuredPoint& p :
+         MeasuredPointsOf(request.calibration(i), absl::StrCat("calibration[", i, "]"))) {
+      report.measured.push_back(std::move(p));
+    }
+  }
   if (auto svg = ctx.args.Get("svg")) {
     const v1::ResolvedDeployment& d = curve.memory().deployment();
-    std::string title = absl::StrFormat(
-        "%s on %d x %s", d.model_id().empty() ? "model" : d.model_id(), d.gpu_count(),
-        d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id());
+    std::string title =
+        absl::StrFormat("%s on %s × %s", d.model_id().empty() ? "model" : d.model_id(),
+                        Plural(d.gpu_count(), "GPU", "GPUs"),
+                        d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id());
     std::optional<double> slo;
     if (request.slo().has_ttft_p95_seconds()) slo = request.slo().ttft_p95_seconds();
-    CAPPLAN_RETURN_IF_ERROR(WriteFileAtomically(*svg, LoadCurveSvg(curve, slo, title)));
+    CAPPLAN_RETURN_IF_ERROR(
+        WriteFileAtomically(*svg, LoadCurveSvg(curve, slo, title, report.measured)));
   }
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(curve, ctx.out));
     return kExitOk;
   }
-  PrintLoadCurve(curve, ctx.out);
+  PrintLoadCurve(curve, report, ctx.out);
   return kExitOk;
 }
 
@@ -221,7 +237,9 @@ absl::StatusOr<int> Simulate(CliContext& ctx) {
   if (ctx.args.Has("svg")) {
     return absl::InvalidArgumentError("--svg draws sweep's curve; capplan simulate prints a table");
   }
-  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request, SweepRequest(ctx, "simulate"));
+  std::optional<v1::Baseline> baseline;
+  CAPPLAN_ASSIGN_OR_RETURN(v1::PredictLoadRequest request,
+                           SweepRequest(ctx, "simulate", &baseline));
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve sim, ctx.planner->SimulateLoad(request, nullptr));
   if (ctx.json) {
     CAPPLAN_RETURN_IF_ERROR(PrintJson(sim, ctx.out));
@@ -280,10 +298,10 @@ absl::StatusOr<int> Accuracy(CliContext& ctx) {
                  absl::StrFormat("%+.1f", 100 * p.error_fraction())});
   }
   rows.Print(ctx.out);
-  ctx.out << "\nsummary (" << (mode == v1::ACCURACY_MODE_ROWS ? "leave one row out"
-                               : mode == v1::ACCURACY_MODE_BASELINES
-                                   ? "leave the baseline out: nothing of it seen"
-                                   : "calibrated on alternate rows")
+  ctx.out << "\nsummary ("
+          << (mode == v1::ACCURACY_MODE_ROWS        ? "leave one row out"
+              : mode == v1::ACCURACY_MODE_BASELINES ? "leave the baseline out: nothing of it seen"
+                                                    : "calibrated on alternate rows")
           << "; throughput in tok/s, latencies in s):\n";
   PrintAccuracySummary(r, ctx.out);
   for (const std::string& n : r.notes()) ctx.out << "note: " << n << "\n";
@@ -292,8 +310,9 @@ absl::StatusOr<int> Accuracy(CliContext& ctx) {
 
 std::vector<std::string> SweepValuedFlags() {
   std::vector<std::string> flags = DeploymentValuedFlags();
-  for (const char* f : {"input-tokens", "output-tokens", "concurrency", "rate", "think-time",
-                        "ttft-p95", "tpot", "e2e-p95", "calibration", "svg", "concurrency-gate"}) {
+  for (const char* f :
+       {"input-tokens", "output-tokens", "concurrency", "rate", "think-time", "ttft-p95", "tpot",
+        "e2e-p95", "calibration", "svg", "concurrency-gate", "min-user-tokens-per-second"}) {
     flags.push_back(f);
   }
   for (const std::string& f : WorkloadShapeFlags()) flags.push_back(f);
@@ -368,35 +387,55 @@ absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string&
   return out;
 }
 
-void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
+namespace {
+
+void PrintCurveHeader(const v1::LoadCurve& curve, std::ostream& out) {
   const v1::ResolvedDeployment& d = curve.memory().deployment();
+  const bool speculative = d.speculative_method() != v1::SPECULATIVE_METHOD_UNSPECIFIED &&
+                           d.speculative_method() != v1::SPECULATIVE_METHOD_NONE;
   out << "deployment: " << (d.model_id().empty() ? "(config.json)" : d.model_id()) << " on "
-      << d.gpu_count() << " x " << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id())
-      << ", tp " << d.tp() << ", ep " << d.ep() << ", " << EngineName(d.engine())
-      << (d.num_speculative_tokens() > 0
-              ? absl::StrCat(", speculative ", d.num_speculative_tokens(), " draft tokens")
-              : "")
-      << "\n";
-  out << "slots: " << curve.slots().slots() << " (bound: " << ShortName(curve.slots().bound())
-      << ")";
+      << Plural(d.gpu_count(), "GPU", "GPUs") << " × "
+      << (d.hardware_id().empty() ? "(GPU withheld)" : d.hardware_id()) << ", tp " << d.tp()
+      << ", ep " << d.ep() << ", " << EngineName(d.engine());
+  if (speculative) {
+    v1::SpeculativeDecoding s;
+    s.set_method(d.speculative_method());
+    s.set_num_speculative_tokens(d.num_speculative_tokens());
+    out << ", speculative " << SpeculationText(s);
+  }
+  out << "\n";
+  out << "slots: " << Plural(curve.slots().slots(), "request", "requests")
+      << " at once (bound: " << ShortName(curve.slots().bound()) << ")";
   if (curve.memory().kv_pool_tokens() > 0) {
     out << ", KV pool " << FormatCount(static_cast<double>(curve.memory().kv_pool_tokens()))
         << " tokens";
   }
   out << "\n\n";
-  const bool closed = curve.points_size() > 0 && curve.points(0).has_concurrency();
-  TextTable table({closed ? "USERS" : "RATE (req/s)", "OUTPUT (tok/s)", "PER USER (tok/s)",
-                   "REQ/S (req/s)", "TTFT p50 (s)", "TTFT p95 (s)", "TTFT p99 (s)", "TPOT (s)",
-                   "E2E p50 (s)", "E2E p95 (s)", "BATCH (req)", "QUEUE (req)", "UTIL (%)",
-                   "STABLE"});
+}
+
+// Output tokens per request over its median end-to-end time: the rate a user
+// sees including the wait for the first token.
+std::optional<double> PerUserRate(const v1::LoadCurvePoint& p) {
+  if (!p.has_e2e_p50_seconds() || !(p.e2e_p50_seconds() > 0) || !(p.requests_per_second() > 0)) {
+    return std::nullopt;
+  }
+  return p.output_tokens_per_second() / p.requests_per_second() / p.e2e_p50_seconds();
+}
+
+void PrintCurveTable(const v1::LoadCurve& curve, bool closed, std::ostream& out) {
+  TextTable table({closed ? "USERS" : "RATE (req/s)", "OUTPUT (tok/s)", "DECODE (tok/s/user)",
+                   "PER USER incl. TTFT (tok/s)", "REQ/S (req/s)", "TTFT p50 (s)", "TTFT p95 (s)",
+                   "TTFT p99 (s)", "TPOT (s)", "E2E p50 (s)", "E2E p95 (s)", "BATCH (req)",
+                   "QUEUE (req)", "UTIL (%)", "STABLE"});
   for (const v1::LoadCurvePoint& p : curve.points()) {
-    const double per_user =
-        closed ? p.output_tokens_per_second() / p.concurrency()
-               : (p.has_tpot_seconds() && p.tpot_seconds() > 0 ? 1.0 / p.tpot_seconds() : 0);
+    const std::optional<double> per_user = PerUserRate(p);
     table.AddRow(
         {closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps()),
          absl::StrFormat("%.1f", p.output_tokens_per_second()),
-         per_user > 0 ? absl::StrFormat("%.2f", per_user) : "-",
+         p.has_tpot_seconds() && p.tpot_seconds() > 0
+             ? absl::StrFormat("%.1f", 1 / p.tpot_seconds())
+             : "-",
+         per_user.has_value() ? absl::StrFormat("%.1f", *per_user) : "-",
          absl::StrFormat("%.3f", p.requests_per_second()),
          Opt(p.has_ttft_p50_seconds(), p.ttft_p50_seconds(), "%.3f"),
          Opt(p.has_ttft_p95_seconds(), p.ttft_p95_seconds(), "%.3f"),
@@ -409,38 +448,63 @@ void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out) {
          absl::StrFormat("%.0f", 100 * p.utilization()), p.stable() ? "yes" : "NO"});
   }
   table.Print(out);
-  out << "\n";
-  const std::string unit = closed ? " users" : " req/s";
+}
+
+void PrintKneeAndSafePoint(const v1::LoadCurve& curve, bool closed, double min_rate,
+                           std::ostream& out) {
+  auto load_text = [&](double load) {
+    return closed ? absl::StrFormat("%.4g %s", load, load == 1 ? "user" : "users")
+                  : absl::StrFormat("%.3g req/s", load);
+  };
   if (curve.has_knee()) {
     const v1::Knee& k = curve.knee();
     auto load_at = [&](uint32_t i) {
       const v1::LoadCurvePoint& p = curve.points(static_cast<int>(i));
-      return closed ? absl::StrCat(p.concurrency()) : absl::StrFormat("%.3g", p.arrival_rate_rps());
+      return load_text(closed ? p.concurrency() : p.arrival_rate_rps());
     };
-    out << absl::StrFormat(
-        "knee: %.3g%s (median TTFT passes twice its lowest-load value between %s and %s)\n",
-        KneeLoad(k), unit, load_at(k.last_flat_index()), load_at(k.first_steep_index()));
+    out << "knee: " << load_text(KneeLoad(k))
+        << " (median TTFT passes twice its lowest-load value between "
+        << load_at(k.last_flat_index()) << " and " << load_at(k.first_steep_index()) << ")\n";
   } else {
     out << "knee: none (median TTFT stays below twice its lowest-load value over the whole "
            "range)\n";
   }
   const v1::SafeOperatingPoint& s = curve.safe_operating_point();
-  if (s.found()) {
-    out << "safe operating point: "
-        << (s.has_concurrency() ? absl::StrCat(s.concurrency(), " users")
-                                : absl::StrFormat("%.3g req/s", s.arrival_rate_rps()))
-        << absl::StrFormat(", %.1f tok/s output", s.point().output_tokens_per_second())
-        << " (next step bound by " << ShortName(s.binding()) << ")\n";
-  } else {
+  if (!s.found()) {
     out << "safe operating point: none — even the lightest load misses (" << ShortName(s.binding())
         << ")\n";
+    return;
   }
+  out << "safe operating point: "
+      << (s.has_concurrency() ? Plural(s.concurrency(), "user", "users")
+                              : absl::StrFormat("%.3g req/s", s.arrival_rate_rps()))
+      << absl::StrFormat(", %.1f output tok/s", s.point().output_tokens_per_second());
+  if (s.point().has_tpot_seconds() && s.point().tpot_seconds() > 0) {
+    out << absl::StrFormat(", %.1f tok/s per user while decoding (1/TPOT)",
+                           1 / s.point().tpot_seconds());
+  }
+  out << " (next step bound by " << ShortName(s.binding()) << ")\n";
+  std::optional<double> tpot;
+  if (s.point().has_tpot_seconds()) tpot = s.point().tpot_seconds();
+  if (auto warning = SlowUserWarning(tpot, min_rate)) out << *warning << "\n";
+}
+
+}  // namespace
+
+void PrintLoadCurve(const v1::LoadCurve& curve, const LoadReportOptions& options,
+                    std::ostream& out) {
+  PrintCurveHeader(curve, out);
+  const bool closed = curve.points_size() > 0 && curve.points(0).has_concurrency();
+  PrintCurveTable(curve, closed, out);
+  PrintMeasuredBeside(curve, options.measured, out);
+  out << "\n";
+  PrintKneeAndSafePoint(curve, closed, options.min_user_tokens_per_second, out);
   const v1::StepTimeFit& f = curve.coefficients();
   out << absl::StrFormat(
       "step-time fit: alpha %.2f ms, beta weights %.3g, kv %.3g, flops %.3g, comm %.3g "
-      "(%d observations",
+      "(%s",
       1e3 * f.alpha_seconds(), f.beta_weights(), f.beta_kv(), f.beta_flops(), f.beta_comm(),
-      f.observations());
+      Plural(f.observations(), "observation", "observations"));
   if (f.has_relative_error_band()) {
     out << absl::StrFormat(", error band ±%.1f%%", 100 * f.relative_error_band());
   }

@@ -12,6 +12,7 @@
 #include "capplan/v1/catalog.pb.h"
 #include "capplan/v1/planner.pb.h"
 #include "service/cli/context.h"
+#include "service/cli/measured.h"
 
 namespace capplan::service {
 
@@ -22,8 +23,17 @@ std::vector<CliCommandSpec> LoadCliCommands();
 // or a PredictLoadRequest (text or JSON) whose `calibration` holds several.
 absl::StatusOr<std::vector<v1::Sweep>> ParseCalibrationSweeps(const std::string& text);
 
+// What the load-curve report adds to the curve.
+struct LoadReportOptions {
+  // The safe point's decode rate per user (1/TPOT) below which it warns.
+  double min_user_tokens_per_second = 10;
+  // Measured rows shown beside the prediction at the same load.
+  std::vector<MeasuredPoint> measured;
+};
+
 // The human-readable load-curve report.
-void PrintLoadCurve(const v1::LoadCurve& curve, std::ostream& out);
+void PrintLoadCurve(const v1::LoadCurve& curve, const LoadReportOptions& options,
+                    std::ostream& out);
 
 }  // namespace capplan::service
 

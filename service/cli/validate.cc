@@ -76,6 +76,36 @@ absl::StatusOr<v1::ValidateRequest> RequestFromFlags(const CliArgs& args) {
   return request;
 }
 
+// A failed check fails the verdict only through an ERROR finding of its
+// code; a check whose findings are warnings (or allowed errors) is a warning.
+bool FailsVerdict(const v1::Check& check, const v1::ValidateResponse& response) {
+  if (check.skipped() || check.passed()) return false;
+  for (const v1::Finding& f : response.findings()) {
+    if (f.code() == check.code() && f.severity() == v1::SEVERITY_ERROR) return true;
+  }
+  return false;
+}
+
+std::string ResultName(const v1::Check& check, const v1::ValidateResponse& response) {
+  if (check.skipped()) return "skipped";
+  if (check.passed()) return "pass";
+  return FailsVerdict(check, response) ? "FAIL" : "warning";
+}
+
+// The findings of `code`, one per line, with their figures.
+std::string FindingsText(const v1::ValidateResponse& response, const std::string& code,
+                         std::string* first_message) {
+  std::string text;
+  for (const v1::Finding& f : response.findings()) {
+    if (f.code() != code) continue;
+    if (first_message != nullptr && first_message->empty()) *first_message = f.message();
+    text += absl::StrCat(SeverityName(f.severity()), " ", f.code(), " at ", f.field(), ": ",
+                         f.message(), "\n");
+    for (const auto& [key, value] : f.figures()) text += absl::StrFormat("  %s = %g\n", key, value);
+  }
+  return text;
+}
+
 JunitSuite ToJunit(const v1::ValidateResponse& response) {
   JunitSuite suite;
   suite.name = "capplan validate";
@@ -85,20 +115,15 @@ JunitSuite ToJunit(const v1::ValidateResponse& response) {
     c.classname = absl::StrCat("capplan.validate.", absl::AsciiStrToLower(check.code()));
     if (check.skipped()) {
       c.skipped = check.detail();
-    } else if (!check.passed()) {
+    } else if (FailsVerdict(check, response)) {
       JunitProblem problem;
       problem.type = check.code();
-      problem.message = check.detail();
-      for (const v1::Finding& f : response.findings()) {
-        if (f.code() != check.code()) continue;
-        problem.message = f.message();
-        problem.text += absl::StrCat(SeverityName(f.severity()), " ", f.code(), " at ", f.field(),
-                                     ": ", f.message(), "\n");
-        for (const auto& [key, value] : f.figures()) {
-          problem.text += absl::StrFormat("  %s = %g\n", key, value);
-        }
-      }
+      problem.text = FindingsText(response, check.code(), &problem.message);
+      if (problem.message.empty()) problem.message = check.detail();
       c.failure = problem;
+    } else if (!check.passed()) {
+      c.system_out = absl::StrCat("warning: ", check.detail(), "\n",
+                                  FindingsText(response, check.code(), nullptr));
     } else {
       c.system_out = check.detail();
     }
@@ -119,7 +144,7 @@ void PrintValidation(const v1::ValidateResponse& response, std::ostream& out) {
   }
   TextTable checks({"CHECK", "RESULT", "DETAIL"});
   for (const v1::Check& c : response.checks()) {
-    checks.AddRow({c.name(), c.skipped() ? "skipped" : (c.passed() ? "pass" : "FAIL"), c.detail()});
+    checks.AddRow({c.name(), ResultName(c, response), c.detail()});
   }
   checks.Print(out);
 }

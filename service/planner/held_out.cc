@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "model/robust_fit.h"
+#include "service/catalog/suggest.h"
 #include "service/planner/accuracy.h"
 #include "service/planner/bands.h"
 #include "service/planner/load.h"
@@ -306,8 +307,9 @@ absl::StatusOr<v1::AccuracyResponse> Accuracy(const Catalog& catalog,
                                     : request.mode();
   if (!request.baseline_id().empty() && catalog.FindBaseline(request.baseline_id()) == nullptr) {
     return absl::NotFoundError(absl::StrFormat(
-        "AccuracyRequest.baseline_id = \"%s\"; no such baseline (ListBaselines lists them)",
-        request.baseline_id().substr(0, 256)));
+        "AccuracyRequest.baseline_id = \"%s\"; no such baseline%s (ListBaselines lists them)",
+        request.baseline_id().substr(0, 256),
+        DidYouMean(SuggestBaselines(catalog, request.baseline_id().substr(0, 256)))));
   }
   if (mode == v1::ACCURACY_MODE_ROWS) return RowsMode(catalog, request.baseline_id());
   v1::AccuracyResponse out;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "model/lint.h"
+#include "service/catalog/suggest.h"
 #include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
 
@@ -203,10 +204,11 @@ absl::StatusOr<v1::LintResponse> Lint(const Catalog& catalog, const v1::LintRequ
   }
   const v1::Baseline* b = catalog.FindBaseline(request.baseline_id());
   if (b == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("LintRequest.baseline_id = \"%s\"; no such baseline (ListBaselines lists "
-                        "them)",
-                        request.baseline_id().substr(0, 256)));
+    return absl::NotFoundError(absl::StrFormat(
+        "LintRequest.baseline_id = \"%s\"; no such baseline%s (ListBaselines "
+        "lists them)",
+        request.baseline_id().substr(0, 256),
+        DidYouMean(SuggestBaselines(catalog, request.baseline_id().substr(0, 256)))));
   }
   add(*b);
   return response;

@@ -230,9 +230,14 @@ absl::Status AddCapacity(const v1::WorkloadSpec& workload, double peak_rps,
                         "(binding: %s)",
                         safe_rps, in, out, ShortName(safe.binding())));
   } else {
-    response->add_notes("no load meets the SLO: the capacity at the safe point is zero");
+    // What fails at the lightest load: the SLO, stability, or the 1% cap on
+    // requests waiting for a slot (which binds with no SLO at all).
+    const std::string why =
+        absl::StrFormat("no safe operating point: even the lightest load fails (binding: %s)",
+                        ShortName(safe.binding()));
+    response->add_notes(why + "; the capacity at the safe point is zero");
     v1::Capacity* c = response->mutable_capacity();
-    c->set_at("no safe operating point: the SLO is missed at every load");
+    c->set_at(why);
     c->set_days_per_month(period.days);
     c->set_duty_factor(period.duty_factor);
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "service/catalog/suggest.h"
 #include "service/planner/held_out.h"
 #include "service/planner/lint.h"
 #include "service/planner/load.h"
@@ -14,6 +15,7 @@
 #include "service/planner/put_baseline.h"
 #include "service/planner/search.h"
 #include "service/planner/validate.h"
+#include "service/translate/hf_config.h"
 #include "service/translate/model_info.h"
 #include "service/translate/request_validation.h"
 
@@ -29,9 +31,10 @@ absl::Status RequireId(absl::string_view message, const std::string& id) {
 }
 
 absl::Status NotInCatalogue(absl::string_view kind, const std::string& id,
-                            absl::string_view list_command) {
-  return absl::NotFoundError(
-      absl::StrFormat("%s '%s' is not in the catalogue; %s lists the ids", kind, id, list_command));
+                            absl::string_view list_command,
+                            const std::vector<std::string>& suggestions) {
+  return absl::NotFoundError(absl::StrFormat("%s '%s' is not in the catalogue%s (%s lists the ids)",
+                                             kind, id, DidYouMean(suggestions), list_command));
 }
 
 }  // namespace
@@ -71,7 +74,8 @@ absl::StatusOr<v1::Hardware> Planner::GetHardware(const v1::GetHardwareRequest& 
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Hardware* hardware = catalog->FindHardware(request.id());
   if (hardware == nullptr) {
-    return NotInCatalogue("hardware", request.id(), "ListHardware");
+    return NotInCatalogue("hardware", request.id(), "ListHardware",
+                          SuggestHardware(*catalog, request.id()));
   }
   return *hardware;
 }
@@ -91,11 +95,25 @@ absl::StatusOr<v1::ListModelsResponse> Planner::ListModels(const v1::ListModelsR
 
 absl::StatusOr<v1::ModelInfo> Planner::GetModel(const v1::GetModelRequest& request) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
+  if (!request.model_config_json().empty()) {
+    if (!request.id().empty()) {
+      return absl::InvalidArgumentError(
+          "GetModelRequest: id and model_config_json exclude each other; give one");
+    }
+    absl::StatusOr<v1::Model> parsed = ModelFromHfConfig(request.model_config_json());
+    if (!parsed.ok()) {
+      return absl::Status(
+          parsed.status().code(),
+          absl::StrCat("GetModelRequest.model_config_json: ", parsed.status().message()));
+    }
+    return DescribeModel(*parsed);
+  }
   CAPPLAN_RETURN_IF_ERROR(RequireId("GetModelRequest", request.id()));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Model* model = catalog->FindModel(request.id());
   if (model == nullptr) {
-    return NotInCatalogue("model", request.id(), "ListModels");
+    return NotInCatalogue("model", request.id(), "ListModels",
+                          SuggestModels(*catalog, request.id()));
   }
   return DescribeModel(*model);
 }
@@ -105,16 +123,16 @@ absl::StatusOr<v1::ListBaselinesResponse> Planner::ListBaselines(
   CAPPLAN_RETURN_IF_ERROR(ValidateLookupRequest(request));
   std::shared_ptr<const Catalog> catalog = this->catalog();
   if (!request.model_id().empty() && catalog->FindModel(request.model_id()) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("ListBaselinesRequest.model_id = \"%s\"; no such model in the "
-                        "catalogue",
-                        request.model_id()));
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.model_id = \"%s\"; no such model in the "
+        "catalogue%s",
+        request.model_id(), DidYouMean(SuggestModels(*catalog, request.model_id()))));
   }
   if (!request.hardware_id().empty() && catalog->FindHardware(request.hardware_id()) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrFormat("ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
-                        "catalogue",
-                        request.hardware_id()));
+    return absl::NotFoundError(absl::StrFormat(
+        "ListBaselinesRequest.hardware_id = \"%s\"; no such hardware in the "
+        "catalogue%s",
+        request.hardware_id(), DidYouMean(SuggestHardware(*catalog, request.hardware_id()))));
   }
   const v1::Model* model =
       request.model_id().empty() ? nullptr : catalog->FindModel(request.model_id());
@@ -139,7 +157,8 @@ absl::StatusOr<v1::Baseline> Planner::GetBaseline(const v1::GetBaselineRequest& 
   std::shared_ptr<const Catalog> catalog = this->catalog();
   const v1::Baseline* baseline = catalog->FindBaseline(request.id());
   if (baseline == nullptr) {
-    return NotInCatalogue("baseline", request.id(), "ListBaselines");
+    return NotInCatalogue("baseline", request.id(), "ListBaselines",
+                          SuggestBaselines(*catalog, request.id()));
   }
   return *baseline;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -214,6 +215,25 @@ absl::StatusOr<DeploymentPerformance> DescribePerformance(PreparedDeployment* d,
   return perf;
 }
 
+// The memory model's error under the request's path. When tp was derived
+// from gpu_count (none given), an error about tp is the GPU count's: it
+// names gpu_count, which the request set, and says what to set.
+absl::Status WithRequestPath(const ResolvedDeployment& r, const absl::Status& status) {
+  constexpr absl::string_view kTp = "parallelism.tp = ";
+  const absl::string_view message = status.message();
+  const size_t rule_at = message.find("; ");
+  if (!r.tp_from_gpu_count || !absl::StartsWith(message, kTp) || rule_at == message.npos) {
+    return absl::Status(status.code(), absl::StrCat(r.path, ".", message));
+  }
+  const uint32_t tp = r.parallelism.tp();
+  return absl::Status(
+      status.code(),
+      absl::StrFormat("%s.gpu_count = %d; with no tp given the GPUs form tensor-parallel groups "
+                      "of gpu_count ÷ pp, and that size, %d, %s: set %s.parallelism.tp (and "
+                      "%s.parallelism.pp) so that tp × pp divides gpu_count",
+                      r.path, r.gpu_count, tp, message.substr(rule_at + 2), r.path, r.path));
+}
+
 }  // namespace
 
 namespace {
@@ -244,10 +264,7 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
   model::MemoryPlanInput input = d.resolved.input;
   if (d.hardware_withheld) input.hardware.memory_bytes = kUnboundedMemoryBytes;
   absl::StatusOr<model::MemoryPlan> plan = CountedPlanMemory(input, counters);
-  if (!plan.ok()) {
-    return absl::Status(plan.status().code(),
-                        absl::StrCat(d.resolved.path, ".", plan.status().message()));
-  }
+  if (!plan.ok()) return WithRequestPath(d.resolved, plan.status());
   d.model_memory = *std::move(plan);
   if (d.resolved.stated_kv_pool_tokens.has_value()) ApplyStatedPool(d.resolved, &d.model_memory);
   d.memory = d.hardware_withheld ? WithheldMemoryPlan(d.resolved, d.model_memory)

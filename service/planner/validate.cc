@@ -194,6 +194,15 @@ void CheckPoolHoldsOneRequest(const v1::MemoryPlan& memory, FindingList* finding
                  {"max_model_len_tokens", static_cast<double>(max_len)}});
 }
 
+void SkipMemoryChecks(const v1::Baseline& baseline, FindingList* findings) {
+  const std::string why = absl::StrFormat(
+      "baseline %s withholds its GPU: the card's memory is unknown (the load checks use the KV "
+      "pool the baseline states)",
+      baseline.id());
+  findings->Skip("weights and overheads fit the GPU", kDoesNotFit, why);
+  findings->Skip("KV pool holds one request of max_model_len", kKvPoolBelowOneRequest, why);
+}
+
 void CheckEngineVersion(const PreparedDeployment& d, FindingList* findings) {
   const v1::PlanProvenance& provenance = d.memory.provenance();
   const bool version_known = !provenance.engine_version_newer_than_presets();
@@ -283,8 +292,12 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   CAPPLAN_ASSIGN_OR_RETURN(v1::Deployment deployment, DeploymentOf(request, &findings));
   const uint64_t requested_len = deployment.engine().max_model_len();
   deployment.mutable_engine()->clear_max_model_len();
-  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r, ResolveDeployment(catalog, deployment, kPath));
-  CheckContext(requested_len, &r, &findings);
+  // A baseline that withholds its GPU is validated as Plan and PredictLoad
+  // plan it: on its own measured rows, in the card's unknown units.
+  CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
+                           ResolveDeploymentAllowingWithheldHardware(catalog, deployment, kPath));
+  // Without the request's own max_model_len, the baseline's (if any) applies.
+  CheckContext(requested_len > 0 ? requested_len : r.engine.max_model_len(), &r, &findings);
   CAPPLAN_ASSIGN_OR_RETURN(
       PreparedDeployment d,
       PrepareDeployment(catalog, std::move(r), MeanSequence(request), counters));
@@ -292,8 +305,12 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
     CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, "ValidateRequest"));
   }
   *response.mutable_memory() = d.memory;
-  CheckFit(d.memory, &findings);
-  CheckPoolHoldsOneRequest(d.memory, &findings);
+  if (d.hardware_withheld) {
+    SkipMemoryChecks(*d.resolved.baseline, &findings);
+  } else {
+    CheckFit(d.memory, &findings);
+    CheckPoolHoldsOneRequest(d.memory, &findings);
+  }
   CheckEngineVersion(d, &findings);
   CheckQualityEvidence(catalog, d.resolved, &findings);
   std::vector<v1::Tier> tiers = {d.memory.provenance().tier()};

@@ -150,7 +150,11 @@ absl::Status AddLoadChecks(const Catalog& catalog, const PreparedDeployment& dep
   const v1::ExpectedLoad& load = request.expected_load();
   const bool any_load = load.has_concurrent_users() || load.has_requests_per_second();
   if (!response->memory().fits()) {
-    SkipLoadChecks("the deployment does not fit", findings);
+    SkipLoadChecks(response->memory().binding() == v1::MEMORY_BINDING_KV_POOL
+                       ? "the KV pool cannot hold one request of max_model_len: the engine "
+                         "would not start"
+                       : "the weights and overheads do not fit the GPU",
+                   findings);
     return absl::OkStatus();
   }
   if (!request.has_workload() || !any_load) {

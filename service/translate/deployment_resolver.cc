@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "service/catalog/catalog_validator.h"
 #include "service/catalog/entity_checks.h"
+#include "service/catalog/suggest.h"
 #include "service/translate/hf_config.h"
 
 namespace capplan::service {
@@ -116,8 +117,8 @@ absl::Status ResolveBaseline(const Catalog& catalog, const v1::Deployment& d, Re
   r->baseline = catalog.FindBaseline(d.baseline_id());
   if (r->baseline == nullptr) {
     return absl::NotFoundError(absl::StrFormat(
-        "%s.baseline_id = \"%s\"; no such baseline in the catalogue (ListBaselines lists them)",
-        r->path, d.baseline_id()));
+        "%s.baseline_id = \"%s\"; no such baseline in the catalogue%s (ListBaselines lists them)",
+        r->path, d.baseline_id(), DidYouMean(SuggestBaselines(catalog, d.baseline_id()))));
   }
   *base = r->baseline->deployment();
   return absl::OkStatus();
@@ -145,9 +146,9 @@ absl::Status ResolveModel(const Catalog& catalog, const v1::Deployment& d,
     const v1::Model* model = catalog.FindModel(id);
     if (model == nullptr) {
       return absl::NotFoundError(absl::StrFormat(
-          "%s.model_id = \"%s\"; not in the catalogue (ListModels lists them; or send the "
+          "%s.model_id = \"%s\"; not in the catalogue%s (ListModels lists them; or send the "
           "model's config.json as model_config_json)",
-          path, id));
+          path, id, DidYouMean(SuggestModels(catalog, id))));
     }
     r->model = *model;
     r->model_id = model->id();
@@ -195,8 +196,8 @@ absl::Status ResolveHardware(const Catalog& catalog, const v1::Deployment& d,
   r->hardware = catalog.FindHardware(hardware_id);
   if (r->hardware == nullptr) {
     return absl::NotFoundError(
-        absl::StrFormat("%s.hardware_id = \"%s\"; not in the catalogue (ListHardware lists them)",
-                        path, hardware_id));
+        absl::StrFormat("%s.hardware_id = \"%s\"; not in the catalogue%s (ListHardware lists them)",
+                        path, hardware_id, DidYouMean(SuggestHardware(catalog, hardware_id))));
   }
   CAPPLAN_ASSIGN_OR_RETURN(r->input.hardware, ToHardwareSpec(*r->hardware));
   return absl::OkStatus();
@@ -253,10 +254,16 @@ absl::Status ResolveParallelism(const v1::Deployment& d, const v1::DeploymentCon
   // GPUs, as engines are usually launched.
   if (!p.has_tp() && (d.has_gpu_count() || r->parallelism.tp() == 0)) {
     r->parallelism.set_tp(std::max<uint32_t>(1, r->gpu_count / pp));
+    r->tp_from_gpu_count = d.has_gpu_count();
   }
   const uint32_t tp = std::max<uint32_t>(1, r->parallelism.tp());
   r->parallelism.set_tp(tp);
   r->parallelism.set_pp(pp);
+  if (r->gpu_count % (tp * pp) != 0 && r->tp_from_gpu_count) {
+    return Invalid(r->path, absl::StrFormat(".gpu_count = %d; must be a multiple of pp = %d "
+                                            "(no tp given: tp = gpu_count ÷ pp)",
+                                            r->gpu_count, pp));
+  }
   if (r->gpu_count % (tp * pp) != 0) {
     return Invalid(pp_path,
                    absl::StrFormat(".tp = %d (pp = %d); tp × pp must divide gpu_count = %d", tp, pp,

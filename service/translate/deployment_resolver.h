@@ -30,6 +30,9 @@ struct ResolvedDeployment {
   v1::Parallelism parallelism;             // merged
   v1::Quantization quantization;           // effective checkpoint format
   uint32_t gpu_count = 1;
+  // The request gave gpu_count without tp: tp was derived (gpu_count ÷ pp),
+  // so errors about tp are errors about gpu_count.
+  bool tp_from_gpu_count = false;
   PresetChoice preset;
   // EngineSettings.kv_pool_tokens: a pool the user states.
   std::optional<uint64_t> stated_kv_pool_tokens;

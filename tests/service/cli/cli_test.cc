@@ -136,21 +136,75 @@ TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
   EXPECT_THAT(json.out, HasSubstr("\"per_gpu\""));
 }
 
-TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheField) {
+TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheFlagAndTheField) {
   Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
                          "--tp", "3", "--gpus", "3"});
   EXPECT_EQ(r.code, kExitInvalid);
-  EXPECT_THAT(r.err,
-              HasSubstr("INVALID_ARGUMENT: PlanMemoryRequest.deployment.parallelism.tp = 3"));
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: --tp 3; must divide num_attention_heads = 32 "
+                               "[PlanMemoryRequest.deployment.parallelism.tp]"));
   Result online = RunCapplan(Online({"memory", "--model", "llama-3.1-8b-instruct", "--gpu",
                                      "nvidia-l4-24gb", "--tp", "3", "--gpus", "3"}));
   EXPECT_EQ(online.err, r.err);
+}
+
+// The user gave --gpus 3 and no --tp: the error is about --gpus, and says
+// what to add; it does not complain about a tp the user never set.
+TEST_F(CliBundledTest, GpusWithoutTpNamesGpusAndAsksForTp) {
+  std::vector<std::string> command = {
+      "memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb", "--gpus", "3"};
+  Result r = RunCapplan(command);
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT: --gpus 3; with no tp given"));
+  EXPECT_THAT(r.err, HasSubstr("must divide num_attention_heads = 32: set --tp (and --pp)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("tp = 3")));
+  EXPECT_THAT(r.err, HasSubstr("[PlanMemoryRequest.deployment.gpu_count"));
+  EXPECT_EQ(RunCapplan(Online(command)).err, r.err);
+  // --gpus 3 with --tp 1: three replicas of one GPU each fit.
+  command.push_back("--tp");
+  command.push_back("1");
+  EXPECT_EQ(RunCapplan(command).code, kExitOk);
+  // --gpus 5 --pp 2: not a multiple of pp, said of --gpus.
+  Result pp = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
+                          "--gpus", "5", "--pp", "2"});
+  EXPECT_THAT(pp.err, HasSubstr("--gpus 5; must be a multiple of pp = 2 (no tp given"));
+}
+
+// Unknown ids: "did you mean" from the server's NOT_FOUND message, offline
+// and through the server alike; a flag's id is named by its flag.
+TEST_F(CliBundledTest, UnknownIdsSuggestTheNearestIds) {
+  Result gpu = RunCapplan({"memory", "--model", "qwen3-8b", "--gpu", "h100"});
+  EXPECT_EQ(gpu.code, kExitInvalid);
+  EXPECT_THAT(gpu.err, HasSubstr("NOT_FOUND: --gpu h100; not in the catalogue; did you mean "));
+  EXPECT_THAT(gpu.err, HasSubstr("nvidia-h100-sxm-80gb"));
+  EXPECT_THAT(gpu.err, HasSubstr("(capplan hardware list lists them)"));
+  EXPECT_EQ(RunCapplan(Online({"memory", "--model", "qwen3-8b", "--gpu", "h100"})).err, gpu.err);
+  Result model = RunCapplan({"hardware", "get", "h100"});
+  EXPECT_THAT(model.err, HasSubstr("NOT_FOUND: hardware 'h100' is not in the catalogue; did you "
+                                   "mean nvidia-h100-"));
+  Result baseline = RunCapplan({"memory", "--baseline", "seed-000"});
+  EXPECT_THAT(baseline.err,
+              HasSubstr("--baseline seed-000; no such baseline in the catalogue; did you mean "
+                        "seed-000-122b-moe-int4-4gpu-pcie-sglang?"));
+  Result sweep = RunCapplan({"sweep", "--baseline", "seed-002", "--concurrency", "1"});
+  EXPECT_THAT(sweep.err, HasSubstr("baseline 'seed-002' is not in the catalogue; did you mean "
+                                   "seed-002-qwen3-next-nvfp4-4x-rtx5090?"));
+  Result m = RunCapplan({"models", "get", "qwen3-8"});
+  EXPECT_THAT(m.err, HasSubstr("did you mean qwen3-8b"));
 }
 
 TEST_F(CliBundledTest, MemoryFlagsOfOtherCommandsAreRejected) {
   Result r = RunCapplan({"hardware", "list", "--tp", "2"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("unknown flag --tp"));
+}
+
+// The server's own NOT_FOUND status carries the suggestion (for any
+// client, not only the CLI).
+TEST_F(CliTest, ServerNotFoundMessageSuggestsIds) {
+  Result r = RunCapplan(Online({"hardware", "get", "test-gpu"}));
+  EXPECT_EQ(r.code, kExitInvalid);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND: hardware 'test-gpu' is not in the catalogue; did you "
+                               "mean test-gpu-24gb?"));
 }
 
 // ------------------------------------------------------ --hardware-file
@@ -197,7 +251,7 @@ TEST_F(CliBundledTest, MemoryPlansForACardFromAFileOfflineAndThroughTheServer) {
   EXPECT_NE(large.out, offline.out);
   // The table says whose card it is.
   Result table = RunCapplan({"memory", "--model", "qwen3-8b", "--hardware-file", small});
-  EXPECT_THAT(table.out, HasSubstr("on 1 x acme-x1"));
+  EXPECT_THAT(table.out, HasSubstr("on 1 GPU × acme-x1"));
   EXPECT_THAT(table.out, HasSubstr("hardware 'acme-x1' is the request's own card"));
 }
 

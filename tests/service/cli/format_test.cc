@@ -33,6 +33,34 @@ TEST(Format, GiBCountsAndAbsentValues) {
   EXPECT_EQ(FormatScaled(0, 1e12, 2), "-");
 }
 
+TEST(TextTable, CountsAUtf8CharacterAsOneColumn) {
+  TextTable table({"A", "B"});
+  table.AddRow({"tp × pp", "x"});
+  table.AddRow({"gpus", "y"});
+  std::ostringstream out;
+  table.Print(out);
+  EXPECT_EQ(out.str(),
+            "A        B\n"
+            "tp × pp  x\n"
+            "gpus     y\n");
+}
+
+TEST(Plural, SingularForOneAndThousandsSeparators) {
+  EXPECT_EQ(Plural(1, "replica", "replicas"), "1 replica");
+  EXPECT_EQ(Plural(0, "replica", "replicas"), "0 replicas");
+  EXPECT_EQ(Plural(4, "GPU", "GPUs"), "4 GPUs");
+  EXPECT_EQ(Plural(1, "user", "users"), "1 user");
+  EXPECT_EQ(Plural(4096, "user", "users"), "4,096 users");
+}
+
+TEST(VendorAndName, TheVendorOnceEvenWhenTheNameStartsWithIt) {
+  EXPECT_EQ(VendorAndName("NVIDIA", "NVIDIA GeForce RTX 5090 32GB"),
+            "NVIDIA GeForce RTX 5090 32GB");
+  EXPECT_EQ(VendorAndName("AMD", "Instinct MI308X"), "AMD Instinct MI308X");
+  EXPECT_EQ(VendorAndName("nvidia", "NVIDIA L4"), "NVIDIA L4");
+  EXPECT_EQ(VendorAndName("", "Some Card"), "Some Card");
+}
+
 TEST(ToJson, KeepsSnakeCaseFieldNames) {
   v1::Hardware h;
   h.set_id("x");

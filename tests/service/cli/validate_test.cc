@@ -2,9 +2,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "service/cli/cli.h"
@@ -116,6 +120,89 @@ TEST(CliValidate, JunitWriteFailureLeavesNoFileAndExitsTwo) {
                          "/nonexistent-dir/report.xml"});
   EXPECT_EQ(r.code, kExitInvalid);
   EXPECT_THAT(r.err, HasSubstr("--junit = /nonexistent-dir/report.xml; cannot write"));
+}
+
+// The RESULT cell of each row of the checks table.
+std::vector<std::pair<std::string, std::string>> CheckResults(const std::string& out) {
+  std::vector<std::pair<std::string, std::string>> results;
+  const size_t table = out.find("CHECK ");
+  if (table == std::string::npos) return results;
+  std::istringstream lines(out.substr(table));
+  std::string header, line;
+  std::getline(lines, header);
+  const size_t result_at = header.find("RESULT");
+  while (std::getline(lines, line)) {
+    if (line.size() <= result_at) continue;
+    const std::string rest = line.substr(result_at);
+    results.emplace_back(line.substr(0, result_at), rest.substr(0, rest.find(' ')));
+  }
+  return results;
+}
+
+// A PASS verdict has no FAIL check: a check whose finding is only a warning
+// (or an allowed error) reads "warning".
+TEST(CliValidate, NoFailCheckUnderAPassVerdict) {
+  const std::string specs = std::string(CAPPLAN_SOURCE_DIR) + "/examples/deployments/";
+  for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
+           {"validate", "--baseline", capplan::testing::k002},
+           {"validate", "--spec", specs + "llama-3.1-8b-h100-8k-context.txtpb"},
+           {"validate", "--spec", specs + "llama-3.1-8b-l4-allowed-short-pool.txtpb"},
+           {"validate", "--spec", specs + "mixtral-awq-2x-a100-no-quality-gate.txtpb"},
+           {"validate", "--spec", specs + "rtx5090-x4-seed-002-ten-users.txtpb"}}) {
+    Result r = RunCapplan(command);
+    ASSERT_EQ(r.code, kExitOk) << command.back() << r.err << r.out;
+    ASSERT_THAT(r.out, HasSubstr("verdict: PASS"));
+    for (const auto& [check, result] : CheckResults(r.out)) {
+      EXPECT_NE(result, "FAIL") << command.back() << ": " << check;
+    }
+    EXPECT_GT(CheckResults(r.out).size(), 5u) << command.back();
+  }
+  // A FAIL verdict shows its failing check as FAIL, its warnings as warning.
+  Result fail = RunCapplan({"validate", "--model", "llama-3.1-8b-instruct", "--gpu",
+                            "nvidia-l4-24gb", "--max-model-len", "131072", "--input-tokens", "1000",
+                            "--output-tokens", "200", "--users", "4"});
+  ASSERT_EQ(fail.code, kExitFail) << fail.err;
+  std::map<std::string, std::string> by_name;
+  for (const auto& [check, result] : CheckResults(fail.out)) {
+    by_name[std::string(absl::StripTrailingAsciiWhitespace(check))] = result;
+  }
+  EXPECT_EQ(by_name["KV pool holds one request of max_model_len"], "FAIL");
+  EXPECT_EQ(by_name["figures backed by a baseline"], "warning");
+  // The weights fit: the load checks do not say "does not fit".
+  EXPECT_EQ(by_name["weights and overheads fit the GPU"], "pass");
+  EXPECT_THAT(fail.out, Not(HasSubstr("does not fit")));
+  EXPECT_THAT(fail.out, HasSubstr("skipped  the KV pool cannot hold one request of max_model_len: "
+                                  "the engine would not start"));
+}
+
+// In the JUnit report too, a warning is not a failure.
+TEST(CliValidate, JunitCountsWarningsAsPassedCases) {
+  TempDir dir;
+  const std::string xml = (dir.path() / "report.xml").string();
+  Result r = RunCapplan({"validate", "--baseline", capplan::testing::k002, "--junit", xml});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream in(xml);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), Not(HasSubstr("<failure")));
+  EXPECT_THAT(text.str(), HasSubstr("warning: no passing long-generation or repetition-loop gate"));
+  EXPECT_THAT(text.str(), HasSubstr("failures=\"0\""));
+}
+
+// --baseline takes the baseline's GPU as plan and sweep do, even one the
+// source withholds (seed 000): validated on its own rows.
+TEST(CliValidate, ABaselineBringsItsGpuEvenAWithheldOne) {
+  Result withheld =
+      RunCapplan({"validate", "--baseline", capplan::testing::k000, "--input-tokens", "1024",
+                  "--output-tokens", "512", "--users", "8", "--ttft-p95", "1"});
+  EXPECT_EQ(withheld.code, kExitOk) << withheld.err << withheld.out;
+  EXPECT_THAT(withheld.out, HasSubstr("withholds its GPU: the card's memory is unknown"));
+  EXPECT_THAT(withheld.out, HasSubstr("8 users expected; safe up to 8"));
+  // Its max_model_len (32,768) is checked, not called "not set".
+  EXPECT_THAT(withheld.out, HasSubstr("max_model_len 32768, model limit"));
+  Result named = RunCapplan({"validate", "--baseline", capplan::testing::k002});
+  EXPECT_EQ(named.code, kExitOk) << named.err;
+  EXPECT_THAT(named.out, HasSubstr("of 31.84 GiB per GPU"));  // the RTX 5090's usable memory
 }
 
 TEST(CliPlan, BaselinePlanPrintsCapacityWithUnits) {

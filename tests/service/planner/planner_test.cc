@@ -16,7 +16,10 @@ using ::capplan::testing::IsOk;
 using ::capplan::testing::k000;
 using ::capplan::testing::k002;
 using ::capplan::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::Eq;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 std::shared_ptr<const Catalog> BundledShared() {
@@ -67,8 +70,20 @@ TEST(Planner, GetHardwareByIdOrNotFound) {
   request.set_id("no-such-gpu");
   EXPECT_THAT(planner.GetHardware(request),
               StatusIs(absl::StatusCode::kNotFound,
-                       Eq("hardware 'no-such-gpu' is not in the catalogue; ListHardware lists the "
-                          "ids")));
+                       Eq("hardware 'no-such-gpu' is not in the catalogue (ListHardware lists "
+                          "the ids)")));
+  // An id close to some: "did you mean", by substring and by edit distance.
+  request.set_id("h100");
+  absl::StatusOr<v1::Hardware> h100 = planner.GetHardware(request);
+  EXPECT_THAT(h100,
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("hardware 'h100' is not in the catalogue; did you mean "),
+                             HasSubstr("nvidia-h100-sxm-80gb"), HasSubstr("nvidia-h100-pcie-80gb"),
+                             Not(HasSubstr("a100")))));
+  request.set_id("nvidia-l4-42gb");
+  EXPECT_THAT(planner.GetHardware(request),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("did you mean nvidia-l4-24gb"), Not(HasSubstr("h100")))));
   EXPECT_THAT(planner.GetHardware({}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("GetHardwareRequest.id is empty; must name a catalogue entry")));
@@ -107,7 +122,13 @@ TEST(Planner, GetModelByIdOrRepoId) {
   request.set_id("nope/nope");
   EXPECT_THAT(planner.GetModel(request),
               StatusIs(absl::StatusCode::kNotFound,
-                       Eq("model 'nope/nope' is not in the catalogue; ListModels lists the ids")));
+                       Eq("model 'nope/nope' is not in the catalogue (ListModels lists the ids)")));
+  request.set_id("qwen3-8");
+  EXPECT_THAT(planner.GetModel(request),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("; did you mean qwen3-8b")));
+  request.set_id("meta-llama/Llama-3.1-8B-Instruc");  // a repo id, one letter short
+  EXPECT_THAT(planner.GetModel(request), StatusIs(absl::StatusCode::kNotFound,
+                                                  HasSubstr("did you mean llama-3.1-8b-instruct")));
   EXPECT_THAT(planner.GetModel({}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("GetModelRequest.id is empty; must name a catalogue entry")));
@@ -193,9 +214,14 @@ TEST(Planner, GetBaselineByIdOrNotFound) {
   ASSERT_THAT(b, IsOk());
   EXPECT_EQ(b->deployment().hardware_id(), "nvidia-rtx-5090-32gb");
   request.set_id("nope");
-  EXPECT_THAT(planner.GetBaseline(request),
-              StatusIs(absl::StatusCode::kNotFound,
-                       Eq("baseline 'nope' is not in the catalogue; ListBaselines lists the ids")));
+  EXPECT_THAT(
+      planner.GetBaseline(request),
+      StatusIs(absl::StatusCode::kNotFound,
+               Eq("baseline 'nope' is not in the catalogue (ListBaselines lists the ids)")));
+  request.set_id("seed-002");
+  EXPECT_THAT(
+      planner.GetBaseline(request),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("did you mean " + std::string(k002))));
   EXPECT_THAT(planner.GetBaseline({}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("GetBaselineRequest.id is empty; must name a catalogue entry")));

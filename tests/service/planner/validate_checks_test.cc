@@ -261,9 +261,28 @@ TEST(AddLoadChecks, ADeploymentThatDoesNotFitSkipsThem) {
          workload { input_tokens: 100 output_tokens: 100 } expected_load { concurrent_users: 1 })");
   ASSERT_THAT(run->status, IsOk());
   ASSERT_EQ(run->response.checks_size(), 5);
+  ASSERT_EQ(run->response.memory().binding(), v1::MEMORY_BINDING_WEIGHTS);
   for (const v1::Check& c : run->response.checks()) {
     EXPECT_TRUE(c.skipped());
-    EXPECT_EQ(c.detail(), "the deployment does not fit");
+    EXPECT_EQ(c.detail(), "the weights and overheads do not fit the GPU");
+  }
+}
+
+// The weights fit but the KV pool cannot hold one request of max_model_len:
+// the skipped checks say that, not that the weights do not fit.
+TEST(AddLoadChecks, APoolTooSmallForOneRequestSaysSo) {
+  std::unique_ptr<ChecksRun> run = AddChecks(
+      R"(deployment { model_id: "llama-3.1-8b-instruct" hardware_id: "nvidia-l4-24gb"
+                      engine { max_model_len: 131072 } }
+         workload { input_tokens: 100 output_tokens: 100 } expected_load { concurrent_users: 1 })");
+  ASSERT_THAT(run->status, IsOk());
+  ASSERT_FALSE(run->response.memory().fits());
+  ASSERT_EQ(run->response.memory().binding(), v1::MEMORY_BINDING_KV_POOL);
+  ASSERT_EQ(run->response.checks_size(), 5);
+  for (const v1::Check& c : run->response.checks()) {
+    EXPECT_TRUE(c.skipped()) << c.name();
+    EXPECT_EQ(c.detail(),
+              "the KV pool cannot hold one request of max_model_len: the engine would not start");
   }
 }
 

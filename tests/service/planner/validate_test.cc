@@ -131,7 +131,7 @@ TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
   EXPECT_FALSE(CheckFor(*r, kKvPoolBelowOneRequest).passed());
   for (const char* code : {kConcurrencyAboveSafe, kUnstableLoad, kTtftSloMissed}) {
     EXPECT_TRUE(CheckFor(*r, code).skipped()) << code;
-    EXPECT_EQ(CheckFor(*r, code).detail(), "the deployment does not fit") << code;
+    EXPECT_EQ(CheckFor(*r, code).detail(), "the weights and overheads do not fit the GPU") << code;
   }
   EXPECT_FALSE(r->has_load());
   EXPECT_EQ(r->verdict(), v1::VERDICT_FAIL);
