@@ -142,8 +142,8 @@ def main():
         body = b"".join(l + b"\n" for l in text.split(b"\n") if not l.startswith(b"#"))
         write(folder, kind + "_body", bytes([selector]) + body)
 
-    copy_files("hf_config", "tests/data/engine_logs/configs/*.json")
-    copy_files("json_reader", "tests/data/engine_logs/configs/*.json")
+    copy_files("hf_config", "tests/data/configs/*.json")
+    copy_files("json_reader", "tests/data/configs/*.json")
     folder = fresh("launch_line")
     for i, line in enumerate(LAUNCH_LINES):
         write(folder, f"line_{i}", line.encode())
