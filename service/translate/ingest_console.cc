@@ -21,6 +21,7 @@
 // command line names it, else kVllmToolEither (the two print the same block).
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -331,7 +332,10 @@ absl::Status ReadCommandFlags(absl::string_view file, int line, absl::string_vie
     if (!x || *x <= 0) return bad("must be a positive number");
     if (rate) {
       load.rate = *x;
-    } else if (*x != static_cast<double>(static_cast<uint32_t>(*x))) {
+    } else if (*x > static_cast<double>(std::numeric_limits<uint32_t>::max())) {
+      // Range first: converting a larger double to an integer is undefined.
+      return bad(absl::StrCat("must be at most ", std::numeric_limits<uint32_t>::max()));
+    } else if (*x != std::floor(*x)) {
       return bad("must be a whole number");
     } else if (conc) {
       load.max_concurrency = static_cast<uint32_t>(*x);

@@ -251,6 +251,19 @@ TEST(IngestVllmConsole, CountTooLargeForAnIntegerIsRefused) {
                                  "number")));
 }
 
+// Found by fuzz_ingest_sglang_console: a --num-prompts of 2e84 on the
+// benchmark command was converted to an integer before its range was checked.
+TEST(IngestVllmConsole, CommandCountTooLargeForAnIntegerIsRefused) {
+  const std::string text =
+      "python3 -m sglang.bench_serving --backend sglang --num-prompts 2.01e84\n"
+      "============ Serving Benchmark Result ============\n"
+      "Successful requests:                     10\n"
+      "==================================================\n";
+  EXPECT_THAT(ParseMeasurementFile("bench.txt", text),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("bench.txt:1: --num-prompts 2.01e84; must be at most 4294967295")));
+}
+
 TEST(IngestVllmConsole, BlockWithoutFiguresIsRefused) {
   const std::string text =
       "============ Serving Benchmark Result ============\n"
