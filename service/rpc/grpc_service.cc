@@ -34,6 +34,19 @@ grpc::Status PlannerGrpcService::CheckSize(const google::protobuf::Message& requ
                       request.GetDescriptor()->name(), bytes, limits_.max_request_bytes));
 }
 
+absl::StatusOr<PlannerGrpcService::Admission> PlannerGrpcService::Admit(
+    grpc::ServerContext& context, const google::protobuf::Message& request, const char* name) {
+  grpc::Status size = CheckSize(request);
+  if (!size.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(size.error_code()), size.error_message());
+  }
+  std::unique_ptr<model::Budget> budget =
+      CallBudget(context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
+  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
+  if (!slot.ok()) return slot.status();
+  return Admission{std::move(budget), *std::move(slot)};
+}
+
 template <typename Request, typename Response, typename Method>
 grpc::Status PlannerGrpcService::Lookup(Method method, const Request* request, Response* response) {
   grpc::Status size = CheckSize(*request);
@@ -45,15 +58,12 @@ template <typename Request, typename Response, typename Method>
 grpc::Status PlannerGrpcService::Bounded(grpc::ServerContext* context, const char* name,
                                          Method method, const Request* request,
                                          Response* response) {
-  grpc::Status size = CheckSize(*request);
-  if (!size.ok()) return size;
-  std::unique_ptr<model::Budget> budget =
-      CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
-  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
-  if (!slot.ok()) return ToGrpcStatus(slot.status());
-  absl::StatusOr<Response> result = (planner_->*method)(*request, budget.get());
+  absl::StatusOr<Admission> admitted = Admit(*context, *request, name);
+  if (!admitted.ok()) return ToGrpcStatus(admitted.status());
+  model::Budget& budget = *admitted->budget;
+  absl::StatusOr<Response> result = (planner_->*method)(*request, &budget);
   // Once stopped, the budget's reason is the call's status.
-  if (!budget->status().ok()) return ToGrpcStatus(budget->status());
+  if (!budget.status().ok()) return ToGrpcStatus(budget.status());
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response = *std::move(result);
   return grpc::Status::OK;
@@ -63,12 +73,8 @@ template <typename Request, typename Response, typename Method>
 grpc::Status PlannerGrpcService::Limited(grpc::ServerContext* context, const char* name,
                                          Method method, const Request* request,
                                          Response* response) {
-  grpc::Status size = CheckSize(*request);
-  if (!size.ok()) return size;
-  std::unique_ptr<model::Budget> budget =
-      CallBudget(*context, drain_, limits_.max_work_units, limits_.budget_poll_stride);
-  absl::StatusOr<ConcurrencyLimiter::Slot> slot = limiter_.Acquire(*budget, name);
-  if (!slot.ok()) return ToGrpcStatus(slot.status());
+  absl::StatusOr<Admission> admitted = Admit(*context, *request, name);
+  if (!admitted.ok()) return ToGrpcStatus(admitted.status());
   return Handle(planner_, method, request, response);
 }
 

@@ -90,6 +90,15 @@ class PlannerGrpcService final : public v1::CapacityPlanner::Service {
   grpc::Status Authorize(const grpc::ServerContext& context) const;
   // RESOURCE_EXHAUSTED when `request` is above limits_.max_request_bytes.
   grpc::Status CheckSize(const google::protobuf::Message& request) const;
+  // A planning call let in: its budget and its limiter slot, held until the
+  // call returns.
+  struct Admission {
+    std::unique_ptr<model::Budget> budget;
+    ConcurrencyLimiter::Slot slot;
+  };
+  // The size check, the call's budget, then a limiter slot.
+  absl::StatusOr<Admission> Admit(grpc::ServerContext& context,
+                                  const google::protobuf::Message& request, const char* name);
   // A look-up: the size check, then the planner.
   template <typename Request, typename Response, typename Method>
   grpc::Status Lookup(Method method, const Request* request, Response* response);
