@@ -4,8 +4,10 @@
 # build-fuzz/, then runs each target for a given time on a working copy of
 # its seed corpus, and prints the executions and crashes per target.
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--parallel P] [--build-only] [TARGET...]
-#   --seconds N    run time per target (default 60)
+# Usage: scripts/fuzz.sh [--seconds N] [--runs R] [--parallel P] [--build-only] [TARGET...]
+#   --seconds N    run time per target (default 60; with --runs, the cap on it)
+#   --runs R       stop each target after R executions (the long run:
+#                  --runs 10000000 --seconds 7200)
 #   --parallel P   targets run at once (default 1)
 #   TARGET         names as in tests/fuzz/corpus/ (rpc_plan, ingest_vllm_json, ...);
 #                  default: all of them
@@ -17,15 +19,17 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 seconds=60
+max_runs=-1
 parallel=1
 build_only=0
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --runs) max_runs="$2"; shift 2 ;;
     --parallel) parallel="$2"; shift 2 ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -59,7 +63,7 @@ run_target() {
   rm -rf "$artifacts"
   mkdir -p "$work" "$artifacts" "$FUZZ_BUILD/logs"
   local status=0
-  "$FUZZ_BUILD/bin/fuzz_$t" -max_total_time="$seconds" -print_final_stats=1 \
+  "$FUZZ_BUILD/bin/fuzz_$t" -max_total_time="$seconds" -runs="$max_runs" -print_final_stats=1 \
     -timeout=30 -rss_limit_mb=3072 -artifact_prefix="$artifacts/" \
     "$work" "$CAPPLAN_ROOT/tests/fuzz/corpus/$t" >"$FUZZ_BUILD/logs/$t.log" 2>&1 || status=$?
   local runs crashes slow

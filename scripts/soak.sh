@@ -11,7 +11,15 @@
 #      more than 64 MiB;
 #   4. SIGTERM with heavy work in flight (PredictLoad calls estimated at
 #      minutes, admitted by --max_work_units): the server exits 0 within
-#      --drain_timeout + 1 s.
+#      --drain_timeout + 1 s;
+#   5. reload under load with a corrupt file: SIGHUPs while a broken and a
+#      truncated baseline file sit in the data folder, then fixed, at 80% of
+#      the max rate: 0 failed RPCs, each bad reload refused (naming the
+#      file) and the last one accepted;
+#   6. kill -9 during ingest writes, under load: PutBaseline calls (capplan
+#      ingest --server) and `capplan ingest --out-dir` processes killed in
+#      the middle of their writes: no torn or stray files (every file left
+#      loads; a restart leaves no temporary behind).
 #
 # Usage: scripts/soak.sh [--short] [--build-dir DIR]   (builds what it needs
 # unless --no-build). Exit 0 when every check holds; each failure is printed.
@@ -138,6 +146,7 @@ echo "soak: 8 concurrent 4 MiB Validate: peak RSS $HWM_BEFORE -> $HWM_AFTER KiB"
   fail "peak RSS grew $(((HWM_AFTER - HWM_BEFORE) / 1024)) MiB (limit 64)"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || fail "the soak server exited non-zero"
 
+SOAK_RPS_FOR_FAULTS=$TARGET_QPS
 # ------------------------------------- 4. SIGTERM with heavy work in flight
 start_server "$WORK/heavy.log" --max_work_units 1e15 --drain_timeout "${DRAIN_SECONDS}s"
 "$PYTHON" - "$ADDRESS" "$BUILD/python" >"$WORK/heavy.txt" 2>&1 <<'EOF' &
@@ -160,15 +169,17 @@ request.workload.input_tokens, request.workload.output_tokens = 200, 100
 request.workload.output_tokens_cv = 0.5
 request.closed_loop.think_time_seconds = 10
 request.closed_loop.concurrencies.extend(range(16384 - 4095, 16385))
+ended = []
 def one():
     try:
         predict(request, timeout=600)
-        print("OK")
+        ended.append("OK")
     except grpc.RpcError as e:
-        print(e.code().name)
+        ended.append(e.code().name)
 threads = [threading.Thread(target=one) for _ in range(3)]
 for t in threads: t.start()
 for t in threads: t.join()
+print("\n".join(ended))
 EOF
 CLIENT_PID=$!
 PIDS+=("$CLIENT_PID")
@@ -185,6 +196,92 @@ echo "soak: SIGTERM with 3 heavy calls in flight: exit $EXIT after $ELAPSED_MS m
 [ "$ELAPSED_MS" -lt $(((DRAIN_SECONDS + 1) * 1000)) ] ||
   fail "exit took $ELAPSED_MS ms (limit $(((DRAIN_SECONDS + 1) * 1000)))"
 grep -q OK "$WORK/heavy.txt" && fail "a heavy call finished: it was not in flight"
+
+# ------------------------------------ 5. reload under load, corrupt file
+cp -r "$ROOT/data" "$WORK/data-reload"
+start_server "$WORK/reload.log" --data_dir "$WORK/data-reload"
+RELOAD_SECONDS=$((SHORT == 1 ? 6 : 20))
+"$LOADGEN" --target "$ADDRESS" --threads 4 --seconds "$RELOAD_SECONDS" --method all \
+  --qps "$SOAK_RPS_FOR_FAULTS" >"$WORK/reload-load.txt" 2>&1 &
+LOAD_PID=$!
+PIDS+=("$LOAD_PID")
+BASELINES="$WORK/data-reload/baselines"
+VICTIM="$(ls "$BASELINES" | grep '^seed-.*\.txtpb$' | head -1)"
+cp "$BASELINES/$VICTIM" "$WORK/victim.txtpb"
+ROUNDS=$((RELOAD_SECONDS / 3))
+for round in $(seq 1 "$ROUNDS"); do
+  sleep 1
+  printf 'id: "soak-corrupt"\nsweeps { name: \x27unterminated\n' >"$BASELINES/zz-soak-corrupt.txtpb"
+  kill -HUP "$SERVER_PID"; sleep 0.5
+  rm -f "$BASELINES/zz-soak-corrupt.txtpb"
+  head -c 200 "$WORK/victim.txtpb" >"$BASELINES/$VICTIM"  # a torn copy of a good file
+  kill -HUP "$SERVER_PID"; sleep 0.5
+  cp "$WORK/victim.txtpb" "$BASELINES/$VICTIM"
+  kill -HUP "$SERVER_PID"; sleep 0.5
+done
+if ! wait "$LOAD_PID"; then
+  cat "$WORK/reload-load.txt"
+  fail "RPCs failed while the catalogue was reloaded with corrupt files"
+fi
+sleep 0.5
+REFUSED=$(grep -c "reload failed, keeping the previous catalogue" "$WORK/reload.log" || true)
+ACCEPTED=$(grep -c "catalogue reloaded" "$WORK/reload.log" || true)
+echo "soak: reload under load: $(tail -1 "$WORK/reload-load.txt"); $REFUSED bad reloads refused," \
+  "$ACCEPTED accepted ($((3 * ROUNDS)) SIGHUPs)"
+[ "$REFUSED" -ge $((2 * ROUNDS)) ] || fail "only $REFUSED of $((2 * ROUNDS)) corrupt reloads were refused"
+[ "$ACCEPTED" -ge 1 ] || fail "no reload was accepted after the files were fixed"
+grep -q "zz-soak-corrupt.txtpb" "$WORK/reload.log" || fail "the refused reload does not name the file"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || fail "the reload server exited non-zero"
+
+# ------------------------------------ 6. kill -9 during ingest writes
+INGEST_LOG="$ROOT/tests/data/ingest/engine-log/dennislee_vllm_v1_qwen2_7b_a100.log"
+INGEST_FLAGS=(--model qwen2-7b-instruct --gpu nvidia-a100-sxm-80gb --engine vllm
+  --source https://github.com/dennislee22/vLLM-benchmarking/blob/608c86e90fc1ab6071c6bb8a673046ab9cd65062/log/vllm-7B-1gpuA10080GB-0.5GRAM.log)
+CLI="$BUILD/bin/capplan"
+[ -x "$CLI" ] || { echo "soak: $CLI is missing (build it first)" >&2; exit 2; }
+cp -r "$ROOT/data" "$WORK/data-kill"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/token"
+KILLS=$((SHORT == 1 ? 3 : 10))
+WRITTEN=0
+for round in $(seq 1 "$KILLS"); do
+  start_server "$WORK/kill-$round.log" --data_dir "$WORK/data-kill" --write_token_file "$WORK/token"
+  "$LOADGEN" --target "$ADDRESS" --threads 2 --seconds 30 --method all \
+    --qps "$((SOAK_RPS_FOR_FAULTS / 2))" >/dev/null 2>&1 &
+  LOAD_PID=$!
+  PIDS+=("$LOAD_PID")
+  for i in $(seq 1 8); do
+    "$CLI" ingest "$INGEST_LOG" --id "soak-put-$round-$i" "${INGEST_FLAGS[@]}" \
+      --server "$ADDRESS" --token-file "$WORK/token" >/dev/null 2>&1 &
+    PIDS+=("$!")
+  done
+  sleep "0.$((RANDOM % 5 + 1))"
+  kill -KILL "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  kill "$LOAD_PID" 2>/dev/null || true
+  wait "$LOAD_PID" 2>/dev/null || true
+  # The CLI writing to a folder, killed likewise.
+  for i in $(seq 1 4); do
+    "$CLI" ingest "$INGEST_LOG" --id "soak-dir-$round-$i" "${INGEST_FLAGS[@]}" \
+      --out-dir "$WORK/data-kill" >/dev/null 2>&1 &
+    CLI_PID=$!
+    sleep "0.0$((RANDOM % 9 + 1))"
+    kill -KILL "$CLI_PID" 2>/dev/null || true
+    wait "$CLI_PID" 2>/dev/null || true
+  done
+  wait || true
+done
+WRITTEN=$(ls "$WORK/data-kill/baselines" | grep -c '^soak-' || true)
+STRAY_BEFORE=$(find "$WORK/data-kill" -name '.capplan-tmp-*' | wc -l)
+# Every file left must load: a torn file would stop the start.
+start_server "$WORK/kill-check.log" --data_dir "$WORK/data-kill"
+STRAY_AFTER=$(find "$WORK/data-kill" -name '.capplan-tmp-*' | wc -l)
+"$CLI" --data-dir "$WORK/data-kill" baselines list >"$WORK/kill-list.txt" 2>&1 ||
+  fail "the catalogue left by the kills does not list: $(head -3 "$WORK/kill-list.txt")"
+echo "soak: kill -9 during ingest writes: $KILLS server kills, $((4 * KILLS)) CLI kills;" \
+  "$WRITTEN baselines written whole, $STRAY_BEFORE temporaries left by the kills," \
+  "$STRAY_AFTER after a restart; the catalogue loads"
+[ "$STRAY_AFTER" = 0 ] || fail "$STRAY_AFTER temporary files remain after a restart"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || fail "the check server exited non-zero"
 
 [ "$FAILED" = 0 ] && echo "soak: all checks passed"
 exit "$FAILED"

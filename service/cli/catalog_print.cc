@@ -440,14 +440,23 @@ void PrintTexts(const char* title, const google::protobuf::RepeatedPtrField<std:
 
 }  // namespace
 
+namespace {
+
+// "NVLink 900 GB/s"; "xGMI (bandwidth not stated)" for a card whose source
+// gives no link bandwidth.
+std::string LinkWithBandwidth(const char* kind, double bytes_per_second) {
+  if (!(bytes_per_second > 0)) return absl::StrCat(kind, " (bandwidth not stated)");
+  return absl::StrFormat("%s %s GB/s", kind, FormatScaled(bytes_per_second, 1e9, 0));
+}
+
+}  // namespace
+
 std::string LinkName(const v1::Interconnect& link) {
   switch (link.kind()) {
     case v1::LINK_KIND_NVLINK:
-      return absl::StrFormat("NVLink %s GB/s",
-                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+      return LinkWithBandwidth("NVLink", link.bandwidth_bytes_per_second());
     case v1::LINK_KIND_XGMI:
-      return absl::StrFormat("xGMI %s GB/s",
-                             FormatScaled(link.bandwidth_bytes_per_second(), 1e9, 0));
+      return LinkWithBandwidth("xGMI", link.bandwidth_bytes_per_second());
     case v1::LINK_KIND_PCIE:
       return absl::StrCat(
           "PCIe", link.pcie_generation() > 0 ? absl::StrCat(" ", link.pcie_generation()) : "",

@@ -25,6 +25,7 @@ inline constexpr char kNoQualityEvidence[] = "NO_QUALITY_EVIDENCE";
 inline constexpr char kFarFromBaselines[] = "FAR_FROM_BASELINES";
 inline constexpr char kUnknownEngineVersion[] = "UNKNOWN_ENGINE_VERSION";
 inline constexpr char kUnmodelledFlag[] = "UNMODELLED_FLAG";
+inline constexpr char kWorkloadFromBaseline[] = "WORKLOAD_FROM_BASELINE";
 
 // Collects Validate's findings and checks into its response.
 class FindingList {

@@ -11,6 +11,7 @@
 #include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/load_translation.h"
 #include "service/translate/request_validation.h"
 
 namespace capplan::service {
@@ -55,8 +56,9 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
   };
   if (!r.has_workload() && r.deployment().baseline_id().empty()) {
     return absl::InvalidArgumentError(
-        "PlanRequest.workload is missing; give input_tokens and output_tokens per request "
-        "(or start from a baseline, whose measured workload is then used)");
+        "PlanRequest.workload.input_tokens and PlanRequest.workload.output_tokens are not set; "
+        "give the request shape (or start from a baseline, whose measured workload is then "
+        "used)");
   }
   if (!r.kv_tier_id().empty() || r.kv_restore_context_tokens_size() > 0) {
     return absl::UnimplementedError(absl::StrFormat(
@@ -144,31 +146,6 @@ void AddMeasuredCapacity(const Catalog& catalog, const ResolvedDeployment& r,
           days, days == 30 ? " (the source report's)" : "", period.duty_factor));
     }
   }
-}
-
-// The workload a baseline measured: its sustained run's request shape, else
-// its first sweep's.
-absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& b,
-                                                  v1::PlanResponse* response) {
-  for (const v1::SustainedRun& run : b.sustained_runs()) {
-    if (run.workload().has_input_tokens() && run.workload().has_output_tokens()) {
-      v1::WorkloadSpec w;
-      w.set_input_tokens(run.workload().input_tokens());
-      w.set_output_tokens(run.workload().output_tokens());
-      response->add_notes(absl::StrFormat(
-          "workload from baseline %s, run %s: %.0f input + %.0f output tokens per request", b.id(),
-          run.name(), w.input_tokens(), w.output_tokens()));
-      return w;
-    }
-  }
-  if (b.sweeps_size() == 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "PlanRequest.workload is missing and baseline %s states no workload; give one", b.id()));
-  }
-  std::vector<std::string> notes;
-  CAPPLAN_ASSIGN_OR_RETURN(v1::WorkloadSpec w, SweepWorkload(b, b.sweeps(0), &notes));
-  for (const std::string& note : notes) response->add_notes(note);
-  return w;
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -329,7 +306,10 @@ absl::StatusOr<LoadQuery> QueryOf(const v1::PlanRequest& request, const Resolved
   if (request.has_workload()) {
     query.workload = request.workload();
   } else {
-    CAPPLAN_ASSIGN_OR_RETURN(query.workload, BaselineWorkload(*r.baseline, response));
+    std::vector<std::string> notes;
+    CAPPLAN_ASSIGN_OR_RETURN(query.workload,
+                             BaselineWorkload(*r.baseline, "PlanRequest.workload", &notes));
+    for (std::string& note : notes) response->add_notes(std::move(note));
   }
   query.slo = request.slo();
   query.calibration.assign(request.calibration().begin(), request.calibration().end());

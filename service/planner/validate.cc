@@ -15,6 +15,7 @@
 #include "service/planner/validate_checks.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
+#include "service/translate/load_translation.h"
 #include "service/translate/hf_config.h"
 #include "service/translate/launch_line.h"
 #include "service/translate/model_translation.h"
@@ -26,11 +27,23 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr char kPath[] = "ValidateRequest.deployment";
 
+// 442416 -> "442,416": the way the CLI's tables print counts.
+std::string Thousands(uint64_t n) {
+  std::string digits = absl::StrCat(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 const absl::flat_hash_set<std::string>& KnownCodes() {
   static const auto* const kCodes = new absl::flat_hash_set<std::string>{
       kDoesNotFit,        kKvPoolBelowOneRequest, kConcurrencyAboveSafe, kTtftSloMissed,
       kTpotSloMissed,     kE2eSloMissed,          kUnstableLoad,         kContextBeyondNative,
-      kNoQualityEvidence, kFarFromBaselines,      kUnknownEngineVersion, kUnmodelledFlag};
+      kNoQualityEvidence, kFarFromBaselines,      kUnknownEngineVersion, kUnmodelledFlag,
+      kWorkloadFromBaseline};
   return *kCodes;
 }
 
@@ -99,10 +112,12 @@ absl::Status CheckRequest(const v1::ValidateRequest& request) {
         absl::StrFormat("ValidateRequest.expected_load.requests_per_second = %g; must be > 0",
                         load.requests_per_second()));
   }
-  if ((load.has_concurrent_users() || load.has_requests_per_second()) && !request.has_workload()) {
+  if ((load.has_concurrent_users() || load.has_requests_per_second()) && !request.has_workload() &&
+      request.deployment().baseline_id().empty()) {
     return absl::InvalidArgumentError(
-        "ValidateRequest.workload is missing; an expected load needs the request shape "
-        "(input_tokens, output_tokens)");
+        "ValidateRequest.workload.input_tokens and ValidateRequest.workload.output_tokens are "
+        "not set; an expected load needs the request shape (or a deployment from a baseline, "
+        "whose measured workload is then used)");
   }
   return absl::OkStatus();
 }
@@ -177,13 +192,17 @@ void CheckFit(const v1::MemoryPlan& memory, FindingList* findings) {
 }
 
 void CheckPoolHoldsOneRequest(const v1::MemoryPlan& memory, FindingList* findings) {
-  const bool weights_fit = WeightsFit(memory);
+  const char kName[] = "KV pool holds one request of max_model_len";
   const uint64_t max_len = memory.deployment().max_model_len();
-  const bool one_request = weights_fit && memory.kv_pool_tokens() >= max_len;
-  findings->Check(
-      "KV pool holds one request of max_model_len", kKvPoolBelowOneRequest, one_request,
-      absl::StrFormat("KV pool %d tokens, max_model_len %d", memory.kv_pool_tokens(), max_len));
-  if (!weights_fit || one_request) return;
+  if (!WeightsFit(memory)) {
+    findings->Skip(kName, kKvPoolBelowOneRequest, "the weights and overheads do not fit the GPU");
+    return;
+  }
+  const bool one_request = memory.kv_pool_tokens() >= max_len;
+  findings->Check(kName, kKvPoolBelowOneRequest, one_request,
+                  absl::StrFormat("KV pool %s tokens, max_model_len %s tokens",
+                                  Thousands(memory.kv_pool_tokens()), Thousands(max_len)));
+  if (one_request) return;
   findings->Add(v1::SEVERITY_ERROR, kKvPoolBelowOneRequest,
                 "ValidateRequest.deployment.engine.max_model_len",
                 absl::StrFormat("the KV pool holds %d tokens, fewer than one request of "
@@ -243,7 +262,16 @@ void CheckQualityEvidence(const Catalog& catalog, const ResolvedDeployment& r,
                       r.model.family().empty() ? "(none)" : r.model.family(), FormatName(format)));
 }
 
-void CheckBackedByBaselines(const std::vector<v1::Tier>& tiers, FindingList* findings) {
+// Without an expected load only the memory account is computed: the check
+// then speaks of it alone (a measured deployment's load figures come from
+// its baseline only when a load is asked for).
+void CheckBackedByBaselines(const std::vector<v1::Tier>& tiers, bool load_checked,
+                            FindingList* findings) {
+  if (!load_checked && tiers.size() <= 1) {
+    findings->Skip("figures backed by a baseline", kFarFromBaselines,
+                   "no expected load: only the memory account was computed");
+    return;
+  }
   const bool near = std::any_of(tiers.begin(), tiers.end(), [](v1::Tier t) {
     return t == v1::TIER_MEASURED || t == v1::TIER_CALIBRATED;
   });
@@ -252,8 +280,9 @@ void CheckBackedByBaselines(const std::vector<v1::Tier>& tiers, FindingList* fin
                        : "every figure is extrapolated or roofline");
   if (near) return;
   findings->Add(v1::SEVERITY_WARNING, kFarFromBaselines, kPath,
-                "no baseline measured or calibrates this configuration: every figure is "
-                "extrapolated or from the roofline model; treat them as estimates");
+                "no baseline measured this configuration at this load (nor calibrates it): "
+                "every figure is extrapolated or from the roofline model; treat them as "
+                "estimates");
 }
 
 // Allow-listed codes become warnings; any ERROR left fails.
@@ -290,6 +319,10 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   v1::ValidateResponse response;
   FindingList findings(&response);
   CAPPLAN_ASSIGN_OR_RETURN(v1::Deployment deployment, DeploymentOf(request, &findings));
+  // An expected load with no workload takes the workload the deployment's
+  // baseline measured (as Plan does).
+  v1::ValidateRequest with_workload;
+  const v1::ValidateRequest* req = &request;
   const uint64_t requested_len = deployment.engine().max_model_len();
   deployment.mutable_engine()->clear_max_model_len();
   // A baseline that withholds its GPU is validated as Plan and PredictLoad
@@ -298,11 +331,28 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
                            ResolveDeploymentAllowingWithheldHardware(catalog, deployment, kPath));
   // Without the request's own max_model_len, the baseline's (if any) applies.
   CheckContext(requested_len > 0 ? requested_len : r.engine.max_model_len(), &r, &findings);
-  CAPPLAN_ASSIGN_OR_RETURN(
-      PreparedDeployment d,
-      PrepareDeployment(catalog, std::move(r), MeanSequence(request), counters));
-  if (request.has_workload()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(request.workload(), d, "ValidateRequest"));
+  const bool has_load = request.expected_load().has_concurrent_users() ||
+                        request.expected_load().has_requests_per_second();
+  if (has_load && !request.has_workload() && r.baseline != nullptr) {
+    std::vector<std::string> notes;
+    with_workload = request;
+    CAPPLAN_ASSIGN_OR_RETURN(
+        *with_workload.mutable_workload(),
+        BaselineWorkload(*r.baseline, "ValidateRequest.workload", &notes));
+    findings.Add(v1::SEVERITY_INFO, kWorkloadFromBaseline, "ValidateRequest.workload",
+                 absl::StrFormat("no workload given: baseline %s's, %.1f input + %.1f output "
+                                 "tokens per request",
+                                 r.baseline->id(), with_workload.workload().input_tokens(),
+                                 with_workload.workload().output_tokens()));
+    for (const std::string& note : notes) {
+      findings.Add(v1::SEVERITY_INFO, kWorkloadFromBaseline, "ValidateRequest.workload", note);
+    }
+    req = &with_workload;
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,
+                           PrepareDeployment(catalog, std::move(r), MeanSequence(*req), counters));
+  if (req->has_workload()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckWorkloadWithinContext(req->workload(), d, "ValidateRequest"));
   }
   *response.mutable_memory() = d.memory;
   if (d.hardware_withheld) {
@@ -315,9 +365,9 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   CheckQualityEvidence(catalog, d.resolved, &findings);
   std::vector<v1::Tier> tiers = {d.memory.provenance().tier()};
   CAPPLAN_RETURN_IF_ERROR(
-      AddLoadChecks(catalog, d, request, &findings, &response, &tiers, counters, budget));
-  CheckBackedByBaselines(tiers, &findings);
-  SetVerdict(request, &response);
+      AddLoadChecks(catalog, d, *req, &findings, &response, &tiers, counters, budget));
+  CheckBackedByBaselines(tiers, has_load, &findings);
+  SetVerdict(*req, &response);
   return response;
 }
 

@@ -60,8 +60,13 @@ void SloChecks(const v1::Slo& slo, const v1::LoadCurvePoint& p, const std::strin
         slo.e2e_p95_seconds(), p.has_e2e_p95_seconds(), p.e2e_p95_seconds(), "end-to-end p95");
 }
 
-void AddTiers(const v1::LoadCurve& curve, std::vector<v1::Tier>* tiers) {
+// The tiers of the figures at the expected load alone: a grid's provenance
+// covers all its points, and the grid reaches past the load (to find the
+// safe concurrency), often past the measured range.
+absl::Status AddTiersAt(const PreparedLoad& load, LoadAxis at, std::vector<v1::Tier>* tiers) {
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, DrawCurve(load, at));
   for (const v1::MetricProvenance& m : curve.provenance()) tiers->push_back(m.tier());
+  return absl::OkStatus();
 }
 
 void SkipLoadChecks(const std::string& why, FindingList* findings) {
@@ -83,7 +88,10 @@ absl::Status CheckUsers(const PreparedLoad& load, const v1::ValidateRequest& req
       std::min<uint32_t>(std::max<uint32_t>(2 * users, 16), model::kMaxClosedLoopConcurrency),
       users);
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, DrawCurve(load, axis));
-  AddTiers(curve, tiers);
+  LoadAxis at_users;
+  at_users.closed_loop = v1::ClosedLoopAxis();
+  at_users.closed_loop->add_concurrencies(users);
+  CAPPLAN_RETURN_IF_ERROR(AddTiersAt(load, std::move(at_users), tiers));
   const v1::SafeOperatingPoint& safe = curve.safe_operating_point();
   const uint32_t safe_users = safe.found() && safe.has_concurrency() ? safe.concurrency() : 0;
   const bool within = users <= safe_users;
@@ -116,7 +124,10 @@ absl::Status CheckRate(const PreparedLoad& load, const v1::ValidateRequest& requ
   LoadAxis axis;
   axis.open_loop = RateGridAxis(rps, 128);  // rps/64 .. 2·rps, including rps
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve curve, DrawCurve(load, axis));
-  AddTiers(curve, tiers);
+  LoadAxis at_rate;
+  at_rate.open_loop = v1::OpenLoopAxis();
+  at_rate.open_loop->add_arrival_rates_rps(rps);
+  CAPPLAN_RETURN_IF_ERROR(AddTiersAt(load, std::move(at_rate), tiers));
   const v1::LoadCurvePoint* p = PointAt(curve, std::nullopt, rps);
   const bool stable = p != nullptr && p->stable();
   const double utilization = p != nullptr ? p->utilization() : 0.0;

@@ -146,6 +146,31 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
   return w;
 }
 
+absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& baseline,
+                                                  absl::string_view workload_path,
+                                                  std::vector<std::string>* notes) {
+  for (const v1::SustainedRun& run : baseline.sustained_runs()) {
+    if (run.workload().has_input_tokens() && run.workload().has_output_tokens()) {
+      v1::WorkloadSpec w;
+      w.set_input_tokens(run.workload().input_tokens());
+      w.set_output_tokens(run.workload().output_tokens());
+      if (notes != nullptr) {
+        notes->push_back(absl::StrFormat(
+            "workload from baseline %s, run %s: %.0f input + %.0f output tokens per request",
+            baseline.id(), run.name(), w.input_tokens(), w.output_tokens()));
+      }
+      return w;
+    }
+  }
+  if (baseline.sweeps_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s.input_tokens and %s.output_tokens are not set and baseline %s states no workload; "
+        "give them",
+        workload_path, workload_path, baseline.id()));
+  }
+  return SweepWorkload(baseline, baseline.sweeps(0), notes);
+}
+
 absl::StatusOr<std::vector<SourcedPoint>> BaselinePoints(const v1::Baseline& baseline,
                                                          bool with_variants,
                                                          std::vector<std::string>* notes) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "capplan/v1/planner.pb.h"
 #include "model/calibration.h"
 #include "model/provenance.h"
@@ -29,6 +30,13 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& workload);
 // none). `notes` receives what was derived or assumed.
 absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, const v1::Sweep& sweep,
                                                std::vector<std::string>* notes);
+
+// The workload a baseline measured, for a request that gives none: its first
+// sustained run's request shape, else its first sweep's (SweepWorkload).
+// INVALID_ARGUMENT naming `workload_path` when the baseline states neither.
+absl::StatusOr<v1::WorkloadSpec> BaselineWorkload(const v1::Baseline& baseline,
+                                                  absl::string_view workload_path,
+                                                  std::vector<std::string>* notes);
 
 // One measured row as a calibration point, with where it came from.
 struct SourcedPoint {

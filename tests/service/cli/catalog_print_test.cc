@@ -106,6 +106,17 @@ TEST(HardwareGet, TheVendorIsNotPrintedTwice) {
   EXPECT_THAT(r.out, Not(HasSubstr("NVIDIA NVIDIA")));
 }
 
+// A link whose bandwidth no source states reads so, not "xGMI - GB/s".
+TEST(HardwareList, ALinkWithoutABandwidthSaysSo) {
+  Result list = RunCapplan({"hardware", "list"});
+  ASSERT_EQ(list.code, kExitOk) << list.err;
+  EXPECT_THAT(list.out, Not(HasSubstr("- GB/s")));
+  EXPECT_THAT(list.out, HasSubstr("xGMI 448 GB/s"));  // the MI300X states its link
+  Result mi355x = RunCapplan({"hardware", "get", "amd-mi355x-288gb"});
+  ASSERT_EQ(mi355x.code, kExitOk) << mi355x.err;
+  EXPECT_THAT(mi355x.out, HasSubstr("xGMI (bandwidth not stated)"));
+}
+
 v1::ModelInfo InfoOf(const std::string& json) {
   v1::ModelInfo info;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &info).ok()) << json;

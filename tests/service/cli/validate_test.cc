@@ -205,6 +205,29 @@ TEST(CliValidate, ABaselineBringsItsGpuEvenAWithheldOne) {
   EXPECT_THAT(named.out, HasSubstr("of 31.84 GiB per GPU"));  // the RTX 5090's usable memory
 }
 
+// As plan does, validate --baseline takes the baseline's measured workload
+// when only the load is given; without a baseline the error names the flags.
+TEST(CliValidate, ABaselineBringsItsWorkloadAndTheErrorNamesTheFlags) {
+  // Measured at 1 to 8 users: 4 users is backed by the baseline's rows.
+  Result r = RunCapplan({"validate", "--baseline", "vllm-0.11-qwen3-8b-h100x1-sharegpt-closed",
+                         "--users", "4"});
+  EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("WORKLOAD_FROM_BASELINE"));
+  EXPECT_THAT(r.out, HasSubstr("4 users expected; safe up to"));
+  EXPECT_THAT(r.out, Not(HasSubstr("no expected load")));
+  EXPECT_THAT(r.out, Not(HasSubstr("FAR_FROM_BASELINES")));
+  std::map<std::string, std::string> by_name;
+  for (const auto& [check, result] : CheckResults(r.out)) {
+    by_name[std::string(absl::StripTrailingAsciiWhitespace(check))] = result;
+  }
+  EXPECT_EQ(by_name["figures backed by a baseline"], "pass");
+
+  Result missing = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb",
+                               "--users", "4"});
+  EXPECT_EQ(missing.code, kExitInvalid) << missing.out;
+  EXPECT_THAT(missing.err, HasSubstr("--input-tokens and --output-tokens are not set"));
+}
+
 TEST(CliPlan, BaselinePlanPrintsCapacityWithUnits) {
   Result r = RunCapplan(
       {"plan", "--baseline", "seed-000-122b-moe-int4-4gpu-pcie-sglang", "--ttft-p95", "1"});

@@ -67,6 +67,7 @@ TEST(FindingCodes, AreTheStableStrings) {
   EXPECT_STREQ(kFarFromBaselines, "FAR_FROM_BASELINES");
   EXPECT_STREQ(kUnknownEngineVersion, "UNKNOWN_ENGINE_VERSION");
   EXPECT_STREQ(kUnmodelledFlag, "UNMODELLED_FLAG");
+  EXPECT_STREQ(kWorkloadFromBaseline, "WORKLOAD_FROM_BASELINE");
 }
 
 }  // namespace

@@ -187,7 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, PlanErrors,
     ::testing::Values(
         Bad{"NoWorkload", R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb" })",
-            "PlanRequest.workload is missing"},
+            "PlanRequest.workload.input_tokens and PlanRequest.workload.output_tokens are not "
+            "set"},
         Bad{"ZeroDuty", std::string(kOk) + "duty_factor: 0", "PlanRequest.duty_factor = 0"},
         Bad{"NegativeTarget", std::string(kOk) + "target_requests_per_second: -1",
             "PlanRequest.target_requests_per_second = -1; must be > 0"},

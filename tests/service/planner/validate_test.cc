@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -126,9 +127,12 @@ TEST(Validate, DeploymentThatDoesNotFitFailsAndSkipsTheLoadChecks) {
           Pair("shortfall_bytes", static_cast<double>(r->memory().shortfall_bytes())),
           Pair("capacity_bytes", static_cast<double>(r->memory().per_gpu().capacity_bytes()))));
   EXPECT_FALSE(CheckFor(*r, kDoesNotFit).passed());
-  // No KV-pool finding on top: the weights are the reason.
+  // No KV-pool finding on top: the weights are the reason, and the pool
+  // check is skipped for it (not a warning about a pool of 0 tokens).
   EXPECT_TRUE(FindingsWith(*r, kKvPoolBelowOneRequest).empty());
-  EXPECT_FALSE(CheckFor(*r, kKvPoolBelowOneRequest).passed());
+  EXPECT_TRUE(CheckFor(*r, kKvPoolBelowOneRequest).skipped());
+  EXPECT_EQ(CheckFor(*r, kKvPoolBelowOneRequest).detail(),
+            "the weights and overheads do not fit the GPU");
   for (const char* code : {kConcurrencyAboveSafe, kUnstableLoad, kTtftSloMissed}) {
     EXPECT_TRUE(CheckFor(*r, code).skipped()) << code;
     EXPECT_EQ(CheckFor(*r, code).detail(), "the weights and overheads do not fit the GPU") << code;
@@ -160,8 +164,11 @@ TEST(Validate, KvPoolBelowOneRequestOfMaxModelLen) {
   EXPECT_THAT(f[0].figures(),
               UnorderedElementsAre(Pair("kv_pool_tokens", static_cast<double>(pool)),
                                    Pair("max_model_len_tokens", 131072.0)));
+  // The detail groups the digits as the CLI's tables do (38416 -> 38,416).
+  std::string grouped = absl::StrCat(pool);
+  for (int i = static_cast<int>(grouped.size()) - 3; i > 0; i -= 3) grouped.insert(i, ",");
   EXPECT_EQ(CheckFor(*r, kKvPoolBelowOneRequest).detail(),
-            absl::StrCat("KV pool ", pool, " tokens, max_model_len 131072"));
+            absl::StrCat("KV pool ", grouped, " tokens, max_model_len 131,072 tokens"));
   EXPECT_EQ(r->verdict(), v1::VERDICT_FAIL);
 }
 
@@ -246,13 +253,64 @@ TEST(Validate, AGateOfTheSameFamilyAndFormatIsEvidence) {
 // --------------------------------------------------------- far from baselines
 
 TEST(Validate, NoBaselineOfTheConfigurationIsFarFromBaselines) {
-  absl::StatusOr<v1::ValidateResponse> r = Validate(Bundled(), Request(kQwenOnH100));
+  // No baseline was measured on an RTX A6000.
+  absl::StatusOr<v1::ValidateResponse> r = Validate(
+      Bundled(), Request(R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-rtx-a6000-48gb"
+                                         engine { version: "0.11.0" } }
+                            workload { input_tokens: 1000 output_tokens: 200 }
+                            expected_load { concurrent_users: 4 })"));
   ASSERT_TRUE(r.ok()) << r.status();
   const std::vector<v1::Finding> f = FindingsWith(*r, kFarFromBaselines);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].severity(), v1::SEVERITY_WARNING);
   EXPECT_EQ(f[0].field(), "ValidateRequest.deployment");
   EXPECT_EQ(CheckFor(*r, kFarFromBaselines).detail(), "every figure is extrapolated or roofline");
+}
+
+// Without an expected load only the memory account is computed: the check
+// does not claim that no baseline measured the configuration.
+TEST(Validate, WithoutALoadTheBaselineCheckIsSkipped) {
+  absl::StatusOr<v1::ValidateResponse> r = Validate(Bundled(), Request(kQwenOnH100));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(FindingsWith(*r, kFarFromBaselines).empty());
+  const v1::Check c = CheckFor(*r, kFarFromBaselines);
+  EXPECT_TRUE(c.skipped());
+  EXPECT_EQ(c.detail(), "no expected load: only the memory account was computed");
+}
+
+// An expected load without a workload, on a baseline's deployment, is
+// checked at the workload the baseline measured (as Plan does): the answer
+// equals the one for that workload given explicitly.
+TEST(Validate, ABaselinesWorkloadIsUsedWhenTheRequestGivesNone) {
+  const char kId[] = "vllm-0.11-qwen3-8b-h100x1-sharegpt-closed";
+  const v1::Baseline* b = Bundled().FindBaseline(kId);
+  ASSERT_NE(b, nullptr);
+  ASSERT_GT(b->sweeps_size(), 0);
+  const v1::Workload& w = b->sweeps(0).workload();
+  ASSERT_TRUE(w.has_input_tokens() && w.has_output_tokens());
+  const std::string base = absl::StrCat("deployment { baseline_id: \"", kId, "\" } ",
+                                        "expected_load { concurrent_users: 16 }");
+  absl::StatusOr<v1::ValidateResponse> implicit = Validate(Bundled(), Request(base));
+  ASSERT_TRUE(implicit.ok()) << implicit.status();
+  const std::vector<v1::Finding> notes = FindingsWith(*implicit, kWorkloadFromBaseline);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes[0].severity(), v1::SEVERITY_INFO);
+  EXPECT_EQ(notes[0].field(), "ValidateRequest.workload");
+  EXPECT_THAT(notes[0].message(), HasSubstr(kId));
+  ASSERT_TRUE(implicit->has_load());
+  EXPECT_FALSE(CheckFor(*implicit, kConcurrencyAboveSafe).skipped());
+
+  absl::StatusOr<v1::ValidateResponse> explicit_workload = Validate(
+      Bundled(), Request(absl::StrFormat("%s workload { input_tokens: %f output_tokens: %f }", base,
+                                         w.input_tokens(), w.output_tokens())));
+  ASSERT_TRUE(explicit_workload.ok()) << explicit_workload.status();
+  ASSERT_TRUE(explicit_workload->has_load());
+  ASSERT_EQ(implicit->load().points_size(), explicit_workload->load().points_size());
+  for (int i = 0; i < implicit->load().points_size(); ++i) {
+    EXPECT_DOUBLE_EQ(implicit->load().points(i).output_tokens_per_second(),
+                     explicit_workload->load().points(i).output_tokens_per_second());
+  }
+  EXPECT_TRUE(FindingsWith(*explicit_workload, kWorkloadFromBaseline).empty());
 }
 
 TEST(Validate, ABaselinesOwnConfigurationIsBackedByIt) {
@@ -340,7 +398,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "ValidateRequest.expected_load.requests_per_second = -1; must be > 0"},
         BadCase{"LoadWithoutWorkload",
                 std::string(kQwenOnH100) + " expected_load { concurrent_users: 4 }",
-                "ValidateRequest.workload is missing; an expected load needs the request shape"},
+                "ValidateRequest.workload.input_tokens and ValidateRequest.workload.output_tokens are "
+                "not set; an expected load needs the request shape"},
         BadCase{"LaunchLineWithBaseline",
                 absl::StrCat("launch_line: \"vllm serve Qwen/Qwen3-8B\" deployment { baseline_id: "
                              "\"",
