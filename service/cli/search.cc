@@ -133,31 +133,30 @@ std::string WorstTier(const v1::SearchCandidate& c) {
 
 void PrintCandidates(const std::vector<const v1::SearchCandidate*>& list, std::ostream& out) {
   TextTable t({"#", "GPU", "GPUS (TPxPP)", "ENGINE", "WEIGHTS", "KV", "SEQS", "REPLICAS",
-               "TOTAL GPUS", "USER TOK/S", "TTFT P95 (s)", "OUT TOK/MONTH/REPLICA (M)",
-               "$/GPU-H", "$/M OUT TOK", "$/MONTH", "FRONT", "TIER (BAND)"});
+               "TOTAL GPUS", "USER TOK/S", "TTFT P95 (s)", "OUT TOK/MONTH/REPLICA (M)", "$/GPU-H",
+               "$/M OUT TOK", "$/MONTH", "FRONT", "TIER (BAND)"});
   int i = 0;
   for (const v1::SearchCandidate* c : list) {
     const v1::Deployment& d = c->deployment();
     const v1::OperatingPoint& s = c->safe_point();
     // A card of the request's own (--hardware-file) travels whole, not by id.
     const std::string& card = d.has_hardware() ? d.hardware().id() : d.hardware_id();
-    t.AddRow({absl::StrCat(++i), card,
-              absl::StrFormat("%d (%dx%d)", c->gpus_per_replica(), d.parallelism().tp(),
-                              d.parallelism().pp()),
-              EngineName(d.engine().kind()), Weights(d),
-              absl::AsciiStrToLower(v1::KvCacheDtype_Name(d.engine().kv_cache_dtype()).substr(15)),
-              absl::StrCat(d.engine().max_num_seqs()), absl::StrCat(c->replicas()),
-              absl::StrCat(c->total_gpus()),
-              absl::StrFormat("%.1f", c->user_output_tokens_per_second()),
-              Opt(s.has_ttft_p95_seconds(), s.ttft_p95_seconds(), "%.3f"),
-              FormatScaled(c->capacity().output_tokens_per_month(), 1e6, 0),
-              c->has_price_per_gpu_hour() ? absl::StrFormat("%.2f", c->price_per_gpu_hour())
-                                          : "no price",
-              Opt(c->has_cost_per_million_output_tokens(), c->cost_per_million_output_tokens(),
-                  "%.3f"),
-              Opt(c->has_monthly_cost(), c->monthly_cost(), "%.0f"),
-              absl::StrCat(c->on_cost_front() ? "C" : "", c->on_capacity_front() ? "G" : ""),
-              WorstTier(*c)});
+    t.AddRow(
+        {absl::StrCat(++i), card,
+         absl::StrFormat("%d (%dx%d)", c->gpus_per_replica(), d.parallelism().tp(),
+                         d.parallelism().pp()),
+         EngineName(d.engine().kind()), Weights(d),
+         absl::AsciiStrToLower(v1::KvCacheDtype_Name(d.engine().kv_cache_dtype()).substr(15)),
+         absl::StrCat(d.engine().max_num_seqs()), absl::StrCat(c->replicas()),
+         absl::StrCat(c->total_gpus()), absl::StrFormat("%.1f", c->user_output_tokens_per_second()),
+         Opt(s.has_ttft_p95_seconds(), s.ttft_p95_seconds(), "%.3f"),
+         FormatScaled(c->capacity().output_tokens_per_month(), 1e6, 0),
+         c->has_price_per_gpu_hour() ? absl::StrFormat("%.2f", c->price_per_gpu_hour())
+                                     : "no price",
+         Opt(c->has_cost_per_million_output_tokens(), c->cost_per_million_output_tokens(), "%.3f"),
+         Opt(c->has_monthly_cost(), c->monthly_cost(), "%.0f"),
+         absl::StrCat(c->on_cost_front() ? "C" : "", c->on_capacity_front() ? "G" : ""),
+         WorstTier(*c)});
   }
   t.Print(out);
 }
@@ -203,7 +202,8 @@ absl::StatusOr<int> SearchCommand(CliContext& ctx) {
   }
   CAPPLAN_ASSIGN_OR_RETURN(v1::SearchConfigsRequest request, SearchRequestFromFlags(ctx.args));
   CAPPLAN_ASSIGN_OR_RETURN(v1::SearchConfigsResponse response,
-                           ctx.planner->SearchConfigs(request, absl::InfiniteFuture()));
+                           ctx.planner->SearchConfigs(request, absl::InfiniteFuture(),
+                                                      /*budget=*/nullptr));
   if (auto svg = ctx.args.Get("svg")) {
     std::ofstream file(*svg);
     file << SearchFrontSvg(response, "capplan search: Pareto fronts");
@@ -246,11 +246,33 @@ absl::StatusOr<v1::SearchConfigsRequest> SearchRequestFromFlags(const CliArgs& a
 CliCommandSpec SearchCommandSpec() {
   return {"search",
           &SearchCommand,
-          {"model", "model-config", "input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95",
-           "min-user-tps", "target-users", "target-rps", "target-tokens-per-month", "gpus",
-           "vendors", "max-gpus-per-replica", "max-gpus-total", "weight-formats",
-           "kv-cache-dtypes", "engines", "max-num-seqs", "price", "objective", "top-k",
-           "max-candidates", "time-budget", "duty-factor", "max-model-len", "svg",
+          {"model",
+           "model-config",
+           "input-tokens",
+           "output-tokens",
+           "ttft-p95",
+           "tpot",
+           "e2e-p95",
+           "min-user-tps",
+           "target-users",
+           "target-rps",
+           "target-tokens-per-month",
+           "gpus",
+           "vendors",
+           "max-gpus-per-replica",
+           "max-gpus-total",
+           "weight-formats",
+           "kv-cache-dtypes",
+           "engines",
+           "max-num-seqs",
+           "price",
+           "objective",
+           "top-k",
+           "max-candidates",
+           "time-budget",
+           "duty-factor",
+           "max-model-len",
+           "svg",
            "hardware-file"},
           {"speculative", "multi-node", "expert-parallel", "synchronized"}};
 }

@@ -202,8 +202,8 @@ absl::StatusOr<v1::AccuracyResponse> Planner::Accuracy(const v1::AccuracyRequest
 }
 
 absl::StatusOr<v1::SearchConfigsResponse> Planner::SearchConfigs(
-    const v1::SearchConfigsRequest& request, absl::Time deadline) {
-  return service::SearchConfigs(*catalog(), request, deadline);
+    const v1::SearchConfigsRequest& request, absl::Time deadline, model::Budget* budget) {
+  return service::SearchConfigs(*catalog(), request, deadline, /*counters=*/nullptr, budget);
 }
 
 absl::StatusOr<v1::LoadCurve> Planner::SimulateLoad(const v1::PredictLoadRequest& request,

@@ -53,9 +53,10 @@ class PlannerApi {
   virtual absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) = 0;
   // Stops at `deadline` (the RPC's), returning what was found with
-  // truncated = true.
+  // truncated = true; `budget` (may be null) ends it earlier with its status
+  // when the client goes away or the server drains.
   virtual absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(
-      const v1::SearchConfigsRequest& request, absl::Time deadline) = 0;
+      const v1::SearchConfigsRequest& request, absl::Time deadline, model::Budget* budget) = 0;
 };
 
 // Answers requests from the catalogue it holds. Thread-safe; the catalogue can
@@ -101,11 +102,12 @@ class Planner : public PlannerApi {
   absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request,
                                                 model::Budget* budget) override;
   absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request,
-                                              model::Budget* budget) override;
+                                             model::Budget* budget) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
   absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const v1::SearchConfigsRequest& request,
-                                                          absl::Time deadline) override;
+                                                          absl::Time deadline,
+                                                          model::Budget* budget) override;
 
  private:
   mutable absl::Mutex mu_;

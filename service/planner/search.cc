@@ -58,12 +58,11 @@ struct Survivor {
   int replicas_lower = 1;
   std::optional<double> cost_per_million_lower;
   std::optional<double> monthly_cost_lower;
-  double capacity_upper = 0;  // output tokens per month per replica
-  double speed_upper = 0;     // per-user output tok/s
-  double speed_estimate = 0;  // per-user output tok/s where the load is capped
+  double capacity_upper = 0;   // output tokens per month per replica
+  double speed_upper = 0;      // per-user output tok/s
+  double speed_estimate = 0;   // per-user output tok/s where the load is capped
   std::pair<int, double> key;  // objective bound: (unpriced?, value), smaller first
 };
-
 
 absl::Status Invalid(const std::string& field, const std::string& value, const std::string& rule) {
   return absl::InvalidArgumentError(absl::StrCat(kPath, ".", field, " = ", value, "; ", rule));
@@ -127,8 +126,9 @@ absl::Status ValidateTarget(const v1::SearchConfigsRequest& r) {
       return CheckPositive("target_tokens_per_month", true, r.target_tokens_per_month());
     default:
       return absl::InvalidArgumentError(absl::StrCat(
-          kPath, ".target is not set; give target_concurrent_users, target_requests_per_second "
-                 "or target_tokens_per_month"));
+          kPath,
+          ".target is not set; give target_concurrent_users, target_requests_per_second "
+          "or target_tokens_per_month"));
   }
 }
 
@@ -137,9 +137,10 @@ absl::Status ValidateTarget(const v1::SearchConfigsRequest& r) {
 absl::Status ValidateSearchRequest(const v1::SearchConfigsRequest& r) {
   if (r.model_source_case() == v1::SearchConfigsRequest::MODEL_SOURCE_NOT_SET ||
       (r.has_model_id() && r.model_id().empty())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kPath, ".model_id is empty; set model_id (a catalogue or Hugging Face id) or "
-               "model_config_json"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kPath,
+                     ".model_id is empty; set model_id (a catalogue or Hugging Face id) or "
+                     "model_config_json"));
   }
   if (!r.has_workload()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -150,15 +151,17 @@ absl::Status ValidateSearchRequest(const v1::SearchConfigsRequest& r) {
   q.workload = r.workload();
   q.slo = r.slo();
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(q));
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckPositive("min_user_tokens_per_second", r.has_min_user_tokens_per_second(),
-                    r.min_user_tokens_per_second()));
+  CAPPLAN_RETURN_IF_ERROR(CheckPositive("min_user_tokens_per_second",
+                                        r.has_min_user_tokens_per_second(),
+                                        r.min_user_tokens_per_second()));
   CAPPLAN_RETURN_IF_ERROR(ValidateTarget(r));
   CAPPLAN_RETURN_IF_ERROR(ValidateConstraints(r.constraints()));
   if (r.has_top_k() && (r.top_k() < 1 || r.top_k() > kSearchMaxTopK)) {
-    return Invalid("top_k", absl::StrCat(r.top_k()), absl::StrCat("must be in [1, ", kSearchMaxTopK, "]"));
+    return Invalid("top_k", absl::StrCat(r.top_k()),
+                   absl::StrCat("must be in [1, ", kSearchMaxTopK, "]"));
   }
-  if (r.has_max_candidates() && (r.max_candidates() < 1 || r.max_candidates() > kSearchMaxCandidates)) {
+  if (r.has_max_candidates() &&
+      (r.max_candidates() < 1 || r.max_candidates() > kSearchMaxCandidates)) {
     return Invalid("max_candidates", absl::StrCat(r.max_candidates()),
                    absl::StrCat("must be in [1, ", kSearchMaxCandidates, "]"));
   }
@@ -279,7 +282,7 @@ absl::StatusOr<v1::Model> SearchModel(const Catalog& catalog, const v1::SearchCo
 }
 
 absl::StatusOr<std::vector<const v1::Hardware*>> SearchCards(const Catalog& catalog,
-                                                              const v1::SearchConstraints& c) {
+                                                             const v1::SearchConstraints& c) {
   std::vector<const v1::Hardware*> cards;
   for (int i = 0; i < c.hardware_ids_size(); ++i) {
     const v1::Hardware* h = catalog.FindHardware(c.hardware_ids(i));
@@ -378,13 +381,16 @@ namespace {
 class Searcher {
  public:
   Searcher(const Catalog& catalog, const v1::SearchConfigsRequest& request, absl::Time deadline,
-           WorkCounters* counters)
-      : catalog_(catalog), request_(request), deadline_(deadline), counters_(counters) {
+           WorkCounters* counters, model::Budget* stop)
+      : catalog_(catalog),
+        request_(request),
+        deadline_(deadline),
+        counters_(counters),
+        stop_(stop) {
     if (request.has_duty_factor()) period_.duty_factor = request.duty_factor();
     top_k_ = request.has_top_k() ? request.top_k() : kSearchDefaultTopK;
-    objective_ = request.objective() == v1::SEARCH_OBJECTIVE_UNSPECIFIED
-                     ? v1::SEARCH_OBJECTIVE_COST
-                     : request.objective();
+    objective_ = request.objective() == v1::SEARCH_OBJECTIVE_UNSPECIFIED ? v1::SEARCH_OBJECTIVE_COST
+                                                                         : request.objective();
     workload_ = ToModelWorkload(request.workload());
     slo_ = SearchSlo(request);
   }
@@ -411,6 +417,8 @@ class Searcher {
   const v1::SearchConfigsRequest& request_;
   absl::Time deadline_;
   WorkCounters* counters_;
+  model::Budget* stop_;  // may be null
+  bool stopped_ = false;
   model::CapacityPeriod period_;
   uint32_t top_k_ = kSearchDefaultTopK;
   v1::SearchObjective objective_ = v1::SEARCH_OBJECTIVE_COST;
@@ -432,7 +440,12 @@ class Searcher {
 };
 
 bool Searcher::PastDeadline() {
-  if (absl::Now() < deadline_) return false;
+  if (absl::Now() < deadline_) {
+    // Not the deadline: the client gone or the server draining ends the
+    // search without an answer.
+    if (stop_ != nullptr && stop_->PollNow()) stopped_ = true;
+    return stopped_;
+  }
   if (!response_.truncated()) {
     response_.set_truncated(true);
     response_.set_truncated_reason("deadline: the answer holds what was found until then");
@@ -442,9 +455,8 @@ bool Searcher::PastDeadline() {
 
 std::string Searcher::Describe(const Spec& s) const {
   const Template& t = templates_[s.template_index];
-  return absl::StrFormat("%d × %s tp %d pp %d%s, %s, weights %s, kv %s, max_num_seqs %d",
-                         s.gpus(), t.hardware->id(), s.tp, s.pp,
-                         s.ep > 1 ? absl::StrCat(" ep ", s.ep) : "",
+  return absl::StrFormat("%d × %s tp %d pp %d%s, %s, weights %s, kv %s, max_num_seqs %d", s.gpus(),
+                         t.hardware->id(), s.tp, s.pp, s.ep > 1 ? absl::StrCat(" ep ", s.ep) : "",
                          t.engine == v1::ENGINE_KIND_SGLANG ? "sglang" : "vllm",
                          t.format == v1::WEIGHT_FORMAT_UNSPECIFIED
                              ? std::string("checkpoint")
@@ -459,8 +471,8 @@ void Searcher::Refuse(v1::SearchRefusal reason, const Spec& spec, absl::string_v
 
 void Searcher::MakeTemplates(const std::vector<const v1::Hardware*>& cards) {
   const v1::SearchConstraints& c = request_.constraints();
-  const auto engines = OrDefault<v1::EngineKind>(
-      c.engines(), {v1::ENGINE_KIND_VLLM, v1::ENGINE_KIND_SGLANG});
+  const auto engines =
+      OrDefault<v1::EngineKind>(c.engines(), {v1::ENGINE_KIND_VLLM, v1::ENGINE_KIND_SGLANG});
   std::vector<bool> speculation = {false};
   if (c.speculative_decoding() && model_.num_mtp_layers() > 0) speculation.push_back(true);
   for (const v1::Hardware* h : cards) {
@@ -496,8 +508,8 @@ absl::Status Searcher::Enumerate() {
   MakeTemplates(cards);
   const uint32_t max_gpus =
       c.has_max_gpus_per_replica() ? c.max_gpus_per_replica() : kSearchDefaultMaxGpusPerReplica;
-  const auto kvs = OrDefault<v1::KvCacheDtype>(
-      c.kv_cache_dtypes(), {v1::KV_CACHE_DTYPE_AUTO, v1::KV_CACHE_DTYPE_FP8});
+  const auto kvs = OrDefault<v1::KvCacheDtype>(c.kv_cache_dtypes(),
+                                               {v1::KV_CACHE_DTYPE_AUTO, v1::KV_CACHE_DTYPE_FP8});
   // Element by element: GCC 12 takes the range constructor over a
   // RepeatedField for a free of a non-heap pointer (-Wfree-nonheap-object).
   std::vector<uint32_t> seqs;
@@ -513,7 +525,7 @@ absl::Status Searcher::Enumerate() {
     for (uint32_t gpus : PowersOfTwoUpTo(limit)) {
       for (uint32_t pp : PowersOfTwoUpTo(gpus)) {
         const uint32_t tp = gpus / pp;
-        for (uint32_t ep : moe && tp > 1 ? std::vector<uint32_t>{1, tp} : std::vector<uint32_t>{1}) {
+        for (uint32_t ep : moe&& tp > 1 ? std::vector<uint32_t>{1, tp} : std::vector<uint32_t>{1}) {
           for (v1::KvCacheDtype kv : kvs) {
             for (uint32_t s : seqs) {
               if (specs_.size() >= cap) {
@@ -531,7 +543,6 @@ absl::Status Searcher::Enumerate() {
   }
   return absl::OkStatus();
 }
-
 
 // The resolved input with the candidate's parallelism and engine knobs, set
 // the way ResolveDeployment sets them.
@@ -556,9 +567,8 @@ void Searcher::MemoryAndBounds() {
     const Spec& s = specs_[i];
     const Template& t = templates_[s.template_index];
     if (!t.resolved.has_value()) {
-      Refuse(t.status.code() == absl::StatusCode::kFailedPrecondition
-                 ? v1::SEARCH_REFUSAL_NO_MODEL
-                 : v1::SEARCH_REFUSAL_INVALID,
+      Refuse(t.status.code() == absl::StatusCode::kFailedPrecondition ? v1::SEARCH_REFUSAL_NO_MODEL
+                                                                      : v1::SEARCH_REFUSAL_INVALID,
              s, t.status.message());
       continue;
     }
@@ -678,9 +688,9 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
   v.speed_estimate = b->user_tokens_per_second_at_max_users;
   const double gpus = static_cast<double>(v.replicas_lower) * s.gpus();
   if (t.price.has_value()) {
-    v.cost_per_million_lower = model::CostPerMillionOutputTokens(*t.price, s.gpus(), period_,
-                                                                 v.capacity_upper)
-                                   .value_or(0);
+    v.cost_per_million_lower =
+        model::CostPerMillionOutputTokens(*t.price, s.gpus(), period_, v.capacity_upper)
+            .value_or(0);
     v.monthly_cost_lower = *t.price * gpus * 24 * period_.days;
   }
   switch (objective_) {
@@ -691,7 +701,8 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
       v.key = {0, -v.speed_upper};
       break;
     default:
-      v.key = t.price.has_value() ? std::make_pair(0, *v.monthly_cost_lower) : std::make_pair(1, gpus);
+      v.key =
+          t.price.has_value() ? std::make_pair(0, *v.monthly_cost_lower) : std::make_pair(1, gpus);
   }
   return v;
 }
@@ -738,7 +749,8 @@ void Searcher::Exact() {
     std::optional<v1::SearchCandidate> c = Evaluate(s);
     if (!c.has_value()) continue;
     if (c->has_cost_per_million_output_tokens()) {
-      cost_points_.push_back({c->cost_per_million_output_tokens(), c->user_output_tokens_per_second()});
+      cost_points_.push_back(
+          {c->cost_per_million_output_tokens(), c->user_output_tokens_per_second()});
     }
     capacity_points_.push_back(
         {static_cast<double>(c->gpus_per_replica()), c->capacity().output_tokens_per_month()});
@@ -799,7 +811,8 @@ std::optional<v1::SearchCandidate> Searcher::Evaluate(const Survivor& s) {
   *c.mutable_safe_point() = safe;
   c.set_user_output_tokens_per_second(1.0 / safe.tpot_seconds());
   *c.mutable_capacity() = plan->capacity();
-  c.set_output_tokens_per_month_total(sizing.replicas() * plan->capacity().output_tokens_per_month());
+  c.set_output_tokens_per_month_total(sizing.replicas() *
+                                      plan->capacity().output_tokens_per_month());
   c.set_price_source(t.price_source);
   if (t.price.has_value()) {
     c.set_price_per_gpu_hour(*t.price);
@@ -835,8 +848,8 @@ void Searcher::Finish() {
       priced.push_back(i);
       cost.push_back({c.cost_per_million_output_tokens(), c.user_output_tokens_per_second()});
     }
-    capacity.push_back({static_cast<double>(c.gpus_per_replica()),
-                        c.capacity().output_tokens_per_month()});
+    capacity.push_back(
+        {static_cast<double>(c.gpus_per_replica()), c.capacity().output_tokens_per_month()});
   }
   for (int i : model::ParetoFront(cost)) exact_[priced[i]].set_on_cost_front(true);
   for (int i : model::ParetoFront(capacity)) exact_[i].set_on_capacity_front(true);
@@ -872,6 +885,7 @@ absl::StatusOr<v1::SearchConfigsResponse> Searcher::Run() {
   const absl::Time bounded = absl::Now();
   Exact();
   const absl::Time exact = absl::Now();
+  if (stopped_) return stop_->status();
   Finish();
   response_.add_notes(absl::StrFormat(
       "time: enumeration %.1f ms, memory and bounds %.1f ms (%d coefficient sets), exact %.1f ms",
@@ -896,13 +910,13 @@ absl::StatusOr<v1::SearchConfigsResponse> Searcher::Run() {
 
 absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const Catalog& catalog,
                                                         const v1::SearchConfigsRequest& request,
-                                                        absl::Time deadline,
-                                                        WorkCounters* counters) {
+                                                        absl::Time deadline, WorkCounters* counters,
+                                                        model::Budget* stop) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSearchRequest(request));
   if (request.has_time_budget_seconds()) {
     deadline = std::min(deadline, absl::Now() + absl::Seconds(request.time_budget_seconds()));
   }
-  Searcher searcher(catalog, request, deadline, counters);
+  Searcher searcher(catalog, request, deadline, counters, stop);
   return searcher.Run();
 }
 

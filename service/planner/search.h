@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "capplan/v1/planner.pb.h"
+#include "model/budget.h"
 #include "service/catalog/catalog.h"
 #include "service/planner/prepared.h"
 
@@ -38,10 +39,14 @@ inline constexpr uint32_t kSearchMaxGpusPerReplica = 64;
 // [1, 64]"); the workload and SLO as Plan checks them.
 absl::Status ValidateSearchRequest(const v1::SearchConfigsRequest& request);
 
-absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const Catalog& catalog,
-                                                        const v1::SearchConfigsRequest& request,
-                                                        absl::Time deadline = absl::InfiniteFuture(),
-                                                        WorkCounters* counters = nullptr);
+// At `deadline` the search returns what it found (truncated = true). `stop`
+// (may be null) is polled between candidates as the deadline is: once it
+// stops for another reason (the client went away, the server drains) the
+// search ends with its status instead of an answer.
+absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(
+    const Catalog& catalog, const v1::SearchConfigsRequest& request,
+    absl::Time deadline = absl::InfiniteFuture(), WorkCounters* counters = nullptr,
+    model::Budget* stop = nullptr);
 
 // The Plan request a search candidate's figures come from (its deployment,
 // the search's workload, SLO, target, duty factor and price): what to send

@@ -15,9 +15,9 @@
 #include "service/planner/validate_checks.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/enum_names.h"
-#include "service/translate/load_translation.h"
 #include "service/translate/hf_config.h"
 #include "service/translate/launch_line.h"
+#include "service/translate/load_translation.h"
 #include "service/translate/model_translation.h"
 #include "service/translate/request_validation.h"
 
@@ -40,9 +40,9 @@ std::string Thousands(uint64_t n) {
 
 const absl::flat_hash_set<std::string>& KnownCodes() {
   static const auto* const kCodes = new absl::flat_hash_set<std::string>{
-      kDoesNotFit,        kKvPoolBelowOneRequest, kConcurrencyAboveSafe, kTtftSloMissed,
-      kTpotSloMissed,     kE2eSloMissed,          kUnstableLoad,         kContextBeyondNative,
-      kNoQualityEvidence, kFarFromBaselines,      kUnknownEngineVersion, kUnmodelledFlag,
+      kDoesNotFit,          kKvPoolBelowOneRequest, kConcurrencyAboveSafe, kTtftSloMissed,
+      kTpotSloMissed,       kE2eSloMissed,          kUnstableLoad,         kContextBeyondNative,
+      kNoQualityEvidence,   kFarFromBaselines,      kUnknownEngineVersion, kUnmodelledFlag,
       kWorkloadFromBaseline};
   return *kCodes;
 }
@@ -336,9 +336,8 @@ absl::StatusOr<v1::ValidateResponse> Validate(const Catalog& catalog,
   if (has_load && !request.has_workload() && r.baseline != nullptr) {
     std::vector<std::string> notes;
     with_workload = request;
-    CAPPLAN_ASSIGN_OR_RETURN(
-        *with_workload.mutable_workload(),
-        BaselineWorkload(*r.baseline, "ValidateRequest.workload", &notes));
+    CAPPLAN_ASSIGN_OR_RETURN(*with_workload.mutable_workload(),
+                             BaselineWorkload(*r.baseline, "ValidateRequest.workload", &notes));
     findings.Add(v1::SEVERITY_INFO, kWorkloadFromBaseline, "ValidateRequest.workload",
                  absl::StrFormat("no workload given: baseline %s's, %.1f input + %.1f output "
                                  "tokens per request",

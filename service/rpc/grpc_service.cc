@@ -190,8 +190,10 @@ grpc::Status PlannerGrpcService::Plan(grpc::ServerContext* context, const v1::Pl
 grpc::Status PlannerGrpcService::SearchConfigs(grpc::ServerContext* context,
                                                const v1::SearchConfigsRequest* request,
                                                v1::SearchConfigsResponse* response) {
-  // The search bounds itself by the deadline; here it takes a limiter slot
-  // like every planning call and is refused when the server is busy.
+  // The search bounds itself by the deadline (a truncated answer); the
+  // call's budget ends it when the client goes away or the server drains.
+  // It takes a limiter slot like every planning call and is refused when
+  // the server is busy.
   grpc::Status size = CheckSize(*request);
   if (!size.ok()) return size;
   std::unique_ptr<model::Budget> budget =
@@ -203,7 +205,8 @@ grpc::Status PlannerGrpcService::SearchConfigs(grpc::ServerContext* context,
   const absl::Time limit = absl::Now() + absl::Hours(24);
   const absl::Time until =
       deadline >= absl::ToChronoTime(limit) ? limit : absl::FromChrono(deadline);
-  absl::StatusOr<v1::SearchConfigsResponse> result = planner_->SearchConfigs(*request, until);
+  absl::StatusOr<v1::SearchConfigsResponse> result =
+      planner_->SearchConfigs(*request, until, budget.get());
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response = *std::move(result);
   return grpc::Status::OK;

@@ -30,8 +30,8 @@ RemotePlanner::RemotePlanner(const std::string& address, absl::Duration timeout,
           address, credentials != nullptr ? credentials : grpc::InsecureChannelCredentials()))) {}
 
 template <typename Request, typename Response, typename Method>
-absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& request,
-                                             bool with_token, absl::Time deadline) {
+absl::StatusOr<Response> RemotePlanner::Call(Method method, const Request& request, bool with_token,
+                                             absl::Time deadline) {
   grpc::ClientContext context;
   if (with_token && write_token_.has_value()) {
     context.AddMetadata("authorization", absl::StrCat("Bearer ", *write_token_));
@@ -91,7 +91,7 @@ absl::StatusOr<v1::LoadCurve> RemotePlanner::PredictLoad(const v1::PredictLoadRe
 }
 
 absl::StatusOr<v1::SearchConfigsResponse> RemotePlanner::SearchConfigs(
-    const v1::SearchConfigsRequest& request, absl::Time deadline) {
+    const v1::SearchConfigsRequest& request, absl::Time deadline, model::Budget*) {
   return Call<v1::SearchConfigsRequest, v1::SearchConfigsResponse>(
       &v1::CapacityPlanner::Stub::SearchConfigs, request, false, deadline);
 }

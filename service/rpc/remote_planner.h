@@ -55,12 +55,13 @@ class RemotePlanner : public PlannerApi {
   absl::StatusOr<v1::AccuracyResponse> Accuracy(const v1::AccuracyRequest& request,
                                                 model::Budget* budget) override;
   absl::StatusOr<v1::LoadCurve> SimulateLoad(const v1::PredictLoadRequest& request,
-                                              model::Budget* budget) override;
+                                             model::Budget* budget) override;
   absl::StatusOr<v1::PutBaselineResponse> PutBaseline(
       const v1::PutBaselineRequest& request) override;
   // The RPC deadline is the earlier of the client's timeout and `deadline`.
   absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const v1::SearchConfigsRequest& request,
-                                                          absl::Time deadline) override;
+                                                          absl::Time deadline,
+                                                          model::Budget* budget) override;
 
  private:
   template <typename Request, typename Response, typename Method>

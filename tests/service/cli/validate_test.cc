@@ -209,8 +209,8 @@ TEST(CliValidate, ABaselineBringsItsGpuEvenAWithheldOne) {
 // when only the load is given; without a baseline the error names the flags.
 TEST(CliValidate, ABaselineBringsItsWorkloadAndTheErrorNamesTheFlags) {
   // Measured at 1 to 8 users: 4 users is backed by the baseline's rows.
-  Result r = RunCapplan({"validate", "--baseline", "vllm-0.11-qwen3-8b-h100x1-sharegpt-closed",
-                         "--users", "4"});
+  Result r = RunCapplan(
+      {"validate", "--baseline", "vllm-0.11-qwen3-8b-h100x1-sharegpt-closed", "--users", "4"});
   EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
   EXPECT_THAT(r.out, HasSubstr("WORKLOAD_FROM_BASELINE"));
   EXPECT_THAT(r.out, HasSubstr("4 users expected; safe up to"));
@@ -222,8 +222,8 @@ TEST(CliValidate, ABaselineBringsItsWorkloadAndTheErrorNamesTheFlags) {
   }
   EXPECT_EQ(by_name["figures backed by a baseline"], "pass");
 
-  Result missing = RunCapplan({"validate", "--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb",
-                               "--users", "4"});
+  Result missing = RunCapplan(
+      {"validate", "--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb", "--users", "4"});
   EXPECT_EQ(missing.code, kExitInvalid) << missing.out;
   EXPECT_THAT(missing.err, HasSubstr("--input-tokens and --output-tokens are not set"));
 }

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "model/budget.h"
 #include "service/planner/plan.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
@@ -159,6 +160,27 @@ TEST(SearchConfigs, CandidateCapTruncates) {
   EXPECT_TRUE(r->truncated());
   EXPECT_THAT(r->truncated_reason(), HasSubstr("candidate cap 50"));
   EXPECT_EQ(r->candidates_enumerated(), 50u);
+}
+
+// The call's budget (the client gone, the server draining) ends the search
+// with its status, not an answer; polled between candidates.
+TEST(SearchConfigs, AStoppedBudgetEndsTheSearchWithItsStatus) {
+  int polls = 0;
+  model::Budget budget(1e18, [&polls]() -> absl::Status {
+    return ++polls > 3 ? absl::UnavailableError("the server is shutting down") : absl::OkStatus();
+  });
+  absl::StatusOr<v1::SearchConfigsResponse> r =
+      SearchConfigs(Bundled(), Request(kIssue), absl::InfiniteFuture(), nullptr, &budget);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("shutting down")));
+  EXPECT_EQ(polls, 4);  // stopped at the first poll that said so
+  // A budget that never stops gives the answer the search gives without one.
+  model::Budget open(1e18, [] { return absl::OkStatus(); });
+  absl::StatusOr<v1::SearchConfigsResponse> full =
+      SearchConfigs(Bundled(), Request(kIssue), absl::InfiniteFuture(), nullptr, &open);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_FALSE(full->truncated());
+  EXPECT_EQ(full->exact_evaluations(), IssueSearch().exact_evaluations());
+  EXPECT_GT(open.polls(), 3);
 }
 
 TEST(SearchConfigs, PassedDeadlineReturnsTruncatedAnswer) {

@@ -396,10 +396,11 @@ INSTANTIATE_TEST_SUITE_P(
                 std::string(kQwenOnH100) + R"( workload { input_tokens: 10 output_tokens: 10 }
                                                expected_load { requests_per_second: -1 })",
                 "ValidateRequest.expected_load.requests_per_second = -1; must be > 0"},
-        BadCase{"LoadWithoutWorkload",
-                std::string(kQwenOnH100) + " expected_load { concurrent_users: 4 }",
-                "ValidateRequest.workload.input_tokens and ValidateRequest.workload.output_tokens are "
-                "not set; an expected load needs the request shape"},
+        BadCase{
+            "LoadWithoutWorkload",
+            std::string(kQwenOnH100) + " expected_load { concurrent_users: 4 }",
+            "ValidateRequest.workload.input_tokens and ValidateRequest.workload.output_tokens are "
+            "not set; an expected load needs the request shape"},
         BadCase{"LaunchLineWithBaseline",
                 absl::StrCat("launch_line: \"vllm serve Qwen/Qwen3-8B\" deployment { baseline_id: "
                              "\"",
