@@ -69,6 +69,7 @@ fail() { echo "soak: FAIL: $*"; FAILED=1; }
 # Starts a server with extra flags; sets SERVER_PID and ADDRESS.
 start_server() {
   local log="$1"; shift
+  : >"$log"  # exists before the server's own redirect opens it: polled at once
   "$SERVER" --listen 127.0.0.1:0 --metrics_listen "" --data_dir "$ROOT/data" "$@" >"$log" 2>&1 &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
