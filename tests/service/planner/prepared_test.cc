@@ -220,7 +220,8 @@ TEST(PrepareDeployment, ACardWithoutBandwidthPlansMemoryButCannotPredictLoad) {
   // catalogue card now states both).
   const std::string deployment = R"(model_id: "qwen3-8b" hardware {
       id: "memory-only-192gb" vendor: "AMD" name: "Memory-only card" architecture: "CDNA 3"
-      memory_bytes: 206158430208 intra_node { kind: LINK_KIND_XGMI } max_gpus_per_node: 8 })";
+      memory_bytes: 206158430208 usable_memory_bytes: 206141652992
+      intra_node { kind: LINK_KIND_XGMI } max_gpus_per_node: 8 })";
   WorkCounters counters;
   absl::StatusOr<PreparedDeployment> d = Prepare(deployment, &counters);
   ASSERT_TRUE(d.ok()) << d.status();
@@ -239,7 +240,7 @@ TEST(PrepareDeployment, ACardWithoutBandwidthPlansMemoryButCannotPredictLoad) {
   absl::StatusOr<v1::MemoryPlan> plan = PlanMemory(Bundled(), request);
   ASSERT_THAT(plan, IsOk());
   EXPECT_TRUE(plan->fits());
-  EXPECT_EQ(plan->deployment().hardware().id(), "memory-only-192gb");
+  EXPECT_EQ(plan->deployment().hardware_id(), "memory-only-192gb");
 }
 
 TEST(PrepareDeployment, MemoryModelErrorsComeBackWithTheDeploymentsPath) {
