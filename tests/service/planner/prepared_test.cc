@@ -216,8 +216,12 @@ TEST(PrepareDeployment, WithheldGpuBaselineInUnknownUnitsWithItsStatedPool) {
 }
 
 TEST(PrepareDeployment, ACardWithoutBandwidthPlansMemoryButCannotPredictLoad) {
-  // amd-mi308x-192gb states neither memory bandwidth nor compute.
-  const std::string deployment = R"(model_id: "qwen3-8b" hardware_id: "amd-mi308x-192gb")";
+  // An inline card that states memory but neither memory bandwidth nor compute (every
+  // catalogue card now states both).
+  const std::string deployment = R"(model_id: "qwen3-8b" hardware {
+      id: "memory-only-192gb" vendor: "AMD" name: "Memory-only card" architecture: "CDNA 3"
+      memory_bytes: 206158430208 usable_memory_bytes: 206141652992
+      intra_node { kind: LINK_KIND_XGMI } max_gpus_per_node: 8 })";
   WorkCounters counters;
   absl::StatusOr<PreparedDeployment> d = Prepare(deployment, &counters);
   ASSERT_TRUE(d.ok()) << d.status();
@@ -225,7 +229,7 @@ TEST(PrepareDeployment, ACardWithoutBandwidthPlansMemoryButCannotPredictLoad) {
   EXPECT_TRUE(d->memory.fits());
   EXPECT_GT(d->memory.kv_pool_tokens(), 0u);
   const std::string why =
-      "hardware 'amd-mi308x-192gb' states no memory bandwidth or 16-bit peak compute; the "
+      "hardware 'memory-only-192gb' states no memory bandwidth or 16-bit peak compute; the "
       "step-time model needs both";
   EXPECT_THAT(d->performance_status, StatusIs(absl::StatusCode::kFailedPrecondition, Eq(why)));
   EXPECT_THAT(PrepareLoad(Bundled(), *d, Query(), nullptr),
@@ -236,7 +240,7 @@ TEST(PrepareDeployment, ACardWithoutBandwidthPlansMemoryButCannotPredictLoad) {
   absl::StatusOr<v1::MemoryPlan> plan = PlanMemory(Bundled(), request);
   ASSERT_THAT(plan, IsOk());
   EXPECT_TRUE(plan->fits());
-  EXPECT_EQ(plan->deployment().hardware_id(), "amd-mi308x-192gb");
+  EXPECT_EQ(plan->deployment().hardware_id(), "memory-only-192gb");
 }
 
 TEST(PrepareDeployment, MemoryModelErrorsComeBackWithTheDeploymentsPath) {
