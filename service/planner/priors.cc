@@ -209,6 +209,23 @@ model::CoefficientPrior AsCoefficientPrior(const v1::EfficiencyPrior& p, double 
   return prior;
 }
 
+namespace {
+
+// Whether a CLASS prior of the key's vendor and architecture (any link) was
+// learned on the key's engine: then the architecture's data holds its runs.
+bool EngineRanOn(const std::vector<v1::EfficiencyPrior>& priors, const HardwareClassKey& key) {
+  for (const v1::EfficiencyPrior& p : priors) {
+    if (p.level() == v1::PRIOR_LEVEL_CLASS && p.engine() == key.engine &&
+        absl::AsciiStrToLower(p.vendor()) == key.vendor &&
+        absl::AsciiStrToLower(p.architecture()) == key.architecture) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::EfficiencyPrior>& priors,
                                                 const HardwareClassKey& key) {
   const v1::EfficiencyPrior* architecture = nullptr;
@@ -226,6 +243,11 @@ std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::Efficiency
   const v1::EfficiencyPrior* base = architecture != nullptr ? architecture : global;
   if (base == nullptr) return std::nullopt;
   v1::EfficiencyPrior out = *base;
+  if (base == architecture && global != nullptr && !EngineRanOn(priors, key)) {
+    out.set_alpha_seconds(global->alpha_seconds());
+    out.set_request_latency_seconds(global->request_latency_seconds());
+    out.set_id(absl::StrCat(out.id(), "+", global->id(), "-overheads"));
+  }
   if (key.link == v1::LINK_KIND_NONE) return out;  // one GPU: no all-reduce
   out.set_beta_comm(link != nullptr ? link->beta_comm() : 1.0);
   out.set_id(absl::StrCat(base->id(), "+", link != nullptr ? link->id() : "roofline-link"));

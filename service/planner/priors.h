@@ -53,8 +53,12 @@ std::string PriorId(v1::PriorLevel level, const HardwareClassKey& key);
 // The prior for a key: its CLASS, else its ARCHITECTURE, else GLOBAL; when
 // that prior was not learned on the key's link (an ARCHITECTURE or GLOBAL
 // prior for a multi-GPU deployment), β_comm is the LINK prior's, or 1 (the
-// link at its specification) when no baseline used that link. The id names
-// what was combined ("global+link-nvlink"). Absent when `priors` is empty.
+// link at its specification) when no baseline used that link. The fixed
+// costs per step (α) and per request are the engine's software, not the
+// card's: an ARCHITECTURE prior none of whose classes ran the key's engine
+// lends only its efficiencies (β), and α and the request latency are the
+// GLOBAL prior's. The id names what was combined ("global+link-nvlink",
+// "amd-cdna-3+global-overheads"). Absent when `priors` is empty.
 std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::EfficiencyPrior>& priors,
                                                 const HardwareClassKey& key);
 

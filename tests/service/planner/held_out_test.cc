@@ -74,7 +74,13 @@ TEST(Accuracy, AlternateRowsMedianErrorHoldsItsLevel) {
   EXPECT_GE(tps.count(), 50u);
   EXPECT_LE(tps.median_abs_error_fraction(), 0.14);
   EXPECT_LE(ttft.median_abs_error_fraction(), 0.31);
-  EXPECT_GE(tps.within_2x_fraction(), 0.9);
+  // 0.877 since the per-step and per-request overheads stopped crossing
+  // engines (priors.h, ClosestPrior): vllm-0.6.3 Llama-3.1-405B-FP8 on 8 x
+  // MI300X had been pulled to 2x-right by SGLang 0.4.2's 25 ms step cost;
+  // on the engine-neutral overheads its three saturated rows come out 2.1x
+  // high, as the same run on 8 x H100 already did (both vLLM 0.6.3 runs are
+  // half the model's speed: a gap of that version the model does not hold).
+  EXPECT_GE(tps.within_2x_fraction(), 0.87);
 }
 
 TEST(Accuracy, UnknownBaselineIsNotFound) {
