@@ -136,12 +136,11 @@ INSTANTIATE_TEST_SUITE_P(
                    absl::StatusCode::kInvalidArgument,
                    "PlanMemoryRequest.deployment.engine.gpu_memory_utilization = 1.5; must be "
                    "at most 1"},
-        BadRequest{
-            "ZeroFraction",
-            R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
+        BadRequest{"ZeroFraction",
+                   R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
                       engine { kind: ENGINE_KIND_SGLANG mem_fraction_static: 0 } })",
-            absl::StatusCode::kInvalidArgument,
-            "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be > 0"},
+                   absl::StatusCode::kInvalidArgument,
+                   "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be > 0"},
         BadRequest{"ContextBeyondNative",
                    R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb"
                       engine { max_model_len: 1000000 } })",
