@@ -176,8 +176,7 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
 }
 
 bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
-  if (e.high_memory_threshold_bytes <= 0.0 ||
-      CudaTotalBytes(hw) < e.high_memory_threshold_bytes) {
+  if (e.high_memory_threshold_bytes <= 0.0 || CudaTotalBytes(hw) < e.high_memory_threshold_bytes) {
     return false;
   }
   const std::string name = absl::AsciiStrToLower(hw.name);
@@ -320,9 +319,10 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   }
   const EngineSettings& s = in.settings;
   if (s.memory_fraction < 0.0 || s.memory_fraction > 1.0 || std::isnan(s.memory_fraction)) {
-    return Invalid(in.engine.engine == EngineKind::kSglang   ? "engine.mem_fraction_static"
-                   : in.engine.engine == EngineKind::kTrtllm ? "engine.kv_cache_free_gpu_memory_fraction"
-                                                             : "engine.gpu_memory_utilization",
+    return Invalid(in.engine.engine == EngineKind::kSglang ? "engine.mem_fraction_static"
+                   : in.engine.engine == EngineKind::kTrtllm
+                       ? "engine.kv_cache_free_gpu_memory_fraction"
+                       : "engine.gpu_memory_utilization",
                    absl::StrCat(s.memory_fraction), "must be in (0, 1]");
   }
   if (s.max_model_len < 0) {
@@ -414,10 +414,11 @@ double DefaultMemoryFraction(const MemoryPlanInput& in, const MemoryPlan& knobs)
   if (e.has_batching_reserve && card > 0.0) {
     const BatchingReserve& r = e.batching_reserve;
     const double bs = static_cast<double>(knobs.cuda_graph_max_bs);
-    double reserved = r.base_bytes +
-                      r.per_chunk_token_bytes * static_cast<double>(std::max(
-                                                    knobs.max_num_batched_tokens, r.min_chunk_tokens)) +
-                      r.per_graph_bs_bytes * bs + r.per_tp_pp_bytes * tp_pp;
+    double reserved =
+        r.base_bytes +
+        r.per_chunk_token_bytes *
+            static_cast<double>(std::max(knobs.max_num_batched_tokens, r.min_chunk_tokens)) +
+        r.per_graph_bs_bytes * bs + r.per_tp_pp_bytes * tp_pp;
     if (dp_attention) {
       reserved += r.per_graph_bs_dp_bytes * bs * static_cast<double>(p.dp) * (bs > 300 ? 1.5 : 1.0);
     }
@@ -533,9 +534,8 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   t.extra_ranks = static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
   const auto [first, last] = PipelineStageLayers(static_cast<int>(in.arch.layers.size()),
                                                  static_cast<int>(in.parallelism.pp), 0);
-  t.capture_layers =
-      static_cast<double>(CudaGraphCaptures(in.settings, knobs->cuda_graph_max_bs)) *
-      (last - first);
+  t.capture_layers = static_cast<double>(CudaGraphCaptures(in.settings, knobs->cuda_graph_max_bs)) *
+                     (last - first);
   t.unified = in.hardware.unified_memory ? 1.0 : 0.0;
   t.driver_rank = DriverRankBinds(in.engine, in.parallelism) ? 1.0 : 0.0;
   return t;
@@ -724,9 +724,9 @@ struct SharedAccount {
   EngineBehaviour engine;
   // With the MTP layers speculative decoding loads (none otherwise).
   ModelArchitecture loaded_arch;
-  bool sglang_budget = false;  // BudgetRule::kSglangStatic
-  bool trtllm_budget = false;  // BudgetRule::kTrtllmFreeFraction or kTrtllmEngineFree
-  bool max_num_seqs_set = false;  // the deployment states max_num_seqs
+  bool sglang_budget = false;      // BudgetRule::kSglangStatic
+  bool trtllm_budget = false;      // BudgetRule::kTrtllmFreeFraction or kTrtllmEngineFree
+  bool max_num_seqs_set = false;   // the deployment states max_num_seqs
   int64_t dp_attention_ranks = 1;  // dp under DP attention
   double kv_element_bytes = 0.0;
   int64_t attention_tp = 1;
@@ -737,7 +737,10 @@ struct SharedAccount {
 };
 
 // Speculative decoding loads the MTP layers (one assumed when the model has
-// none); other drafts are not modelled. The notes say so.
+// none). An EAGLE head is the same module as one MTP layer: a 2h -> h
+// projection of [embedding; feature] and one decoder layer of the target's
+// shape, sharing the target's embedding and LM head (vLLM's llama_eagle.py,
+// EAGLE-1). A separate draft model is not modelled. The notes say so.
 ModelArchitecture LoadedArchitecture(const MemoryPlanInput& in, std::vector<std::string>& notes) {
   const SpeculativeMethod method = in.settings.speculative_method;
   ModelArchitecture loaded = in.arch;
@@ -746,7 +749,13 @@ ModelArchitecture LoadedArchitecture(const MemoryPlanInput& in, std::vector<std:
     loaded.num_mtp_layers = 1;
     notes.push_back("speculative MTP on a model without MTP layers: one draft layer assumed");
   }
-  if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kDraftModel) {
+  if (method == SpeculativeMethod::kEagle) {
+    loaded.num_mtp_layers = 1;
+    notes.push_back(
+        "EAGLE head weights: one decoder layer of the target's shape and its 2h->h projection "
+        "(EAGLE-1 layout)");
+  }
+  if (method == SpeculativeMethod::kDraftModel) {
     notes.push_back("draft model weights are not modelled; only the draft layer's KV is");
   }
   return loaded;
@@ -769,8 +778,8 @@ SharedAccount PrepareSharedAccount(const MemoryPlanInput& in, MemoryPlan& knobs)
   s.dp_attention_ranks = p.dp_attention ? std::max<int64_t>(1, p.dp) : 1;
   const NumberType activation_dtype =
       a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype;
-  s.kv_element_bytes = BytesPerElement(
-      in.settings.kv_cache_dtype.value_or(in.quantization.kv_cache_dtype.value_or(activation_dtype)));
+  s.kv_element_bytes = BytesPerElement(in.settings.kv_cache_dtype.value_or(
+      in.quantization.kv_cache_dtype.value_or(activation_dtype)));
   if (!in.settings.kv_cache_dtype.has_value() && in.quantization.kv_cache_dtype.has_value() &&
       *in.quantization.kv_cache_dtype != activation_dtype) {
     knobs.notes.push_back(absl::StrFormat(
@@ -933,8 +942,8 @@ double SizeTrtllmPool(const SharedAccount& s, const StageLayers& l, double avail
   const int64_t estimated =
       per_token_bytes > 0.0 ? static_cast<int64_t>(std::floor(available_bytes / per_token_bytes))
                             : 0;
-  const int64_t blocks = s.engine.kv_tokens_round_up_to_block ? CeilDiv(estimated, bs)
-                                                              : estimated / bs;
+  const int64_t blocks =
+      s.engine.kv_tokens_round_up_to_block ? CeilDiv(estimated, bs) : estimated / bs;
   plan.kv_blocks = blocks;
   plan.kv_pool_tokens = blocks * bs;
   acc.kv_pool_bytes = plan.kv_pool_tokens * per_token_bytes;
@@ -943,9 +952,9 @@ double SizeTrtllmPool(const SharedAccount& s, const StageLayers& l, double avail
     plan.notes.push_back("TensorRT-LLM: recurrent-state layers are not modelled");
   }
   if (plan.kv_pool_tokens > 0 && plan.kv_pool_tokens < plan.max_model_len) {
-    plan.notes.push_back(absl::StrFormat(
-        "TensorRT-LLM lowers max_seq_len from %d to the pool's %d tokens", plan.max_model_len,
-        plan.kv_pool_tokens));
+    plan.notes.push_back(
+        absl::StrFormat("TensorRT-LLM lowers max_seq_len from %d to the pool's %d tokens",
+                        plan.max_model_len, plan.kv_pool_tokens));
   }
   return per_token_bytes * RoundUp(plan.max_model_len, bs);
 }
@@ -989,7 +998,8 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double a
       CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
   const int64_t swa_blocks = std::min(window_blocks, full_blocks);
   const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
-  plan.layout = KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt, std::nullopt, 0};
+  plan.layout =
+      KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt, std::nullopt, 0};
   if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
   if (l.state_layers > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
   return per_request * page_bytes;

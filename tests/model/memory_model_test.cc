@@ -234,15 +234,17 @@ TEST(PlanMemory, VllmHybridGrowsAttentionBlockToTheMambaPage) {
 
 TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
   // Full only: 1,000 blocks of 16, requests of 1,000 tokens need 63 blocks.
-  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt, std::nullopt, 0}, 1000),
-                   1000.0 / 63);
+  EXPECT_DOUBLE_EQ(
+      MaxConcurrencyAt(KvLayout{1000, 16, 1, 0, 0, 0, std::nullopt, std::nullopt, 0}, 1000),
+      1000.0 / 63);
   // One full and one window group (window blocks 137): short requests are
   // bounded by their own length in both groups, long ones by the window.
   const KvLayout hybrid{35328, 16, 1, 1, 137, 0, std::nullopt, std::nullopt, 0};
   EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 8192), 35328.0 / (512 + 137));
   EXPECT_DOUBLE_EQ(MaxConcurrencyAt(hybrid, 160), 35328.0 / (10 + 10));
   // A separate state pool caps the count.
-  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{100000, 1, 1, 0, 0, 0, 7, std::nullopt, 0}, 1000), 7.0);
+  EXPECT_DOUBLE_EQ(MaxConcurrencyAt(KvLayout{100000, 1, 1, 0, 0, 0, 7, std::nullopt, 0}, 1000),
+                   7.0);
 }
 
 ModelArchitecture Moe() {
@@ -552,6 +554,20 @@ TEST(PlanMemory, CudaGraphsComeOutOfTheBudgetOnlyWhereThePresetSaysSo) {
               reported->per_gpu.cuda_graph_bytes, 16 * 4096.0);
 }
 
+// An EAGLE head (vLLM's llama_eagle.py, EAGLE-1) loads one decoder layer of
+// the target's shape and a 2h -> h projection, sharing the embedding and LM
+// head: one layer (15,206,400) + projection 2 x 1024 x 1024 + its norms
+// 3 x 1024 = 17,306,624 bf16 parameters more than the target alone.
+TEST(PlanMemory, EagleHeadAddsOneDecoderLayerAndItsProjection) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  const absl::StatusOr<MemoryPlan> target = PlanMemory(in);
+  in.settings.speculative_method = SpeculativeMethod::kEagle;
+  const absl::StatusOr<MemoryPlan> eagle = PlanMemory(in);
+  ASSERT_TRUE(target.ok() && eagle.ok());
+  EXPECT_DOUBLE_EQ(eagle->per_gpu.weights_bytes - target->per_gpu.weights_bytes, 17306624.0 * 2);
+  EXPECT_THAT(eagle->notes, ::testing::Contains(HasSubstr("EAGLE head weights")));
+}
+
 TEST(PlanMemory, CheckpointsKvDtypeAppliesWhenTheEngineSaysAuto) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.quantization.kv_cache_dtype = NumberType::kFp8;
@@ -591,7 +607,7 @@ TEST(PlanMemory, SglangDefaultFractionFromTheBatchingReserve) {
   in.settings.memory_fraction = 0.0;
   in.parallelism.tp = 8;
   in.engine.has_batching_reserve = true;
-  in.engine.batching_reserve = {512 * kMiB, 1.5 * kMiB, 2048, 2 * kMiB, 128 * kMiB,
+  in.engine.batching_reserve = {512 * kMiB, 1.5 * kMiB, 2048,      2 * kMiB, 128 * kMiB,
                                 3 * kMiB,   10 * kGiB,  60 * kGiB, 2 * kGiB, 6 * kGiB};
   in.engine.card_default_tiers = {{160 * kGiB, 8192, 256, 512}, {0.0, 16384, 512, 0}};
   in.arch.num_attention_heads = 16;
@@ -613,7 +629,8 @@ TEST(PlanMemory, SglangDefaultFractionFromTheCardTierOrTheTpLadder) {
   ASSERT_TRUE(small.ok()) << small.status();
   // round((24 − 2.9) / 24, 3) = 0.879.
   EXPECT_DOUBLE_EQ(small->memory_fraction, 0.879);
-  in.engine.memory_reserve_tiers = {{81921 * kMiB, 0, 0, true, 0, 0}, {0.0, 13 * kGiB, 0, false, 0, 0}};
+  in.engine.memory_reserve_tiers = {{81921 * kMiB, 0, 0, true, 0, 0},
+                                    {0.0, 13 * kGiB, 0, false, 0, 0}};
   in.parallelism.tp = 4;
   in.arch.num_kv_heads = 4;
   const absl::StatusOr<MemoryPlan> ladder = PlanMemory(in);
@@ -639,8 +656,7 @@ TEST(PlanMemory, SglangSplitsTheSlidingWindowPoolFullToSwa) {
   EXPECT_EQ(plan->layout.window_tokens, 512);
   // The split keeps the bytes: full tokens on 1 layer + SWA tokens on 3.
   EXPECT_NEAR(plan->per_gpu.kv_pool_bytes,
-              (plan->kv_pool_tokens + 3.0 * *plan->layout.window_pool_tokens) * 1024.0,
-              1024.0 * 4);
+              (plan->kv_pool_tokens + 3.0 * *plan->layout.window_pool_tokens) * 1024.0, 1024.0 * 4);
 }
 
 TEST(PlanMemory, SglangMaxRunningRequestsDefaultFollowsThePool) {
@@ -662,8 +678,8 @@ TEST(PoolBytesForTokens, InvertsThePoolSizing) {
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   // Paged pool: 16 tokens × 4,096 B per block.
   EXPECT_NEAR(*bytes, static_cast<double>(plan->kv_pool_tokens) * 4096.0, 1.0);
-  EXPECT_THAT(PoolBytesForTokens(in, 0), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                  HasSubstr("kv_pool_tokens")));
+  EXPECT_THAT(PoolBytesForTokens(in, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kv_pool_tokens")));
 }
 
 }  // namespace

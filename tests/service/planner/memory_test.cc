@@ -1,5 +1,7 @@
 #include "service/planner/memory.h"
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -134,12 +136,11 @@ INSTANTIATE_TEST_SUITE_P(
                    absl::StatusCode::kInvalidArgument,
                    "PlanMemoryRequest.deployment.engine.gpu_memory_utilization = 1.5; must be "
                    "at most 1"},
-        BadRequest{
-            "ZeroFraction",
-            R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
+        BadRequest{"ZeroFraction",
+                   R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-l4-24gb"
                       engine { kind: ENGINE_KIND_SGLANG mem_fraction_static: 0 } })",
-            absl::StatusCode::kInvalidArgument,
-            "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be > 0"},
+                   absl::StatusCode::kInvalidArgument,
+                   "PlanMemoryRequest.deployment.engine.mem_fraction_static = 0; must be > 0"},
         BadRequest{"ContextBeyondNative",
                    R"(deployment { model_id: "qwen3-8b" hardware_id: "nvidia-h100-sxm-80gb"
                       engine { max_model_len: 1000000 } })",
@@ -176,6 +177,52 @@ INSTANTIATE_TEST_SUITE_P(
                       mean_sequence_tokens: 0)",
                    absl::StatusCode::kInvalidArgument, "mean_sequence_tokens = 0"}),
     [](const ::testing::TestParamInfo<BadRequest>& info) { return info.param.name; });
+
+std::string ConfigText(const std::string& name) {
+  std::ifstream in(std::string(CAPPLAN_SOURCE_DIR) + "/tests/data/configs/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Issue 12: a checkpoint whose quantization config states an FP8 KV cache
+// (nvidia/Qwen3.5-397B-A17B-NVFP4: ModelOpt NVFP4, kv_cache_scheme
+// {num_bits: 8, type: float}) is planned with FP8 KV when the engine's
+// kv_cache_dtype is auto, exactly as with an explicit --kv-cache-dtype fp8;
+// an explicit bf16 still overrides.
+TEST(PlanMemory, CheckpointStatingFp8KvIsPlannedWithFp8Kv) {
+  const std::string config = ConfigText("nvidia__Qwen3.5-397B-A17B-NVFP4.json");
+  ASSERT_FALSE(config.empty());
+  auto plan_with = [&](const std::string& kv_dtype) {
+    v1::PlanMemoryRequest request = Request(
+        "deployment { hardware_id: \"nvidia-b200-180gb\" gpu_count: 4 parallelism { tp: 4 } "
+        "engine { kind: ENGINE_KIND_VLLM version: \"0.11.0\" max_model_len: 8192 " +
+        kv_dtype + " } }");
+    request.mutable_deployment()->set_model_config_json(config);
+    return PlanMemory(Bundled(), request);
+  };
+  auto from_checkpoint = plan_with("");
+  auto stated_auto = plan_with("kv_cache_dtype: KV_CACHE_DTYPE_AUTO");
+  auto explicit_fp8 = plan_with("kv_cache_dtype: KV_CACHE_DTYPE_FP8");
+  auto explicit_bf16 = plan_with("kv_cache_dtype: KV_CACHE_DTYPE_BF16");
+  ASSERT_THAT(from_checkpoint, IsOk());
+  ASSERT_THAT(stated_auto, IsOk());
+  ASSERT_THAT(explicit_fp8, IsOk());
+  ASSERT_THAT(explicit_bf16, IsOk());
+  EXPECT_EQ(from_checkpoint->deployment().kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+  EXPECT_EQ(stated_auto->deployment().kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+  EXPECT_EQ(explicit_bf16->deployment().kv_cache_dtype(), v1::KV_CACHE_DTYPE_BF16);
+  // The config's attention: 15 full-attention layers of 60 (every fourth),
+  // 2 KV heads of head_dim 256; at TP4 each rank holds one KV head
+  // (replicated), so FP8 K and V take 15 x 2 x 1 x 256 x 1 B per token.
+  constexpr uint64_t kFp8BytesPerToken = 15 * 2 * 1 * 256 * 1;
+  EXPECT_EQ(from_checkpoint->kv_bytes_per_token(), kFp8BytesPerToken);
+  EXPECT_EQ(explicit_fp8->kv_bytes_per_token(), kFp8BytesPerToken);
+  EXPECT_EQ(explicit_bf16->kv_bytes_per_token(), 2 * kFp8BytesPerToken);
+  EXPECT_EQ(from_checkpoint->kv_pool_tokens(), explicit_fp8->kv_pool_tokens());
+  EXPECT_EQ(stated_auto->kv_pool_tokens(), explicit_fp8->kv_pool_tokens());
+  EXPECT_GT(from_checkpoint->kv_pool_tokens(), explicit_bf16->kv_pool_tokens());
+}
 
 TEST(PlanMemory, BaselineWithoutGpuNeedsOne) {
   std::string id;

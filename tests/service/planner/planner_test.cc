@@ -52,10 +52,10 @@ TEST(Planner, ListHardwareFiltersByVendorIgnoringCase) {
   std::vector<std::string> ids;
   for (const v1::Hardware& h : some->hardware()) ids.push_back(h.id());
   EXPECT_THAT(ids, UnorderedElementsAre("amd-mi300x-192gb", "amd-mi308x-192gb", "amd-mi325x-256gb",
-                                        "amd-mi355x-288gb"));
+                                        "amd-mi355x-288gb", "amd-radeon-rx-9070-xt-16gb"));
   amd.set_vendor("NVIDIA");
   EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), nvidia);
-  EXPECT_EQ(total, nvidia + 4);
+  EXPECT_EQ(total, nvidia + 5);
   amd.set_vendor("Intel");
   EXPECT_EQ(planner.ListHardware(amd)->hardware_size(), 0);
 }

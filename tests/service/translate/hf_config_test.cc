@@ -44,6 +44,21 @@ bool Unquantized(const v1::Model& m, v1::ModelComponent c) {
   return false;
 }
 
+// The KV cache dtype a checkpoint's quantization config states: ModelOpt's
+// kv_cache_scheme object (nvidia/Qwen3.5-397B-A17B-NVFP4) and
+// compressed-tensors' (poolside/Laguna-XS.2-FP8) both say FP8.
+TEST(ModelFromHfConfig, KvCacheSchemeStatesFp8Kv) {
+  const v1::Model nvfp4 = Parse(Config("nvidia__Qwen3.5-397B-A17B-NVFP4.json"));
+  EXPECT_EQ(nvfp4.quantization().format(), v1::WEIGHT_FORMAT_NVFP4);
+  EXPECT_EQ(nvfp4.quantization().kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+  const v1::Model fp8 = Parse(Config("poolside__Laguna-XS.2-FP8.json"));
+  EXPECT_EQ(fp8.quantization().kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+  // A checkpoint that states none leaves it unspecified (the engine's auto
+  // then means the model's dtype).
+  const v1::Model none = Parse(Config("Qwen__Qwen3-235B-A22B-FP8.json"));
+  EXPECT_EQ(none.quantization().kv_cache_dtype(), v1::KV_CACHE_DTYPE_UNSPECIFIED);
+}
+
 TEST(ModelFromHfConfig, Qwen2DenseWithQkvBias) {
   const v1::Model m = Parse(Config("Qwen__Qwen2-7B-Instruct.json"));
   EXPECT_EQ(m.num_kv_heads(), 4u);
