@@ -405,13 +405,15 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
 }
 
 std::vector<WeightTally> TallyWeightTensors(const ModelArchitecture& arch) {
-  using Key =
-      std::tuple<Component, absl::string_view, int64_t, int64_t, int64_t, Sharding, bool, bool>;
+  // Tensors alike in everything that sets their bytes and their stage share
+  // a tally, whatever their names.
+  using Key = std::tuple<Component, int64_t, int64_t, int64_t, Sharding, bool, bool>;
   std::vector<WeightTally> out;
   absl::flat_hash_map<Key, size_t> index;
+  index.reserve(64);
   for (const TensorGroup& t : EnumerateTensors(arch)) {
-    const Key key{t.component, t.name,     t.out_features, t.in_features,
-                  t.copies,    t.sharding, t.quantizable,  t.layer.has_value()};
+    const Key key{t.component, t.out_features, t.in_features,      t.copies,
+                  t.sharding,  t.quantizable,  t.layer.has_value()};
     auto [it, inserted] = index.try_emplace(key, out.size());
     if (inserted) out.push_back(WeightTally{t, {}, 0});
     WeightTally& tally = out[it->second];

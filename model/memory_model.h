@@ -344,13 +344,14 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& arch, const ParallelismSpe
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
 
 // The weight tensors of an architecture tallied by shape: each distinct
-// tensor (component, name, shape, sharding) once, with the layers holding it,
+// tensor (component, shape, copies, sharding) once, with the layers holding it,
 // so a stage's weights are a sum over a few dozen shapes rather than over
 // every tensor of every layer.
 struct WeightTally {
-  TensorGroup tensor;       // `layer` is the first holder's
-  std::vector<int> layers;  // sorted; the holders in the layer stack (MTP: >= num_layers)
-  int64_t unlayered = 0;    // copies outside the layer stack (embeddings, LM head, ...)
+  TensorGroup tensor;  // `layer` is the first holder's
+  // Sorted, one entry per holder in the layer stack (MTP layers: >= num_layers).
+  std::vector<int> layers;
+  int64_t unlayered = 0;  // copies outside the layer stack (embeddings, LM head, ...)
 };
 std::vector<WeightTally> TallyWeightTensors(const ModelArchitecture& arch);
 
