@@ -5,8 +5,10 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include "Eigen/Dense"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +18,21 @@ namespace capplan::model {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// What one plan reads, by reference: a MemoryPlanInput's parts, or a prepared
+// model's fixed parts with one candidate's parallelism and settings.
+struct PlanView {
+  const ModelArchitecture& arch;
+  const Quantization& quantization;
+  const HardwareSpec& hardware;
+  const EngineBehaviour& engine;
+  const ParallelismSpec& parallelism;
+  const EngineSettings& settings;
+};
+
+PlanView ViewOf(const MemoryPlanInput& in) {
+  return PlanView{in.arch, in.quantization, in.hardware, in.engine, in.parallelism, in.settings};
+}
 int64_t RoundUp(int64_t a, int64_t m) { return m <= 1 ? a : CeilDiv(a, m) * m; }
 
 absl::Status Invalid(absl::string_view field, absl::string_view value, absl::string_view rule) {
@@ -111,7 +128,7 @@ bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage, 
 
 // Attention layers a stage holds, with draft layers appended when speculative
 // decoding runs an MTP / EAGLE head that keeps its own KV.
-std::vector<AttentionKind> StageAttentionLayers(const MemoryPlanInput& in, int first, int last,
+std::vector<AttentionKind> StageAttentionLayers(const PlanView& in, int first, int last,
                                                 bool last_stage) {
   std::vector<AttentionKind> kinds;
   for (int i = first; i < last; ++i) kinds.push_back(in.arch.layers[i].attention);
@@ -270,9 +287,11 @@ std::pair<int, int> PipelineStageLayers(int num_layers, int pp, int stage) {
   return {first, first + count};
 }
 
-absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
-  if (absl::Status s = ValidateArchitecture(in.arch); !s.ok()) return s;
-  if (absl::Status s = ValidateQuantization(in.quantization); !s.ok()) return s;
+namespace {
+
+// The checks of ValidateMemoryPlanInput that involve the parallelism, the
+// settings or the card (the architecture and quantization checked already).
+absl::Status ValidateDeployment(const PlanView& in) {
   const ModelArchitecture& a = in.arch;
   const ParallelismSpec& p = in.parallelism;
   if (p.tp < 1) return Invalid("parallelism.tp", absl::StrCat(p.tp), "must be at least 1");
@@ -348,19 +367,71 @@ absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
   return absl::OkStatus();
 }
 
-std::array<double, kNumComponents> WeightsPerGpuByComponent(const ModelArchitecture& a,
-                                                            const Quantization& q,
-                                                            const ParallelismSpec& p,
-                                                            const EngineBehaviour& e, int stage) {
+// Weights one GPU of stage `stage` holds, by component, summed over the
+// tallied shapes (each shape's bytes times the stage's layers holding it).
+std::array<double, kNumComponents> TalliedWeights(const std::vector<WeightTally>& tallies,
+                                                  const ModelArchitecture& a, const Quantization& q,
+                                                  const ParallelismSpec& p,
+                                                  const EngineBehaviour& e, int stage) {
   std::array<double, kNumComponents> out{};
   const int n = static_cast<int>(a.layers.size());
   const int pp = static_cast<int>(std::max<int64_t>(1, p.pp));
   const auto [first, last] = PipelineStageLayers(n, pp, stage);
-  for (const TensorGroup& t : EnumerateTensors(a)) {
-    if (!TensorOnStage(t, first, last, stage == 0, stage == pp - 1, n)) continue;
-    out[static_cast<int>(t.component)] += TensorBytesPerGpu(a, q, p, e, t);
+  const bool last_stage = stage == pp - 1;
+  for (const WeightTally& t : tallies) {
+    int64_t count = 0;
+    if (t.unlayered > 0) {
+      count = TensorOnStage(t.tensor, first, last, stage == 0, last_stage, n) ? t.unlayered : 0;
+    } else {
+      // MTP / draft layers (index >= n) sit on the last stage, whose range ends at n.
+      const auto lo = std::lower_bound(t.layers.begin(), t.layers.end(), first);
+      const auto hi =
+          last_stage ? t.layers.end() : std::lower_bound(t.layers.begin(), t.layers.end(), last);
+      count = hi - lo;
+    }
+    if (count == 0) continue;
+    out[static_cast<int>(t.tensor.component)] +=
+        static_cast<double>(count) * TensorBytesPerGpu(a, q, p, e, t.tensor);
   }
   return out;
+}
+
+}  // namespace
+
+absl::Status ValidateMemoryPlanInput(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateArchitecture(in.arch); !s.ok()) return s;
+  if (absl::Status s = ValidateQuantization(in.quantization); !s.ok()) return s;
+  return ValidateDeployment(ViewOf(in));
+}
+
+std::vector<WeightTally> TallyWeightTensors(const ModelArchitecture& arch) {
+  // Tensors alike in everything that sets their bytes and their stage share
+  // a tally, whatever their names.
+  using Key = std::tuple<Component, int64_t, int64_t, int64_t, Sharding, bool, bool>;
+  std::vector<WeightTally> out;
+  absl::flat_hash_map<Key, size_t> index;
+  index.reserve(64);
+  for (const TensorGroup& t : EnumerateTensors(arch)) {
+    const Key key{t.component, t.out_features, t.in_features,      t.copies,
+                  t.sharding,  t.quantizable,  t.layer.has_value()};
+    auto [it, inserted] = index.try_emplace(key, out.size());
+    if (inserted) out.push_back(WeightTally{t, {}, 0});
+    WeightTally& tally = out[it->second];
+    if (t.layer.has_value()) {
+      tally.layers.push_back(*t.layer);
+    } else {
+      ++tally.unlayered;
+    }
+  }
+  for (WeightTally& t : out) std::sort(t.layers.begin(), t.layers.end());
+  return out;
+}
+
+std::array<double, kNumComponents> WeightsPerGpuByComponent(const ModelArchitecture& a,
+                                                            const Quantization& q,
+                                                            const ParallelismSpec& p,
+                                                            const EngineBehaviour& e, int stage) {
+  return TalliedWeights(TallyWeightTensors(a), a, q, p, e, stage);
 }
 
 double KvBytesPerTokenPerGpu(const ModelArchitecture& a, const ParallelismSpec& p,
@@ -403,7 +474,7 @@ double RoundToThousandths(double x) { return std::round(x * 1000.0) / 1000.0; }
 // SGLang's default mem_fraction_static: round((card − reserve) / card, 3)
 // with the batching reserve (0.5.3+) or the card tier's reserve; the TP
 // ladder where neither applies (server_args.py, by version: see the presets).
-double DefaultMemoryFraction(const MemoryPlanInput& in, const MemoryPlan& knobs) {
+double DefaultMemoryFraction(const PlanView& in, const MemoryPlan& knobs) {
   const EngineBehaviour& e = in.engine;
   const ParallelismSpec& p = in.parallelism;
   const double card = in.hardware.memory_bytes;
@@ -453,7 +524,7 @@ int64_t ProfilePoolTokens(const EngineBehaviour& e, const MemoryPlan& k) {
 }
 
 // The engine knobs of `in` resolved against the engine's defaults.
-absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
+absl::StatusOr<MemoryPlan> ResolveKnobs(const PlanView& in, bool high_mem) {
   const ModelArchitecture& a = in.arch;
   const EngineBehaviour& e = in.engine;
   const EngineSettings& s = in.settings;
@@ -464,7 +535,6 @@ absl::StatusOr<MemoryPlan> ResolveKnobs(const MemoryPlanInput& in) {
     return Invalid("engine.max_model_len", "0",
                    "must be set when the model has no native context length");
   }
-  const bool high_mem = HighMemoryDefaults(e, in.hardware);
   const CardDefaultTier* card = TierFor(e.card_default_tiers, in.hardware.memory_bytes);
   base.max_num_seqs = s.max_num_seqs > 0
                           ? s.max_num_seqs
@@ -524,7 +594,8 @@ bool DriverRankBinds(const EngineBehaviour& e, const ParallelismSpec& p) {
 
 absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
-  absl::StatusOr<MemoryPlan> knobs = ResolveKnobs(in);
+  absl::StatusOr<MemoryPlan> knobs =
+      ResolveKnobs(ViewOf(in), HighMemoryDefaults(in.engine, in.hardware));
   if (!knobs.ok()) return knobs.status();
   const double act_bytes = in.arch.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   OverheadTerms t;
@@ -721,9 +792,11 @@ namespace {
 // What every pipeline stage shares: the engine resolved for the card, the
 // architecture as loaded, and the overheads that are the same on every GPU.
 struct SharedAccount {
-  EngineBehaviour engine;
-  // With the MTP layers speculative decoding loads (none otherwise).
-  ModelArchitecture loaded_arch;
+  const EngineBehaviour* engine = nullptr;  // resolved for the card
+  // The weight tensors with the MTP layers speculative decoding loads (none
+  // otherwise).
+  const std::vector<WeightTally>* tallies = nullptr;
+  int64_t sliding_window_tokens = 0;
   bool sglang_budget = false;      // BudgetRule::kSglangStatic
   bool trtllm_budget = false;      // BudgetRule::kTrtllmFreeFraction or kTrtllmEngineFree
   bool max_num_seqs_set = false;   // the deployment states max_num_seqs
@@ -740,17 +813,22 @@ struct SharedAccount {
 // none). An EAGLE head is the same module as one MTP layer: a 2h -> h
 // projection of [embedding; feature] and one decoder layer of the target's
 // shape, sharing the target's embedding and LM head (vLLM's llama_eagle.py,
-// EAGLE-1). A separate draft model is not modelled. The notes say so.
-ModelArchitecture LoadedArchitecture(const MemoryPlanInput& in, std::vector<std::string>& notes) {
+// EAGLE-1); it is loaded as the MTP layers are (a model that has several
+// MTP layers is counted with all of them). A separate draft model is not
+// modelled. The notes say so.
+ModelArchitecture LoadedArchitecture(const ModelArchitecture& arch, bool mtp) {
+  ModelArchitecture loaded = arch;
+  loaded.num_mtp_layers = mtp ? std::max<int64_t>(1, arch.num_mtp_layers) : 0;
+  return loaded;
+}
+
+// The notes on what LoadedArchitecture assumes.
+void AddDraftNotes(const PlanView& in, std::vector<std::string>& notes) {
   const SpeculativeMethod method = in.settings.speculative_method;
-  ModelArchitecture loaded = in.arch;
-  if (method != SpeculativeMethod::kMtp) loaded.num_mtp_layers = 0;
   if (method == SpeculativeMethod::kMtp && in.arch.num_mtp_layers == 0) {
-    loaded.num_mtp_layers = 1;
     notes.push_back("speculative MTP on a model without MTP layers: one draft layer assumed");
   }
   if (method == SpeculativeMethod::kEagle) {
-    loaded.num_mtp_layers = 1;
     notes.push_back(
         "EAGLE head weights: one decoder layer of the target's shape and its 2h->h projection "
         "(EAGLE-1 layout)");
@@ -758,19 +836,29 @@ ModelArchitecture LoadedArchitecture(const MemoryPlanInput& in, std::vector<std:
   if (method == SpeculativeMethod::kDraftModel) {
     notes.push_back("draft model weights are not modelled; only the draft layer's KV is");
   }
-  return loaded;
 }
+
+// What a plan takes from its preparation: the engine resolved for the card,
+// its large-card defaults, and the weight tensors as loaded for the settings.
+struct PreparedParts {
+  const EngineBehaviour* engine = nullptr;
+  bool high_memory = false;
+  const std::vector<WeightTally>* tallies = nullptr;
+};
 
 // Resolves what the stages share from the input and its resolved knobs;
 // the notes on draft layers go to `knobs`. The activation peak is the larger
 // of the profiled forward pass and the sampler's fp32 logits.
-SharedAccount PrepareSharedAccount(const MemoryPlanInput& in, MemoryPlan& knobs) {
+SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& parts,
+                                   MemoryPlan& knobs) {
   const ModelArchitecture& a = in.arch;
   const ParallelismSpec& p = in.parallelism;
   SharedAccount s;
-  s.engine = ResolveForHardware(in.engine, in.hardware);
-  const EngineBehaviour& e = s.engine;
-  s.loaded_arch = LoadedArchitecture(in, knobs.notes);
+  s.engine = parts.engine;
+  const EngineBehaviour& e = *s.engine;
+  s.tallies = parts.tallies;
+  s.sliding_window_tokens = a.sliding_window_tokens;
+  AddDraftNotes(in, knobs.notes);
   s.sglang_budget = e.budget_rule == BudgetRule::kSglangStatic;
   s.trtllm_budget = e.budget_rule == BudgetRule::kTrtllmFreeFraction ||
                     e.budget_rule == BudgetRule::kTrtllmEngineFree;
@@ -820,7 +908,7 @@ struct StageLayers {
   double state_bytes_per_request = 0.0;
 };
 
-StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, int first, int last,
+StageLayers CountStageLayers(const PlanView& in, const SharedAccount& s, int first, int last,
                              bool last_stage) {
   StageLayers out;
   for (AttentionKind k : StageAttentionLayers(in, first, last, last_stage)) {
@@ -835,7 +923,7 @@ StageLayers CountStageLayers(const MemoryPlanInput& in, const SharedAccount& s, 
     } else {
       ++out.state_layers;
       out.state_bytes_per_request += LayerStateBytes(
-          in.arch, k, s.attention_tp, s.engine.conv_state_bytes, s.engine.ssm_state_bytes);
+          in.arch, k, s.attention_tp, s.engine->conv_state_bytes, s.engine->ssm_state_bytes);
     }
   }
   return out;
@@ -861,7 +949,7 @@ double PoolBudgetBytes(const SharedAccount& s, const MemoryPlan& plan) {
   }
   const double budget_bytes = acc.capacity_bytes * plan.memory_fraction;
   return budget_bytes - acc.weights_bytes - acc.activation_peak_bytes - acc.non_torch_bytes -
-         (s.engine.cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0);
+         (s.engine->cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0);
 }
 
 // SGLang: the state pool takes mamba_full_memory_ratio : 1 of the budget, the
@@ -871,7 +959,7 @@ double SizeSglangPools(const SharedAccount& s, const StageLayers& l, double avai
                        MemoryPlan& plan) {
   GpuAccount& acc = plan.per_gpu;
   const int64_t bs = plan.block_size;
-  const EngineBehaviour& e = s.engine;
+  const EngineBehaviour& e = *s.engine;
   double kv_budget_bytes = available_bytes;
   if (l.state_layers > 0 && l.state_bytes_per_request > 0.0) {
     if (e.mamba_default_slots > 0) {
@@ -920,7 +1008,7 @@ double SizeSglangPools(const SharedAccount& s, const StageLayers& l, double avai
   if (l.state_layers > 0) plan.layout.state_slots = plan.state_slots;
   if (window_pool_tokens.has_value()) {
     plan.layout.window_pool_tokens = window_pool_tokens;
-    plan.layout.window_tokens = s.loaded_arch.sliding_window_tokens;
+    plan.layout.window_tokens = s.sliding_window_tokens;
   }
   if (!s.max_num_seqs_set && e.running_requests_per_context > 0 && plan.max_model_len > 0) {
     // max_running_requests = min(max(tokens / context × 512, 2048), 4096).
@@ -943,7 +1031,7 @@ double SizeTrtllmPool(const SharedAccount& s, const StageLayers& l, double avail
       per_token_bytes > 0.0 ? static_cast<int64_t>(std::floor(available_bytes / per_token_bytes))
                             : 0;
   const int64_t blocks =
-      s.engine.kv_tokens_round_up_to_block ? CeilDiv(estimated, bs) : estimated / bs;
+      s.engine->kv_tokens_round_up_to_block ? CeilDiv(estimated, bs) : estimated / bs;
   plan.kv_blocks = blocks;
   plan.kv_pool_tokens = blocks * bs;
   acc.kv_pool_bytes = plan.kv_pool_tokens * per_token_bytes;
@@ -1026,11 +1114,11 @@ double SizePagedPool(const StageLayers& l, double available_bytes, MemoryPlan& p
   return per_block_bytes * CeilDiv(plan.max_model_len, bs);
 }
 
-double SizePools(const MemoryPlanInput& in, const SharedAccount& s, const StageLayers& l,
+double SizePools(const PlanView& in, const SharedAccount& s, const StageLayers& l,
                  double available_bytes, MemoryPlan& plan) {
   if (s.sglang_budget) return SizeSglangPools(s, l, available_bytes, plan);
   if (s.trtllm_budget) return SizeTrtllmPool(s, l, available_bytes, plan);
-  if (s.engine.hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
+  if (s.engine->hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
       (l.full_layers + l.window_layers) > 0) {
     return SizeHybridPool(in.arch, l, available_bytes, plan);
   }
@@ -1061,7 +1149,7 @@ BindingConstraint BudgetBinding(const SharedAccount& s, const GpuAccount& acc) {
                       {BindingConstraint::kActivations, acc.activation_peak_bytes},
                       {BindingConstraint::kNonTorch, acc.non_torch_bytes},
                       {BindingConstraint::kCudaGraphs,
-                       s.engine.cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0}});
+                       s.engine->cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0}});
 }
 
 BindingConstraint OutsideBudgetBinding(const SharedAccount& s, const GpuAccount& acc) {
@@ -1118,8 +1206,8 @@ struct StageAccount {
   StageLayers layers;
 };
 
-StageAccount PrepareStage(const MemoryPlanInput& in, const SharedAccount& s,
-                          const MemoryPlan& knobs, int stage) {
+StageAccount PrepareStage(const PlanView& in, const SharedAccount& s, const MemoryPlan& knobs,
+                          int stage) {
   const int num_layers = static_cast<int>(in.arch.layers.size());
   const int pp = static_cast<int>(in.parallelism.pp);
   const auto [first, last] = PipelineStageLayers(num_layers, pp, stage);
@@ -1128,7 +1216,7 @@ StageAccount PrepareStage(const MemoryPlanInput& in, const SharedAccount& s,
   plan = knobs;
   plan.pipeline_stage = stage;
   plan.weights_by_component_bytes =
-      WeightsPerGpuByComponent(s.loaded_arch, in.quantization, in.parallelism, s.engine, stage);
+      TalliedWeights(*s.tallies, in.arch, in.quantization, in.parallelism, *s.engine, stage);
   double weights_bytes = 0.0;
   for (double w : plan.weights_by_component_bytes) weights_bytes += w;
   out.layers = CountStageLayers(in, s, first, last, stage == pp - 1);
@@ -1138,7 +1226,7 @@ StageAccount PrepareStage(const MemoryPlanInput& in, const SharedAccount& s,
   acc.weights_bytes = weights_bytes;
   acc.activation_peak_bytes = s.activation_peak_bytes;
   acc.non_torch_bytes = s.non_torch_bytes;
-  acc.cuda_graph_bytes = s.engine.cuda_graph_bytes_per_capture_layer * s.cuda_graph_captures *
+  acc.cuda_graph_bytes = s.engine->cuda_graph_bytes_per_capture_layer * s.cuda_graph_captures *
                          static_cast<double>(last - first);
   acc.capacity_bytes = CudaTotalBytes(in.hardware);
   return out;
@@ -1146,7 +1234,7 @@ StageAccount PrepareStage(const MemoryPlanInput& in, const SharedAccount& s,
 
 // The account of one GPU of pipeline stage `stage`: its layers' weights, the
 // shared overheads, the pools sized in what the budget leaves, the verdict.
-StagePlan PlanStage(const MemoryPlanInput& in, const SharedAccount& s, const MemoryPlan& knobs,
+StagePlan PlanStage(const PlanView& in, const SharedAccount& s, const MemoryPlan& knobs,
                     int stage) {
   StageAccount account = PrepareStage(in, s, knobs, stage);
   StagePlan sp;
@@ -1176,7 +1264,7 @@ bool BindsBefore(const StagePlan& stage, const std::optional<StagePlan>& best) {
 // Expert parallelism against TP-sliced experts: the same routed-expert bytes
 // per GPU except where slicing meets kernel padding or per-tensor scales. The
 // note gives the other layout's bytes.
-void AddExpertLayoutNote(const MemoryPlanInput& in, const SharedAccount& s, MemoryPlan& result) {
+void AddExpertLayoutNote(const PlanView& in, const SharedAccount& s, MemoryPlan& result) {
   const ModelArchitecture& a = in.arch;
   const ParallelismSpec& p = in.parallelism;
   if (!a.moe || p.tp <= 1) return;
@@ -1186,8 +1274,8 @@ void AddExpertLayoutNote(const MemoryPlanInput& in, const SharedAccount& s, Memo
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const int experts = static_cast<int>(Component::kRoutedExperts);
   const double here_bytes = result.weights_by_component_bytes[experts];
-  const double there_bytes = WeightsPerGpuByComponent(s.loaded_arch, in.quantization, other,
-                                                      s.engine, result.pipeline_stage)[experts];
+  const double there_bytes = TalliedWeights(*s.tallies, in.arch, in.quantization, other, *s.engine,
+                                            result.pipeline_stage)[experts];
   result.notes.push_back(absl::StrFormat(
       "routed experts take %.2f GiB per GPU %s; %s they would take %.2f GiB (%+.2f GiB): "
       "whole experts per rank and TP-sliced experts differ only by kernel padding and scales",
@@ -1196,14 +1284,13 @@ void AddExpertLayoutNote(const MemoryPlanInput& in, const SharedAccount& s, Memo
       there_bytes / kGiB, (there_bytes - here_bytes) / kGiB));
 }
 
-}  // namespace
-
-absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
-  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
-  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in);
+// One plan from its prepared parts: the knobs, the shared account, each
+// pipeline stage's account, the binding stage.
+absl::StatusOr<MemoryPlan> PlanFromParts(const PlanView& in, const PreparedParts& parts) {
+  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in, parts.high_memory);
   if (!resolved.ok()) return resolved.status();
   MemoryPlan knobs = *std::move(resolved);
-  const SharedAccount shared = PrepareSharedAccount(in, knobs);
+  const SharedAccount shared = PrepareSharedAccount(in, parts, knobs);
   std::optional<StagePlan> best;
   for (int stage = 0; stage < static_cast<int>(in.parallelism.pp); ++stage) {
     StagePlan sp = PlanStage(in, shared, knobs, stage);
@@ -1218,20 +1305,63 @@ absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
   return result;
 }
 
+// MTP layers, or an EAGLE head loaded as one (LoadedArchitecture).
+bool LoadsMtpLayers(const EngineSettings& s) {
+  return s.speculative_method == SpeculativeMethod::kMtp ||
+         s.speculative_method == SpeculativeMethod::kEagle;
+}
+
+}  // namespace
+
+absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& in) {
+  if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
+  const EngineBehaviour engine = ResolveForHardware(in.engine, in.hardware);
+  const std::vector<WeightTally> tallies =
+      TallyWeightTensors(LoadedArchitecture(in.arch, LoadsMtpLayers(in.settings)));
+  return PlanFromParts(
+      ViewOf(in), PreparedParts{&engine, HighMemoryDefaults(in.engine, in.hardware), &tallies});
+}
+
+absl::StatusOr<PreparedMemoryModel> PreparedMemoryModel::Create(MemoryPlanInput base) {
+  if (absl::Status s = ValidateArchitecture(base.arch); !s.ok()) return s;
+  if (absl::Status s = ValidateQuantization(base.quantization); !s.ok()) return s;
+  PreparedMemoryModel m;
+  m.high_memory_ = HighMemoryDefaults(base.engine, base.hardware);
+  base.engine = ResolveForHardware(base.engine, base.hardware);
+  m.tallies_ = TallyWeightTensors(LoadedArchitecture(base.arch, false));
+  m.mtp_tallies_ = TallyWeightTensors(LoadedArchitecture(base.arch, true));
+  m.base_ = std::move(base);
+  return m;
+}
+
+absl::StatusOr<MemoryPlan> PreparedMemoryModel::Plan(const ParallelismSpec& parallelism,
+                                                     const EngineSettings& settings) const {
+  const PlanView view{base_.arch,   base_.quantization, base_.hardware,
+                      base_.engine, parallelism,        settings};
+  if (absl::Status s = ValidateDeployment(view); !s.ok()) return s;
+  return PlanFromParts(view, PreparedParts{&base_.engine, high_memory_,
+                                           LoadsMtpLayers(settings) ? &mtp_tallies_ : &tallies_});
+}
+
 absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& in, int64_t kv_pool_tokens) {
   if (kv_pool_tokens <= 0) {
     return Invalid("kv_pool_tokens", absl::StrCat(kv_pool_tokens), "must be positive");
   }
   absl::StatusOr<MemoryPlan> planned = PlanMemory(in);
   if (!planned.ok()) return planned.status();
-  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(in);
+  const PlanView view = ViewOf(in);
+  const EngineBehaviour engine = ResolveForHardware(in.engine, in.hardware);
+  const std::vector<WeightTally> tallies =
+      TallyWeightTensors(LoadedArchitecture(in.arch, LoadsMtpLayers(in.settings)));
+  const PreparedParts parts{&engine, HighMemoryDefaults(in.engine, in.hardware), &tallies};
+  absl::StatusOr<MemoryPlan> resolved = ResolveKnobs(view, parts.high_memory);
   if (!resolved.ok()) return resolved.status();
   MemoryPlan knobs = *std::move(resolved);
-  const SharedAccount shared = PrepareSharedAccount(in, knobs);
-  const StageAccount account = PrepareStage(in, shared, knobs, planned->pipeline_stage);
+  const SharedAccount shared = PrepareSharedAccount(view, parts, knobs);
+  const StageAccount account = PrepareStage(view, shared, knobs, planned->pipeline_stage);
   auto tokens_at = [&](double available_bytes) {
     MemoryPlan plan = account.plan;
-    SizePools(in, shared, account.layers, available_bytes, plan);
+    SizePools(view, shared, account.layers, available_bytes, plan);
     return plan.kv_pool_tokens;
   };
   // The pools grow with the bytes they get: bisect for the smallest budget

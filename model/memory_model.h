@@ -182,7 +182,7 @@ struct EngineBehaviour {
   bool has_batching_reserve = false;
   BatchingReserve batching_reserve;
   std::vector<CardDefaultTier> card_default_tiers;
-  int64_t mamba_default_slots = 0;    // SGLang 0.5.2 fixed state slots; 0 = ratio
+  int64_t mamba_default_slots = 0;     // SGLang 0.5.2 fixed state slots; 0 = ratio
   double swa_full_tokens_ratio = 0.0;  // SGLang SWA pool split; 0 = none
   bool dp_attention_divides_chunked_prefill = false;
   // vLLM multimodal encoder profiling tokens (0 = not modelled).
@@ -342,6 +342,42 @@ double KvBytesPerTokenPerGpu(const ModelArchitecture& arch, const ParallelismSpe
                              double kv_element_bytes, int first, int last);
 
 absl::StatusOr<MemoryPlan> PlanMemory(const MemoryPlanInput& input);
+
+// The weight tensors of an architecture tallied by shape: each distinct
+// tensor (component, shape, copies, sharding) once, with the layers holding it,
+// so a stage's weights are a sum over a few dozen shapes rather than over
+// every tensor of every layer.
+struct WeightTally {
+  TensorGroup tensor;  // `layer` is the first holder's
+  // Sorted, one entry per holder in the layer stack (MTP layers: >= num_layers).
+  std::vector<int> layers;
+  int64_t unlayered = 0;  // copies outside the layer stack (embeddings, LM head, ...)
+};
+std::vector<WeightTally> TallyWeightTensors(const ModelArchitecture& arch);
+
+// A model prepared for many memory plans (a search's candidates): the
+// architecture and quantization checked, the engine resolved for the card and
+// the weight tensors tallied once (with and without the MTP layers), so that
+// a plan costs its arithmetic only. Plan(p, s) equals PlanMemory of the base
+// input with that parallelism and those settings.
+class PreparedMemoryModel {
+ public:
+  // INVALID_ARGUMENT as ValidateMemoryPlanInput for the architecture and
+  // quantization; the base's parallelism and settings are not used.
+  static absl::StatusOr<PreparedMemoryModel> Create(MemoryPlanInput base);
+
+  absl::StatusOr<MemoryPlan> Plan(const ParallelismSpec& parallelism,
+                                  const EngineSettings& settings) const;
+
+  // The base input, its engine resolved for the card.
+  const MemoryPlanInput& base() const { return base_; }
+
+ private:
+  MemoryPlanInput base_;
+  bool high_memory_ = false;
+  std::vector<WeightTally> tallies_;      // no MTP layers loaded
+  std::vector<WeightTally> mtp_tallies_;  // the MTP layers speculative decoding loads
+};
 
 // The pool budget (KV and state bytes the engine sized its pools from) at
 // which `input`'s plan reports `kv_pool_tokens`: the inverse of the pool

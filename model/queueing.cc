@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -14,8 +13,8 @@
 
 namespace capplan::model {
 
-using perf_internal::CheckNonNegative;
 using perf_internal::CheckInRange;
+using perf_internal::CheckNonNegative;
 using perf_internal::CheckPositive;
 using perf_internal::Invalid;
 
@@ -84,8 +83,7 @@ const char* KvAdmissionName(KvAdmission a) {
 
 double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
   if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
-  const double biased_output =
-      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
+  const double biased_output = w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
   switch (limits.kv_admission) {
     case KvAdmission::kReserveFixed:
     case KvAdmission::kReserveActualLength:
@@ -320,7 +318,8 @@ double LoadPoint::load() const {
 
 namespace {
 
-double PoissonExpectation(double x, int kappa, const std::function<double(long)>& g) {
+template <typename G>
+double PoissonExpectation(double x, int kappa, const G& g) {
   // E[g(floor(N / κ))], N ~ Poisson(x); g is a CDF in its argument (<= 1).
   if (x <= 0) return g(0);
   const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
@@ -357,7 +356,7 @@ double ErlangCdf(int phases, double rate, double t) {
   if (k > x + span) return 0.0;
   const long lo = static_cast<long>(std::max(0.0, std::floor(x - span)));
   if (k - 1 < lo) return 1.0;
-  double pmf = std::exp(-x + lo * std::log(x) - std::lgamma(lo + 1.0));
+  double pmf = lo == 0 ? std::exp(-x) : std::exp(-x + lo * std::log(x) - std::lgamma(lo + 1.0));
   double below = 0;
   for (long i = lo; i <= k - 1; ++i) {
     below += pmf;
@@ -413,38 +412,98 @@ double WaitMean(const WaitLaw& law) {
 
 namespace {
 
-// P(U + E <= x) for U ~ Uniform(0, w) and E ~ Exp(ν).
-double UniformPlusExpCdf(double x, double w, double nu) {
-  if (x <= 0) return 0;
-  if (nu * (x - w) > kExpSaturation) return 1.0;  // e^(−40) < 1e-17
-  if (w <= 0) return -std::expm1(-nu * x);
-  const double m = std::min(x, w);
-  return (m - (std::exp(-nu * (x - m)) - std::exp(-nu * x)) / nu) / w;
-}
+// LatencyCdf prepared for many evaluations of one law (a quantile search):
+// the atoms sorted by offset, with the running sum of their weights, so an
+// evaluation at t adds the weight of the atoms already complete (every
+// atom starting before t − the widest width − kExpSaturation / ν, where both
+// parts of its CDF are 1), evaluates the atoms in the window up to t, and
+// stops at the first atom starting after t (its CDF is 0 there).
+class CdfEvaluator {
+ public:
+  explicit CdfEvaluator(const LatencyLaw& law) : law_(law) {
+    pq_ = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
+    nu_ = law.prefill_wait_rate;
+    atoms_.reserve(law.atoms.size());
+    double widest = 0;
+    for (const LatencyLaw::Atom& a : law.atoms) {
+      const double w = a.uniform_width_seconds;
+      widest = std::max(widest, w);
+      // P(U + E <= x) for x >= w is 1 − e^(−ν(x − w))·(1 − e^(−νw))/(νw).
+      const double k = pq_ > 0 && w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 0.0;
+      atoms_.push_back({a.offset_seconds, w, a.weight, k});
+    }
+    std::sort(atoms_.begin(), atoms_.end(),
+              [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
+    complete_weight_.resize(atoms_.size() + 1, 0.0);
+    for (size_t i = 0; i < atoms_.size(); ++i) {
+      complete_weight_[i + 1] = complete_weight_[i] + atoms_[i].weight;
+    }
+    complete_lag_ = widest + (pq_ > 0 ? kExpSaturation / nu_ : 0.0);
+  }
 
-double UniformCdf(double x, double w) {
-  if (w <= 0) return x >= 0 ? 1.0 : 0.0;
-  return std::clamp(x / w, 0.0, 1.0);
-}
+  double operator()(double t) const {
+    // Atoms with offset < t − complete_lag_ are complete.
+    const auto first = std::lower_bound(atoms_.begin(), atoms_.end(), t - complete_lag_,
+                                        [](const Entry& a, double v) { return a.offset < v; });
+    double cdf = complete_weight_[first - atoms_.begin()];
+    for (auto it = first; it != atoms_.end(); ++it) {
+      const double x = t - it->offset;
+      if (x < 0) break;
+      // At its offset only a deterministic atom without prefill wait counts.
+      if (x == 0) {
+        if (it->width <= 0) cdf += it->weight * (1 - pq_);
+        continue;
+      }
+      cdf += it->weight * AtomCdf(*it, x);
+    }
+    for (const LatencyLaw::WaitBranch& b : law_.waits) {
+      cdf += b.weight * WaitCdf(law_.wait, t - b.offset_seconds);
+    }
+    return cdf;
+  }
+
+  const LatencyLaw& law() const { return law_; }
+
+ private:
+  struct Entry {
+    double offset;
+    double width;
+    double weight;
+    double full_factor;  // (1 − e^(−νw)) / (νw)
+  };
+
+  // CDF of one atom at x = t − offset > 0: the uniform residual, and with
+  // probability pq the uniform plus the Exp(ν) prefill-stage wait.
+  double AtomCdf(const Entry& a, double x) const {
+    const double w = a.width;
+    double c = (1 - pq_) * (w <= 0 ? 1.0 : std::min(1.0, x / w));
+    if (pq_ > 0) {
+      double e;
+      if (nu_ * (x - w) > kExpSaturation) {
+        e = 1.0;
+      } else if (w <= 0) {
+        e = -std::expm1(-nu_ * x);
+      } else if (x >= w) {
+        e = 1.0 - std::exp(-nu_ * (x - w)) * a.full_factor;
+      } else {
+        e = (x + std::expm1(-nu_ * x) / nu_) / w;
+      }
+      c += pq_ * e;
+    }
+    return c;
+  }
+
+  const LatencyLaw& law_;
+  double pq_ = 0;
+  double nu_ = 0;
+  double complete_lag_ = 0;
+  std::vector<Entry> atoms_;
+  std::vector<double> complete_weight_;  // index i: the weight of atoms_[0..i)
+};
 
 }  // namespace
 
-double LatencyCdf(const LatencyLaw& law, double t) {
-  double cdf = 0;
-  const double pq = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
-  for (const LatencyLaw::Atom& a : law.atoms) {
-    const double x = t - a.offset_seconds;
-    double c = (1 - pq) * UniformCdf(x, a.uniform_width_seconds);
-    if (pq > 0) {
-      c += pq * UniformPlusExpCdf(x, a.uniform_width_seconds, law.prefill_wait_rate);
-    }
-    cdf += a.weight * c;
-  }
-  for (const LatencyLaw::WaitBranch& b : law.waits) {
-    cdf += b.weight * WaitCdf(law.wait, t - b.offset_seconds);
-  }
-  return cdf;
-}
+double LatencyCdf(const LatencyLaw& law, double t) { return CdfEvaluator(law)(t); }
 
 double LatencyMean(const LatencyLaw& law) {
   double mean = 0;
@@ -462,33 +521,36 @@ double LatencyMean(const LatencyLaw& law) {
 namespace {
 
 // Smallest t >= lo with CDF(t) >= q.
-double QuantileFrom(const LatencyLaw& law, double q, double lo);
+double QuantileFrom(const CdfEvaluator& cdf, double q, double lo);
 
 }  // namespace
 
-double LatencyQuantile(const LatencyLaw& law, double q) { return QuantileFrom(law, q, 0.0); }
+double LatencyQuantile(const LatencyLaw& law, double q) {
+  return QuantileFrom(CdfEvaluator(law), q, 0.0);
+}
 
 namespace {
 
-double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
+double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
+  const LatencyLaw& law = cdf.law();
   double total = 0;
   for (const LatencyLaw::WaitBranch& b : law.waits) total += b.weight;
   for (const LatencyLaw::Atom& a : law.atoms) total += a.weight;
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
   double lo = lo_bound;
-  double f_lo = LatencyCdf(law, lo) - target;
+  double f_lo = cdf(lo) - target;
   if (f_lo >= 0) return lo;
   // Bracket within a factor of two: from just above the previous quantile
   // (or the mean), doubling until the CDF reaches the target.
   double hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
-  double f_hi = LatencyCdf(law, hi) - target;
+  double f_hi = cdf(hi) - target;
   for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
     if (Stopped(law.budget)) return hi;
     lo = hi;
     f_lo = f_hi;
     hi *= 2;
-    f_hi = LatencyCdf(law, hi) - target;
+    f_hi = cdf(hi) - target;
   }
   // Illinois regula falsi on the bracket [lo, hi] (CDF(lo) < target <=
   // CDF(hi)); a step that lands within the tolerance of the root is checked
@@ -504,14 +566,14 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
     w_prev2 = w_prev;
     w_prev = w;
     const double step = kQuantileRelativeTolerance * x;
-    const double f = LatencyCdf(law, x) - target;
+    const double f = cdf(x) - target;
     if (f >= 0) {
       hi = x;
       f_hi = f;
       if (side == 1) f_lo *= 0.5;
       side = 1;
       if (x - step > lo) {
-        const double f_below = LatencyCdf(law, x - step) - target;
+        const double f_below = cdf(x - step) - target;
         if (f_below < 0) {
           lo = x - step;
           f_lo = f_below;
@@ -526,7 +588,7 @@ double QuantileFrom(const LatencyLaw& law, double q, double lo_bound) {
       if (side == -1) f_hi *= 0.5;
       side = -1;
       if (x + step < hi) {
-        const double f_above = LatencyCdf(law, x + step) - target;
+        const double f_above = cdf(x + step) - target;
         if (f_above >= 0) {
           hi = x + step;
           f_hi = f_above;
@@ -548,10 +610,11 @@ LatencyPercentiles Summarise(const LatencyLaw& law) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
   // Quantiles are monotone in q: each search starts at the previous one.
-  p.p50_seconds = QuantileFrom(law, 0.50, 0.0);
-  p.p90_seconds = QuantileFrom(law, 0.90, p.p50_seconds);
-  p.p95_seconds = QuantileFrom(law, 0.95, p.p90_seconds);
-  p.p99_seconds = QuantileFrom(law, 0.99, p.p95_seconds);
+  const CdfEvaluator cdf(law);
+  p.p50_seconds = QuantileFrom(cdf, 0.50, 0.0);
+  p.p90_seconds = QuantileFrom(cdf, 0.90, p.p50_seconds);
+  p.p95_seconds = QuantileFrom(cdf, 0.95, p.p90_seconds);
+  p.p99_seconds = QuantileFrom(cdf, 0.99, p.p95_seconds);
   return p;
 }
 

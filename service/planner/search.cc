@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "model/capacity.h"
+#include "model/memory_model.h"
 #include "model/search.h"
 #include "service/planner/plan.h"
 #include "service/translate/deployment_resolver.h"
@@ -38,6 +39,8 @@ struct Template {
   v1::WeightFormat format = v1::WEIGHT_FORMAT_UNSPECIFIED;  // the checkpoint's
   bool speculative = false;
   std::optional<ResolvedDeployment> resolved;
+  // The resolved model prepared once for its candidates' memory plans.
+  std::optional<model::PreparedMemoryModel> memory;
   absl::Status status;
   std::optional<double> price;
   std::string price_source;
@@ -491,6 +494,9 @@ void Searcher::MakeTemplates(const std::vector<const v1::Hardware*>& cards) {
               catalog_, DeploymentFor(request_, t, probe), absl::StrCat(kPath, ".candidate"));
           if (r.ok()) {
             t.resolved = *std::move(r);
+            absl::StatusOr<model::PreparedMemoryModel> m =
+                model::PreparedMemoryModel::Create(t.resolved->input);
+            if (m.ok()) t.memory = *std::move(m);
           } else {
             t.status = r.status();
           }
@@ -574,7 +580,9 @@ void Searcher::MemoryAndBounds() {
     }
     const model::MemoryPlanInput input = InputFor(*t.resolved, s);
     if (counters_ != nullptr) ++counters_->memory_plans;
-    absl::StatusOr<model::MemoryPlan> plan = model::PlanMemory(input);
+    absl::StatusOr<model::MemoryPlan> plan = t.memory.has_value()
+                                                 ? t.memory->Plan(input.parallelism, input.settings)
+                                                 : model::PlanMemory(input);
     response_.set_candidates_evaluated(response_.candidates_evaluated() + 1);
     if (!plan.ok()) {
       Refuse(v1::SEARCH_REFUSAL_INVALID, s, plan.status().message());

@@ -5,6 +5,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "model/architecture.h"
 #include "model/memory_model.h"
 
@@ -86,6 +88,39 @@ void BM_PlanMemoryHybridSglangTp4(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PlanMemoryHybridSglangTp4);
+
+// The same plans on a prepared model (what a search asks per candidate): the
+// tensors tallied and the engine resolved once, outside the loop.
+void PreparedPlan(benchmark::State& state, const MemoryPlanInput& in) {
+  absl::StatusOr<PreparedMemoryModel> model = PreparedMemoryModel::Create(in);
+  if (!model.ok()) {
+    state.SkipWithError(std::string(model.status().message()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    absl::StatusOr<MemoryPlan> plan = model->Plan(in.parallelism, in.settings);
+    benchmark::DoNotOptimize(plan);
+  }
+}
+
+void BM_PreparedPlanMemoryMlaMoeTp8(benchmark::State& state) {
+  PreparedPlan(state, Input(DeepSeekShape(), 8, BudgetRule::kVllmProfiled));
+}
+BENCHMARK(BM_PreparedPlanMemoryMlaMoeTp8);
+
+void BM_PreparedPlanMemoryHybridSglangTp4(benchmark::State& state) {
+  PreparedPlan(state, Input(HybridShape(), 4, BudgetRule::kSglangStatic));
+}
+BENCHMARK(BM_PreparedPlanMemoryHybridSglangTp4);
+
+void BM_PrepareMemoryModelMlaMoe(benchmark::State& state) {
+  const MemoryPlanInput in = Input(DeepSeekShape(), 8, BudgetRule::kVllmProfiled);
+  for (auto _ : state) {
+    absl::StatusOr<PreparedMemoryModel> model = PreparedMemoryModel::Create(in);
+    benchmark::DoNotOptimize(model);
+  }
+}
+BENCHMARK(BM_PrepareMemoryModelMlaMoe);
 
 void BM_ComputeParameterCounts(benchmark::State& state) {
   const ModelArchitecture a = DeepSeekShape();
