@@ -39,11 +39,13 @@ double ClosedPointUnits(const ServerShape& s, int n, double z) {
   const double marginals = z > 0 ? 2.0 * (n + 1) * kMarginalWorkUnitsPerUser : 2.0 * (n + 1);
   const int in_service = std::min(n, s.slots);
   double atom_units = 0;
+  // Without think time the atoms and the wait branches are split by the
+  // co-arrivals' positions.
+  double positions = 1;
   if (z > 0) {
     atom_units = std::min(in_service, kAtomBins) * s.nodes * 2.0 * kAtomWorkUnits;
   } else {
     // Every user is in the system: one population, split by co-arrivals.
-    double positions = 1;
     if (n > 1) {
       const int others = std::min(n - 1, s.slots);
       const double mean = others * s.co_arrival_q;
@@ -55,7 +57,7 @@ double ClosedPointUnits(const ServerShape& s, int n, double z) {
   if (n > s.slots) {
     erlangs = z > 0 ? std::min<double>(n - s.slots,
                                        2 * PoissonSpan(std::min<double>(z * s.saturation_rps, n)))
-                    : 1.0;
+                    : positions;
   }
   const double wait_units = s.nodes * erlangs * kErlangWorkUnits;
   return marginals + kCdfEvaluationsPerPoint * (atom_units + wait_units);

@@ -758,10 +758,16 @@ void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, doubl
   const PrefillQueue q = PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
   if (!(q.wait_rate > 0)) return;
   // Arrivals that waited for a slot are admitted one per completion, spaced
-  // out, so the prefill-stage queueing applies to the atoms only.
+  // out: the prefill stage's waiting law applies to the atoms. The admitted
+  // waiters still queue for the same prefill stage (they hold their slot
+  // while they do, HoldingRate): they get its mean wait after their
+  // completion wait, so TTFT does not fall when the population passes the
+  // slots.
+  const double mean_wait = q.wait_probability / q.wait_rate;
   for (LatencyLaw* law : {ttft, e2e}) {
     law->prefill_wait_probability = q.wait_probability;
     law->prefill_wait_rate = q.wait_rate;
+    for (LatencyLaw::WaitBranch& branch : law->waits) branch.offset_seconds += mean_wait;
   }
 }
 
@@ -833,6 +839,11 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double we
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
+// The wait branches are split alike: a user who waited for a slot is
+// admitted at a completion, and the others whose slots free in the same
+// step are admitted with it and prefill before or after it; without this
+// TTFT fell from the co-arrival queue to the bare slot wait when the
+// population passed the slots.
 void AddCoArrivals(const LoadDependentServer& server, int n, int others, LatencyLaw* ttft,
                    LatencyLaw* e2e) {
   if (others < 1) return;
@@ -857,6 +868,16 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
       }
     }
     law->atoms = std::move(split);
+    std::vector<LatencyLaw::WaitBranch> waits;
+    waits.reserve(law->waits.size() * pu.size());
+    for (const LatencyLaw::WaitBranch& b : law->waits) {
+      for (size_t u = 0; u < pu.size(); ++u) {
+        const double w = b.weight * pu[u];
+        if (w < kNegligibleWeight) continue;
+        waits.push_back({w, b.offset_seconds + u * occupancy});
+      }
+    }
+    law->waits = std::move(waits);
   }
 }
 

@@ -396,8 +396,8 @@ struct LatencyLaw {
   std::vector<Atom> atoms;
   std::vector<WaitBranch> waits;
   WaitLaw wait;
-  // Prefill-stage queueing added to every atom (not to the wait branches,
-  // which are admitted one per completion): with probability
+  // Prefill-stage queueing added to every atom (the wait branches, admitted
+  // one per completion, carry its mean in their offsets): with probability
   // prefill_wait_probability an Exp(prefill_wait_rate) delay (the G/G/1
   // waiting law of PrefillStageQueue).
   double prefill_wait_probability = 0;

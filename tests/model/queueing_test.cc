@@ -199,6 +199,25 @@ TEST(ClosedLoop, KneeAboveSlotLimitWithTtftJump) {
   EXPECT_GE((*c)[5].ttft->p50_seconds, 10 * (*c)[4].ttft->p50_seconds);
 }
 
+// Past the slots the users who wait for one still queue for the prefill
+// stage once admitted: TTFT does not fall when the population passes S.
+// Long prompts and very short answers: many users come back in the same
+// step, and their prefills queue together.
+TEST(ClosedLoop, TtftDoesNotFallWhenThePopulationPassesTheSlots) {
+  const LoadDependentServer s = Server(DenseInputs(), MakeWorkload(8000, 8), 64);
+  std::vector<int> ns;
+  for (int n = 56; n <= 72; ++n) ns.push_back(n);
+  absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(s, ns, 0.0);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (size_t i = 1; i < c->size(); ++i) {
+    ASSERT_TRUE((*c)[i].ttft.has_value() && (*c)[i - 1].ttft.has_value());
+    EXPECT_GE((*c)[i].ttft->p50_seconds, 0.99 * (*c)[i - 1].ttft->p50_seconds)
+        << ns[i - 1] << " -> " << ns[i] << " users";
+    EXPECT_GE((*c)[i].ttft->mean_seconds, 0.99 * (*c)[i - 1].ttft->mean_seconds)
+        << ns[i - 1] << " -> " << ns[i] << " users";
+  }
+}
+
 TEST(ClosedLoop, PercentilesAreOrdered) {
   const LoadDependentServer s = Server(MoeInputs(), MakeWorkload(1024, 256, 0.5), 12);
   std::vector<int> ns;

@@ -48,10 +48,14 @@ v1::AccuracyResponse RunMode(v1::AccuracyMode mode) {
 // 468,858 -> 507,650 tokens, its slots 117 -> 126: sglang-0.4.3 DeepSeek-R1
 // DP-attention GSP at 128 users is then 2 users over the slots instead of 11,
 // and the closed loop's TTFT there falls 13.5 -> 4.7 s (measured 23.5 s),
-// beyond 2x: 46 of 63 (73.0%), held at 0.73. The fall is the load model's,
-// not the pool's: without think time, users beyond the slots wait for
-// completions but skip the co-arrivals' prefill queue, so TTFT p50 drops from
-// 22.9 s at 126 users to 4.0 s at 128 (capplan sweep shows the step).
+// beyond 2x: 46 of 63 (73.0%). The fall was the load model's, not the
+// pool's: without think time, users beyond the slots waited for completions
+// but skipped the co-arrivals' prefill queue, so TTFT p50 dropped from 22.9 s
+// at 126 users to 4.0 s at 128. With the wait branches split by co-arrivals
+// too (queueing.cc, AddCoArrivals) it is 24.3 s at 128 (measured 23.5 s):
+// 48 of 63 (76.2%), at the bar, held at 0.75. Output tok/s 79% of 68 since
+// the overheads stopped crossing engines (held_out below, vllm-0.6.3 on 8 x
+// MI300X 3 rows from +95% to +110%).
 TEST(Accuracy, LeaveOneBaselineOutMostPointsWithinTwoTimes) {
   const v1::AccuracyResponse r = RunMode(v1::ACCURACY_MODE_BASELINES);
   const v1::AccuracySummary& tps = All(r, "output_tokens_per_second");
@@ -64,7 +68,7 @@ TEST(Accuracy, LeaveOneBaselineOutMostPointsWithinTwoTimes) {
   EXPECT_GE(tps.count(), 50u);
   EXPECT_GE(ttft.count(), 40u);
   EXPECT_GE(tps.within_2x_fraction(), 0.75);
-  EXPECT_GE(ttft.within_2x_fraction(), 0.73);
+  EXPECT_GE(ttft.within_2x_fraction(), 0.75);
 }
 
 // Calibrated on alternate rows. The bar is a median |error| <= 10%
