@@ -836,6 +836,25 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double we
   return WaitLaw::Erlang{weight, k, k * mu_s / m};
 }
 
+// Each part (an atom or a wait branch) split by the position u of the user
+// among its co-arrivals (weights pu[u]), u prefill occupancies later.
+template <typename Part>
+void SplitByPositions(const std::vector<double>& pu, double occupancy, std::vector<Part>* parts) {
+  std::vector<Part> split;
+  split.reserve(parts->size() * pu.size());
+  for (const Part& part : *parts) {
+    for (size_t u = 0; u < pu.size(); ++u) {
+      const double w = part.weight * pu[u];
+      if (w < kNegligibleWeight) continue;
+      Part moved = part;
+      moved.weight = w;
+      moved.offset_seconds += u * occupancy;
+      split.push_back(moved);
+    }
+  }
+  *parts = std::move(split);
+}
+
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
@@ -858,26 +877,8 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
   if (!(q > 0) || !(occupancy > 0)) return;
   const std::vector<double> pu = CoArrivalPositions(others, q);
   for (LatencyLaw* law : {ttft, e2e}) {
-    std::vector<LatencyLaw::Atom> split;
-    split.reserve(law->atoms.size() * pu.size());
-    for (const LatencyLaw::Atom& a : law->atoms) {
-      for (size_t u = 0; u < pu.size(); ++u) {
-        const double w = a.weight * pu[u];
-        if (w < kNegligibleWeight) continue;
-        split.push_back({w, a.offset_seconds + u * occupancy, a.uniform_width_seconds});
-      }
-    }
-    law->atoms = std::move(split);
-    std::vector<LatencyLaw::WaitBranch> waits;
-    waits.reserve(law->waits.size() * pu.size());
-    for (const LatencyLaw::WaitBranch& b : law->waits) {
-      for (size_t u = 0; u < pu.size(); ++u) {
-        const double w = b.weight * pu[u];
-        if (w < kNegligibleWeight) continue;
-        waits.push_back({w, b.offset_seconds + u * occupancy});
-      }
-    }
-    law->waits = std::move(waits);
+    SplitByPositions(pu, occupancy, &law->atoms);
+    SplitByPositions(pu, occupancy, &law->waits);
   }
 }
 
