@@ -57,7 +57,7 @@ double ClosedPointUnits(const ServerShape& s, int n, double z) {
   if (n > s.slots) {
     erlangs = z > 0 ? std::min<double>(n - s.slots,
                                        2 * PoissonSpan(std::min<double>(z * s.saturation_rps, n)))
-                    : positions;
+                    : std::min<double>(positions, kCoArrivalWaitBins);
   }
   const double wait_units = s.nodes * erlangs * kErlangWorkUnits;
   return marginals + kCdfEvaluationsPerPoint * (atom_units + wait_units);

@@ -855,6 +855,27 @@ void SplitByPositions(const std::vector<double>& pu, double occupancy, std::vect
   *parts = std::move(split);
 }
 
+// The position law pu in at most `bins` consecutive groups of about equal
+// weight: (weight, weighted mean position) per group.
+std::vector<std::pair<double, double>> PositionBins(const std::vector<double>& pu, int bins) {
+  std::vector<std::pair<double, double>> out;
+  double total = 0;
+  for (double w : pu) total += w;
+  if (!(total > 0)) return out;
+  double weight = 0;
+  double moment = 0;
+  for (size_t u = 0; u < pu.size(); ++u) {
+    weight += pu[u];
+    moment += u * pu[u];
+    const bool last = u + 1 == pu.size();
+    if (weight >= total / bins || last) {
+      if (weight > 0) out.emplace_back(weight, moment / weight);
+      weight = moment = 0;
+    }
+  }
+  return out;
+}
+
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
@@ -876,9 +897,20 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
       std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();
   if (!(q > 0) || !(occupancy > 0)) return;
   const std::vector<double> pu = CoArrivalPositions(others, q);
+  // The wait branches are few but each costs an Erlang-mixture evaluation:
+  // the positions come to them in at most kCoArrivalWaitBins groups of equal
+  // weight, each at its mean position (the spread, p95, is kept).
+  const std::vector<std::pair<double, double>> bins = PositionBins(pu, kCoArrivalWaitBins);
   for (LatencyLaw* law : {ttft, e2e}) {
     SplitByPositions(pu, occupancy, &law->atoms);
-    SplitByPositions(pu, occupancy, &law->waits);
+    std::vector<LatencyLaw::WaitBranch> waits;
+    waits.reserve(law->waits.size() * bins.size());
+    for (const LatencyLaw::WaitBranch& b : law->waits) {
+      for (const auto& [weight, position] : bins) {
+        waits.push_back({b.weight * weight, b.offset_seconds + position * occupancy});
+      }
+    }
+    law->waits = std::move(waits);
   }
 }
 

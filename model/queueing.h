@@ -331,6 +331,9 @@ struct PrefillQueue {
 PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double>& service_seconds,
                                double arrival_cv2);
 inline constexpr double kMaxPrefillUtilization = 0.995;
+// Closed loop without think time: the co-arrival positions reach the slot
+// wait branches in at most this many groups of equal weight.
+inline constexpr int kCoArrivalWaitBins = 16;
 // Mean prefill-stage wait (Poisson arrivals at λ) with `population` in
 // service. The open-loop chain counts it in the slot holding time:
 // μ_λ(n) = n / (n/μ(n) + W_p(λ)), and stability is λ < μ_λ(S).
