@@ -116,9 +116,9 @@ TEST(SearchConfigs, FrontsAreParetoOptimal) {
 
 TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   v1::SearchConfigsRequest request = Request(kIssue);
-  // The data has no public price for this card (data/hardware/README.md).
-  ASSERT_FALSE(Bundled().FindHardware("amd-mi355x-288gb")->has_price_per_hour());
-  request.mutable_constraints()->add_hardware_ids("amd-mi355x-288gb");
+  // A China-market part: no public rental price (data/hardware/README.md).
+  ASSERT_FALSE(Bundled().FindHardware("amd-mi308x-192gb")->has_price_per_hour());
+  request.mutable_constraints()->add_hardware_ids("amd-mi308x-192gb");
   request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
   request.set_objective(v1::SEARCH_OBJECTIVE_GPUS);
   absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
@@ -126,7 +126,7 @@ TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   bool saw_unpriced = false;
   for (const auto* list : {&r->top(), &r->capacity_front()}) {
     for (const v1::SearchCandidate& c : *list) {
-      if (c.deployment().hardware_id() != "amd-mi355x-288gb") continue;
+      if (c.deployment().hardware_id() != "amd-mi308x-192gb") continue;
       saw_unpriced = true;
       EXPECT_EQ(c.price_source(), "no price");
       EXPECT_FALSE(c.has_cost_per_million_output_tokens());
@@ -138,7 +138,7 @@ TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   for (const v1::SearchCandidate& c : r->cost_front()) {
     EXPECT_EQ(c.deployment().hardware_id(), "nvidia-h100-sxm-80gb");
   }
-  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi355x-288gb: no price")));
+  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi308x-192gb: no price")));
 }
 
 TEST(SearchConfigs, RequestPriceOverridesTheCatalogue) {
