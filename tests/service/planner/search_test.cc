@@ -116,9 +116,15 @@ TEST(SearchConfigs, FrontsAreParetoOptimal) {
 
 TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   v1::SearchConfigsRequest request = Request(kIssue);
-  // The data has no public price for this card (data/hardware/README.md).
-  ASSERT_FALSE(Bundled().FindHardware("amd-mi355x-288gb")->has_price_per_hour());
-  request.mutable_constraints()->add_hardware_ids("amd-mi355x-288gb");
+  // No catalogue card without a price meets this SLO (the unpriced ones are China-market parts,
+  // the DGX Spark and small cards; data/hardware/README.md), so the request brings one: the
+  // MI355X, which meets it, with its price taken away.
+  v1::Hardware unpriced = *Bundled().FindHardware("amd-mi355x-288gb");
+  unpriced.set_id("unpriced-mi355x");
+  unpriced.clear_price_per_hour();
+  unpriced.clear_price_as_of();
+  unpriced.clear_sources();
+  *request.mutable_constraints()->add_hardware() = unpriced;
   request.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
   request.set_objective(v1::SEARCH_OBJECTIVE_GPUS);
   absl::StatusOr<v1::SearchConfigsResponse> r = SearchConfigs(Bundled(), request);
@@ -126,7 +132,7 @@ TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   bool saw_unpriced = false;
   for (const auto* list : {&r->top(), &r->capacity_front()}) {
     for (const v1::SearchCandidate& c : *list) {
-      if (c.deployment().hardware_id() != "amd-mi355x-288gb") continue;
+      if (c.deployment().hardware().id() != "unpriced-mi355x") continue;
       saw_unpriced = true;
       EXPECT_EQ(c.price_source(), "no price");
       EXPECT_FALSE(c.has_cost_per_million_output_tokens());
@@ -138,7 +144,7 @@ TEST(SearchConfigs, CardsWithoutAPriceSayNoPrice) {
   for (const v1::SearchCandidate& c : r->cost_front()) {
     EXPECT_EQ(c.deployment().hardware_id(), "nvidia-h100-sxm-80gb");
   }
-  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("amd-mi355x-288gb: no price")));
+  EXPECT_THAT(r->notes(), ::testing::Contains(HasSubstr("unpriced-mi355x: no price")));
 }
 
 TEST(SearchConfigs, RequestPriceOverridesTheCatalogue) {
