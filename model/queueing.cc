@@ -35,103 +35,112 @@ constexpr double kNegligibleWeight = 1e-15;
 // Below this geometric ratio the closed form cancels badly; sum instead.
 constexpr double kRootsOfUnityMinRatio = 0.05;
 constexpr int kQuantileMaxIterations = 200;
-}  // namespace
+} // namespace
 
-const char* SlotBoundName(SlotBound bound) {
+const char *SlotBoundName(SlotBound bound) {
   switch (bound) {
-    case SlotBound::kRunningRequestLimit:
-      return "RUNNING_REQUEST_LIMIT";
-    case SlotBound::kOperatorGate:
-      return "OPERATOR_GATE";
-    case SlotBound::kKvPool:
-      return "KV_POOL";
-    case SlotBound::kStateSlots:
-      return "STATE_SLOTS";
+  case SlotBound::kRunningRequestLimit:
+    return "RUNNING_REQUEST_LIMIT";
+  case SlotBound::kOperatorGate:
+    return "OPERATOR_GATE";
+  case SlotBound::kKvPool:
+    return "KV_POOL";
+  case SlotBound::kStateSlots:
+    return "STATE_SLOTS";
   }
   return "UNKNOWN";
 }
 
-const char* BindingLimitName(BindingLimit limit) {
+const char *BindingLimitName(BindingLimit limit) {
   switch (limit) {
-    case BindingLimit::kLoadRange:
-      return "LOAD_RANGE";
-    case BindingLimit::kTtftP95:
-      return "TTFT_P95";
-    case BindingLimit::kTpot:
-      return "TPOT";
-    case BindingLimit::kE2eP95:
-      return "E2E_P95";
-    case BindingLimit::kSlotWait:
-      return "SLOT_WAIT";
-    case BindingLimit::kStability:
-      return "STABILITY";
+  case BindingLimit::kLoadRange:
+    return "LOAD_RANGE";
+  case BindingLimit::kTtftP95:
+    return "TTFT_P95";
+  case BindingLimit::kTpot:
+    return "TPOT";
+  case BindingLimit::kE2eP95:
+    return "E2E_P95";
+  case BindingLimit::kSlotWait:
+    return "SLOT_WAIT";
+  case BindingLimit::kStability:
+    return "STABILITY";
   }
   return "UNKNOWN";
 }
 
-const char* KvAdmissionName(KvAdmission a) {
+const char *KvAdmissionName(KvAdmission a) {
   switch (a) {
-    case KvAdmission::kReserveFixed:
-      return "reserve input + output at admission";
-    case KvAdmission::kReserveActualLength:
-      return "reserve each request's own input + output";
-    case KvAdmission::kIncremental:
-      return "allocate as tokens appear, preempt when full";
-    case KvAdmission::kReserveRemainingShare:
-      return "hold tokens + a share of the remaining answer, retract when full";
+  case KvAdmission::kReserveFixed:
+    return "reserve input + output at admission";
+  case KvAdmission::kReserveActualLength:
+    return "reserve each request's own input + output";
+  case KvAdmission::kIncremental:
+    return "allocate as tokens appear, preempt when full";
+  case KvAdmission::kReserveRemainingShare:
+    return "hold tokens + a share of the remaining answer, retract when full";
   }
   return "unknown";
 }
 
-double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
-  if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
-  const double biased_output = w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
+double KvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
+  if (limits.kv_tokens_per_request.has_value())
+    return *limits.kv_tokens_per_request;
+  const double biased_output =
+      w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
   switch (limits.kv_admission) {
-    case KvAdmission::kReserveFixed:
-    case KvAdmission::kReserveActualLength:
-      return w.input_tokens + biased_output;
-    case KvAdmission::kIncremental:
-      if (w.synchronized) return w.input_tokens + w.output_tokens;
-      return w.input_tokens + 0.5 * biased_output;
-    case KvAdmission::kReserveRemainingShare:
-      if (w.synchronized) return w.input_tokens + w.output_tokens;
-      return w.input_tokens + 0.5 * biased_output * (1.0 + limits.kv_remaining_share);
+  case KvAdmission::kReserveFixed:
+  case KvAdmission::kReserveActualLength:
+    return w.input_tokens + biased_output;
+  case KvAdmission::kIncremental:
+    if (w.synchronized)
+      return w.input_tokens + w.output_tokens;
+    return w.input_tokens + 0.5 * biased_output;
+  case KvAdmission::kReserveRemainingShare:
+    if (w.synchronized)
+      return w.input_tokens + w.output_tokens;
+    return w.input_tokens +
+           0.5 * biased_output * (1.0 + limits.kv_remaining_share);
   }
   return w.input_tokens + biased_output;
 }
 
-absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) {
+absl::StatusOr<Slots> ComputeSlots(const SlotLimits &limits,
+                                   const Workload &w) {
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   std::optional<Slots> best;
   auto consider = [&best](double value, SlotBound bound) {
     const int v = static_cast<int>(std::min<double>(value, kMaxSlots + 1.0));
-    if (!best.has_value() || v < best->slots) best = Slots{v, bound};
+    if (!best.has_value() || v < best->slots)
+      best = Slots{v, bound};
   };
   if (limits.max_running_requests.has_value()) {
     if (*limits.max_running_requests < 1) {
-      return Invalid("SlotLimits.max_running_requests", *limits.max_running_requests,
-                     "must be >= 1");
+      return Invalid("SlotLimits.max_running_requests",
+                     *limits.max_running_requests, "must be >= 1");
     }
     consider(*limits.max_running_requests, SlotBound::kRunningRequestLimit);
   }
   if (limits.operator_concurrency_gate.has_value()) {
     if (*limits.operator_concurrency_gate < 1) {
-      return Invalid("SlotLimits.operator_concurrency_gate", *limits.operator_concurrency_gate,
-                     "must be >= 1");
+      return Invalid("SlotLimits.operator_concurrency_gate",
+                     *limits.operator_concurrency_gate, "must be >= 1");
     }
     consider(*limits.operator_concurrency_gate, SlotBound::kOperatorGate);
   }
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckInRange("SlotLimits.kv_remaining_share", limits.kv_remaining_share, 0.0, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(CheckInRange("SlotLimits.kv_remaining_share",
+                                       limits.kv_remaining_share, 0.0, 1.0));
   if (limits.kv_pool_tokens.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive("SlotLimits.kv_pool_tokens", *limits.kv_pool_tokens));
     const double per_request = KvTokensPerRequest(limits, w);
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive("SlotLimits.kv_tokens_per_request", per_request));
     const double fit = std::floor(*limits.kv_pool_tokens / per_request);
     if (fit < 1) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("SlotLimits.kv_pool_tokens = ", *limits.kv_pool_tokens,
-                       "; cannot hold one request of ", per_request, " tokens"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SlotLimits.kv_pool_tokens = ", *limits.kv_pool_tokens,
+          "; cannot hold one request of ", per_request, " tokens"));
     }
     consider(fit, SlotBound::kKvPool);
   } else if (limits.kv_tokens_per_request.has_value()) {
@@ -140,7 +149,8 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) 
   }
   if (limits.state_slots.has_value()) {
     if (*limits.state_slots < 1) {
-      return Invalid("SlotLimits.state_slots", *limits.state_slots, "must be >= 1");
+      return Invalid("SlotLimits.state_slots", *limits.state_slots,
+                     "must be >= 1");
     }
     consider(*limits.state_slots, SlotBound::kStateSlots);
   }
@@ -151,20 +161,21 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) 
         "state_slots");
   }
   if (best->slots > kMaxSlots) {
-    return Invalid("Slots.slots", best->slots,
-                   absl::StrCat("must be <= ", kMaxSlots, " (set max_running_requests)"));
+    return Invalid(
+        "Slots.slots", best->slots,
+        absl::StrCat("must be <= ", kMaxSlots, " (set max_running_requests)"));
   }
   return *best;
 }
 
-absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const PerformanceModel& m,
-                                                                const Workload& w,
-                                                                const Slots& slots,
-                                                                Budget* budget) {
+absl::StatusOr<LoadDependentServer>
+LoadDependentServer::Create(const PerformanceModel &m, const Workload &w,
+                            const Slots &slots, Budget *budget) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   if (slots.slots < 1 || slots.slots > kMaxSlots) {
-    return Invalid("Slots.slots", slots.slots, absl::StrCat("must be in [1, ", kMaxSlots, "]"));
+    return Invalid("Slots.slots", slots.slots,
+                   absl::StrCat("must be in [1, ", kMaxSlots, "]"));
   }
   LoadDependentServer s;
   s.slots_ = slots;
@@ -173,21 +184,24 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
   s.phases_by_n_.reserve(slots.slots);
   s.rate_by_n_.reserve(slots.slots);
   for (int n = 1; n <= slots.slots; ++n) {
-    if (Stopped(budget)) return budget->status();
+    if (Stopped(budget))
+      return budget->status();
     const RequestPhaseFeatures f =
         ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, w, n);
-    const RequestPhaseTimes t = ToPhaseTimes(f, m.coefficients, w.output_tokens);
-    if (!std::isfinite(t.life_seconds) || !(t.life_seconds > 0) || !(t.prefill_seconds > 0) ||
-        !(t.mean_step_seconds > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("StepTimeCoefficients: request life = ", t.life_seconds, " s with ", n,
-                       " in service; coefficients must give positive step times for "
-                       "this workload (alpha or a beta of a non-zero feature > 0)"));
+    const RequestPhaseTimes t =
+        ToPhaseTimes(f, m.coefficients, w.output_tokens);
+    if (!std::isfinite(t.life_seconds) || !(t.life_seconds > 0) ||
+        !(t.prefill_seconds > 0) || !(t.mean_step_seconds > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "StepTimeCoefficients: request life = ", t.life_seconds, " s with ",
+          n,
+          " in service; coefficients must give positive step times for "
+          "this workload (alpha or a beta of a non-zero feature > 0)"));
     }
     s.phases_by_n_.push_back(t);
     s.rate_by_n_.push_back(n / t.life_seconds);
   }
-  const RequestPhaseTimes& full = s.phases_by_n_.back();
+  const RequestPhaseTimes &full = s.phases_by_n_.back();
   const double decode_seconds = full.life_seconds - full.prefill_seconds;
   const double var = std::pow(decode_seconds * w.output_tokens_cv, 2) +
                      std::pow(full.prefill_seconds * w.input_tokens_cv, 2);
@@ -196,7 +210,8 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
   // Length nodes.
   const std::vector<double> in_nodes =
       LogNormalNodes(w.input_tokens, w.input_tokens_cv, kLengthNodes);
-  s.output_nodes_ = LogNormalNodes(w.output_tokens, w.output_tokens_cv, kLengthNodes);
+  s.output_nodes_ =
+      LogNormalNodes(w.output_tokens, w.output_tokens_cv, kLengthNodes);
   if (s.output_nodes_.size() < in_nodes.size()) {
     s.output_nodes_.assign(in_nodes.size(), w.output_tokens);
   }
@@ -206,52 +221,57 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
           : in_nodes;
   for (const bool at_s : {false, true}) {
     const int n = at_s ? slots.slots : 1;
-    std::vector<double>& ratio = at_s ? s.input_ratio_s_ : s.input_ratio_1_;
-    std::vector<double>& share = at_s ? s.budget_share_s_ : s.budget_share_1_;
+    std::vector<double> &ratio = at_s ? s.input_ratio_s_ : s.input_ratio_1_;
+    std::vector<double> &share = at_s ? s.budget_share_s_ : s.budget_share_1_;
     const double mean_prefill = s.Phase(n).prefill_seconds;
     for (double input : base_in) {
       Workload wj = w;
       wj.input_tokens = std::max(1.0, input);
-      const RequestPhaseFeatures f =
-          ComputeRequestPhaseFeatures(m.inputs, m.scheduler, m.speculative, wj, n);
+      const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
+          m.inputs, m.scheduler, m.speculative, wj, n);
       const double prefill = StepSeconds(m.coefficients, f.prefill);
       ratio.push_back(prefill / mean_prefill);
-      share.push_back(
-          prefill > 0
-              ? std::clamp(StepSeconds(m.coefficients, f.prefill_marginal) / prefill, 0.0, 1.0)
-              : 0.0);
+      share.push_back(prefill > 0 ? std::clamp(StepSeconds(m.coefficients,
+                                                           f.prefill_marginal) /
+                                                   prefill,
+                                               0.0, 1.0)
+                                  : 0.0);
       if (!std::isfinite(ratio.back())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("Workload.input_tokens = ", input,
-                         "; gives a non-finite prefill time with these coefficients"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Workload.input_tokens = ", input,
+            "; gives a non-finite prefill time with these coefficients"));
       }
     }
   }
-  s.phases_ =
-      cv2 <= 1.0 / kMaxPhasesPerCompletion
-          ? kMaxPhasesPerCompletion
-          : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1, kMaxPhasesPerCompletion);
+  s.phases_ = cv2 <= 1.0 / kMaxPhasesPerCompletion
+                  ? kMaxPhasesPerCompletion
+                  : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1,
+                               kMaxPhasesPerCompletion);
   return s;
 }
 
 double LoadDependentServer::NodePrefillSeconds(int n, int j) const {
   const int k = std::clamp(n, 1, slots_.slots);
-  const double f = slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double f =
+      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
   const double ratio = (1 - f) * input_ratio_1_[j] + f * input_ratio_s_[j];
   return ratio * Phase(k).prefill_seconds;
 }
 
 double LoadDependentServer::NodePrefillOccupancySeconds(int n, int j) const {
   const int k = std::clamp(n, 1, slots_.slots);
-  const double f = slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
+  const double f =
+      slots_.slots > 1 ? static_cast<double>(k - 1) / (slots_.slots - 1) : 0.0;
   const double share = (1 - f) * budget_share_1_[j] + f * budget_share_s_[j];
   return share * NodePrefillSeconds(n, j);
 }
 
-PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double>& service_seconds,
+PrefillQueue PrefillStageQueue(double arrival_rate_rps,
+                               const std::vector<double> &service_seconds,
                                double arrival_cv2) {
   PrefillQueue q;
-  if (service_seconds.empty() || !(arrival_rate_rps > 0)) return q;
+  if (service_seconds.empty() || !(arrival_rate_rps > 0))
+    return q;
   double m1 = 0;
   double m2 = 0;
   for (double x : service_seconds) {
@@ -260,23 +280,28 @@ PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double
   }
   m1 /= service_seconds.size();
   m2 /= service_seconds.size();
-  if (!(m1 > 0)) return q;
+  if (!(m1 > 0))
+    return q;
   const double rho = std::min(arrival_rate_rps * m1, kMaxPrefillUtilization);
   const double cs2 = std::max(0.0, m2 / (m1 * m1) - 1.0);
-  const double kingman = (std::clamp(arrival_cv2, 0.0, 1.0) + cs2) / (1.0 + cs2);
-  const double mean_wait = std::max(1e-300, arrival_rate_rps * m2 / (2 * (1 - rho)) * kingman);
+  const double kingman =
+      (std::clamp(arrival_cv2, 0.0, 1.0) + cs2) / (1.0 + cs2);
+  const double mean_wait =
+      std::max(1e-300, arrival_rate_rps * m2 / (2 * (1 - rho)) * kingman);
   q.wait_probability = rho;
   q.wait_rate = rho / mean_wait;
   return q;
 }
 
 double LoadDependentServer::NodeLifeSeconds(int n, int j) const {
-  const RequestPhaseTimes& p = Phase(n);
-  return p.life_seconds + (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
+  const RequestPhaseTimes &p = Phase(n);
+  return p.life_seconds +
+         (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
 }
 
 std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
-  if (cv <= 0 || nodes <= 1) return {mean};
+  if (cv <= 0 || nodes <= 1)
+    return {mean};
   const double s2 = std::log1p(cv * cv);
   const double sigma = std::sqrt(s2);
   std::vector<double> out;
@@ -297,7 +322,8 @@ std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
     out.push_back(std::exp(sigma * 0.5 * (lo + hi) - 0.5 * s2));
     sum += out.back();
   }
-  for (double& v : out) v *= mean * nodes / sum;
+  for (double &v : out)
+    v *= mean * nodes / sum;
   return out;
 }
 
@@ -306,13 +332,14 @@ double LoadDependentServer::CompletionRate(int n) const {
   return rate_by_n_[k - 1];
 }
 
-const RequestPhaseTimes& LoadDependentServer::Phase(int n) const {
+const RequestPhaseTimes &LoadDependentServer::Phase(int n) const {
   const int k = std::clamp(n, 1, slots_.slots);
   return phases_by_n_[k - 1];
 }
 
 double LoadPoint::load() const {
-  if (concurrency.has_value()) return *concurrency;
+  if (concurrency.has_value())
+    return *concurrency;
   return arrival_rate_rps.value_or(0.0);
 }
 
@@ -321,15 +348,17 @@ double LoadPoint::load() const {
 namespace {
 
 template <typename G>
-double PoissonExpectation(double x, int kappa, const G& g) {
+double PoissonExpectation(double x, int kappa, const G &g) {
   // E[g(floor(N / κ))], N ~ Poisson(x); g is a CDF in its argument (<= 1).
-  if (x <= 0) return g(0);
+  if (x <= 0)
+    return g(0);
   const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
   const long lo = static_cast<long>(std::max(0.0, std::floor(x - span)));
   const long hi = static_cast<long>(std::ceil(x + span));
   const long mode = static_cast<long>(std::floor(x));
   const double log_x = std::log(x);
-  const double pmf_mode = std::exp(-x + mode * log_x - std::lgamma(static_cast<double>(mode) + 1));
+  const double pmf_mode =
+      std::exp(-x + mode * log_x - std::lgamma(static_cast<double>(mode) + 1));
   double sum = 0;
   double pmf = pmf_mode;
   for (long i = mode; i <= hi; ++i) {
@@ -345,20 +374,26 @@ double PoissonExpectation(double x, int kappa, const G& g) {
   return std::clamp(sum, 0.0, 1.0);
 }
 
-}  // namespace
+} // namespace
 
 double ErlangCdf(int phases, double rate, double t) {
-  if (!(t > 0) || !(rate > 0)) return 0;
+  if (!(t > 0) || !(rate > 0))
+    return 0;
   const double x = rate * t;
   const int k = std::max(1, phases);
-  if (k == 1) return -std::expm1(-x);
+  if (k == 1)
+    return -std::expm1(-x);
   // 1 − P(N <= k − 1), N ~ Poisson(x); only terms within the Poisson span
   // around x contribute (outside it the mass is < 1e-30).
   const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
-  if (k > x + span) return 0.0;
+  if (k > x + span)
+    return 0.0;
   const long lo = static_cast<long>(std::max(0.0, std::floor(x - span)));
-  if (k - 1 < lo) return 1.0;
-  double pmf = lo == 0 ? std::exp(-x) : std::exp(-x + lo * std::log(x) - std::lgamma(lo + 1.0));
+  if (k - 1 < lo)
+    return 1.0;
+  double pmf = lo == 0
+                   ? std::exp(-x)
+                   : std::exp(-x + lo * std::log(x) - std::lgamma(lo + 1.0));
   double below = 0;
   for (long i = lo; i <= k - 1; ++i) {
     below += pmf;
@@ -367,13 +402,15 @@ double ErlangCdf(int phases, double rate, double t) {
   return std::clamp(1.0 - below, 0.0, 1.0);
 }
 
-double WaitCdf(const WaitLaw& law, double t) {
-  if (!(t > 0)) return 0;
+double WaitCdf(const WaitLaw &law, double t) {
+  if (!(t > 0))
+    return 0;
   if (law.geometric_ratio.has_value()) {
     const double x = law.phase_rate * t;
     const int kappa = std::max(1, law.phases_per_completion);
     const double r = *law.geometric_ratio;
-    if (kappa == 1) return -std::expm1(-x * (1 - r));  // exact: Exp(θ(1−r))
+    if (kappa == 1)
+      return -std::expm1(-x * (1 - r)); // exact: Exp(θ(1−r))
     if (r >= kRootsOfUnityMinRatio) {
       // 1 − E[r^floor(N/κ)], N ~ Poisson(x), by the roots-of-unity filter:
       // E = (1/κ) Σ_j exp(x(s·ω^j − 1)) · (1 − 1/r) / (1 − ω^(−j)/s),
@@ -382,16 +419,18 @@ double WaitCdf(const WaitLaw& law, double t) {
       std::complex<double> e = 0;
       for (int j = 0; j < kappa; ++j) {
         const std::complex<double> w = std::polar(1.0, 2.0 * M_PI * j / kappa);
-        e += std::exp(x * (sr * w - 1.0)) * (1.0 - 1.0 / r) / (1.0 - std::conj(w) / sr);
+        e += std::exp(x * (sr * w - 1.0)) * (1.0 - 1.0 / r) /
+             (1.0 - std::conj(w) / sr);
       }
       return std::clamp(1.0 - e.real() / kappa, 0.0, 1.0);
     }
     const double log_r = std::log(r);
-    return PoissonExpectation(x, kappa,
-                              [log_r](long k) { return k <= 0 ? 0.0 : -std::expm1(k * log_r); });
+    return PoissonExpectation(x, kappa, [log_r](long k) {
+      return k <= 0 ? 0.0 : -std::expm1(k * log_r);
+    });
   }
   double cdf = 0;
-  for (const WaitLaw::Erlang& e : law.erlangs) {
+  for (const WaitLaw::Erlang &e : law.erlangs) {
     cdf += e.weight * ErlangCdf(e.phases, e.rate, t);
   }
   return std::clamp(cdf, 0.0, 1.0);
@@ -399,18 +438,19 @@ double WaitCdf(const WaitLaw& law, double t) {
 
 namespace {
 
-double WaitMean(const WaitLaw& law) {
+double WaitMean(const WaitLaw &law) {
   if (law.geometric_ratio.has_value()) {
-    return law.phases_per_completion / (law.phase_rate * (1.0 - *law.geometric_ratio));
+    return law.phases_per_completion /
+           (law.phase_rate * (1.0 - *law.geometric_ratio));
   }
   double mean = 0;
-  for (const WaitLaw::Erlang& e : law.erlangs) {
+  for (const WaitLaw::Erlang &e : law.erlangs) {
     mean += e.weight * e.phases / e.rate;
   }
   return mean;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -419,27 +459,33 @@ namespace {
 // the prefill stage's Exp(ν) wait taken with probability π contributes at t
 //   t <= o (t < o when w = 0): 0,
 //   o < t < e:  a·(t − o) − (π/ν)·a·(1 − e^(−ν(t − o))),
-//   t >= e:     p − π·p·K·e^(−ν(t − e)),  K = (1 − e^(−νw))/(νw) (1 when w = 0).
+//   t >= e:     p − π·p·K·e^(−ν(t − e)),  K = (1 − e^(−νw))/(νw) (1 when w =
+//   0).
 // Sums over "o < t" and "e <= t" are prefix sums over the atoms sorted by
 // offset and by end; the exponential ones are kept scaled to the last atom
 // (S_i = S_(i−1)·e^(−ν(x_i − x_(i−1))) + c_i), so they neither overflow nor
 // cancel. Used only where the linear terms cannot cancel badly (Usable()).
 class AtomPrefixSums {
- public:
-  AtomPrefixSums(const std::vector<LatencyLaw::Atom>& atoms, double pq, double nu)
+public:
+  AtomPrefixSums(const std::vector<LatencyLaw::Atom> &atoms, double pq,
+                 double nu)
       : pq_(nu > 0 ? pq : 0), nu_(nu) {
     const size_t n = atoms.size();
-    std::vector<size_t> by_off(n), by_end(n);
-    std::iota(by_off.begin(), by_off.end(), 0);
-    std::iota(by_end.begin(), by_end.end(), 0);
     auto end_of = [&atoms](size_t i) {
       return atoms[i].offset_seconds + atoms[i].uniform_width_seconds;
     };
-    std::sort(by_off.begin(), by_off.end(), [&atoms](size_t i, size_t j) {
-      return atoms[i].offset_seconds < atoms[j].offset_seconds;
-    });
-    std::sort(by_end.begin(), by_end.end(),
-              [&end_of](size_t i, size_t j) { return end_of(i) < end_of(j); });
+    std::vector<std::pair<double, size_t>> off_keys(n), end_keys(n);
+    for (size_t i = 0; i < n; ++i) {
+      off_keys[i] = {atoms[i].offset_seconds, i};
+      end_keys[i] = {end_of(i), i};
+    }
+    std::sort(off_keys.begin(), off_keys.end());
+    std::sort(end_keys.begin(), end_keys.end());
+    std::vector<size_t> by_off(n), by_end(n);
+    for (size_t i = 0; i < n; ++i) {
+      by_off[i] = off_keys[i].second;
+      by_end[i] = end_keys[i].second;
+    }
     auto slope = [&atoms](size_t i) {
       const double w = atoms[i].uniform_width_seconds;
       return w > 0 ? atoms[i].weight / w : 0.0;
@@ -460,7 +506,8 @@ class AtomPrefixSums {
       off_[r] = atoms[i].offset_seconds;
       a_off_[r + 1] = a_off_[r] + slope(i);
       b_off_[r + 1] = b_off_[r] + slope(i) * off_[r];
-      const double decay = r > 0 && pq_ > 0 ? std::exp(-nu_ * (off_[r] - off_[r - 1])) : 0.0;
+      const double decay =
+          r > 0 && pq_ > 0 ? std::exp(-nu_ * (off_[r] - off_[r - 1])) : 0.0;
       e_off_[r] = (r > 0 ? e_off_[r - 1] * decay : 0.0) + slope(i);
       slope_total += slope(i);
     }
@@ -474,25 +521,31 @@ class AtomPrefixSums {
       b_end_[r + 1] = b_end_[r] + slope(i) * atoms[i].offset_seconds;
       w_end_[r + 1] = w_end_[r] + atoms[i].weight;
       if (pq_ > 0) {
-        const double decay = r > 0 ? std::exp(-nu_ * (end_[r] - end_[r - 1])) : 0.0;
+        const double decay =
+            r > 0 ? std::exp(-nu_ * (end_[r] - end_[r - 1])) : 0.0;
         const double k = w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 1.0;
         c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * k;
-        f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * std::exp(-nu_ * w);
+        f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) +
+                    slope(i) * std::exp(-nu_ * w);
       }
     }
     // The linear and π/ν terms are differences of sums of this size.
-    const double scale = slope_total * std::max(last_end, pq_ > 0 ? 1.0 / nu_ : 0.0);
+    const double scale =
+        slope_total * std::max(last_end, pq_ > 0 ? 1.0 / nu_ : 0.0);
     usable_ = std::isfinite(scale) && scale < kMaxCancellingScale;
   }
 
   bool Usable() const { return usable_; }
 
   double operator()(double t) const {
-    const size_t io = std::lower_bound(off_.begin(), off_.end(), t) - off_.begin();
-    const size_t ie = std::upper_bound(end_.begin(), end_.end(), t) - end_.begin();
-    if (ie == end_.size()) {  // every atom complete: no partial terms to cancel
+    const size_t io =
+        std::lower_bound(off_.begin(), off_.end(), t) - off_.begin();
+    const size_t ie =
+        std::upper_bound(end_.begin(), end_.end(), t) - end_.begin();
+    if (ie == end_.size()) { // every atom complete: no partial terms to cancel
       return ie == 0 ? 0.0
-                     : w_end_[ie] - pq_ * c_end_[ie - 1] * std::exp(-nu_ * (t - end_[ie - 1]));
+                     : w_end_[ie] - pq_ * c_end_[ie - 1] *
+                                        std::exp(-nu_ * (t - end_[ie - 1]));
     }
     const double partial_a = a_off_[io] - a_end_[ie];
     double cdf = w_end_[ie] + partial_a * t - (b_off_[io] - b_end_[ie]);
@@ -502,21 +555,22 @@ class AtomPrefixSums {
         const double d = std::exp(-nu_ * (t - end_[ie - 1]));
         cdf -= (pq_ * c_end_[ie - 1] + pq_ / nu_ * f_end_[ie - 1]) * d;
       }
-      if (io > 0) cdf += pq_ / nu_ * e_off_[io - 1] * std::exp(-nu_ * (t - off_[io - 1]));
+      if (io > 0)
+        cdf += pq_ / nu_ * e_off_[io - 1] * std::exp(-nu_ * (t - off_[io - 1]));
     }
     return cdf;
   }
 
- private:
+private:
   // Beyond this the differences of prefix sums lose more than ~1e-10.
   static constexpr double kMaxCancellingScale = 1e5;
   double pq_ = 0;
   double nu_ = 0;
   bool usable_ = false;
-  std::vector<double> off_, end_;              // sorted
-  std::vector<double> a_off_, b_off_;          // prefix Σa, Σa·o by offset
-  std::vector<double> a_end_, b_end_, w_end_;  // prefix Σa, Σa·o, Σp by end
-  std::vector<double> e_off_, c_end_, f_end_;  // scaled exponential sums
+  std::vector<double> off_, end_;             // sorted
+  std::vector<double> a_off_, b_off_;         // prefix Σa, Σa·o by offset
+  std::vector<double> a_end_, b_end_, w_end_; // prefix Σa, Σa·o, Σp by end
+  std::vector<double> e_off_, c_end_, f_end_; // scaled exponential sums
 };
 
 // LatencyCdf prepared for many evaluations of one law (a quantile search):
@@ -526,32 +580,22 @@ class AtomPrefixSums {
 // parts of its CDF are 1), evaluates the atoms in the window up to t, and
 // stops at the first atom starting after t (its CDF is 0 there).
 class CdfEvaluator {
- public:
-  explicit CdfEvaluator(const LatencyLaw& law)
-      : law_(law), prefix_(law.atoms, law.prefill_wait_probability, law.prefill_wait_rate) {
+public:
+  explicit CdfEvaluator(const LatencyLaw &law)
+      : law_(law), prefix_(law.atoms, law.prefill_wait_probability,
+                           law.prefill_wait_rate) {
     pq_ = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
     nu_ = law.prefill_wait_rate;
-    atoms_.reserve(law.atoms.size());
-    double widest = 0;
-    for (const LatencyLaw::Atom& a : law.atoms) {
-      const double w = a.uniform_width_seconds;
-      widest = std::max(widest, w);
-      // P(U + E <= x) for x >= w is 1 − e^(−ν(x − w))·(1 − e^(−νw))/(νw).
-      const double k = pq_ > 0 && w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 0.0;
-      atoms_.push_back({a.offset_seconds, w, a.weight, k});
-    }
-    std::sort(atoms_.begin(), atoms_.end(),
-              [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
-    complete_weight_.resize(atoms_.size() + 1, 0.0);
-    for (size_t i = 0; i < atoms_.size(); ++i) {
-      complete_weight_[i + 1] = complete_weight_[i] + atoms_[i].weight;
-    }
-    complete_lag_ = widest + (pq_ > 0 ? kExpSaturation / nu_ : 0.0);
+    // The atoms one by one only where the prefix sums cannot serve.
+    if (!prefix_.Usable())
+      PrepareDirectAtoms();
     // Explicit Erlang waits of few phases are evaluated for all branches at
     // once (BatchedWaitCdf).
-    batched_waits_ = !law.waits.empty() && !law.wait.geometric_ratio.has_value();
-    for (const WaitLaw::Erlang& e : law.wait.erlangs) {
-      if (e.phases < 1 || e.phases > kMaxErlangPhases || !(e.rate > 0)) batched_waits_ = false;
+    batched_waits_ =
+        !law.waits.empty() && !law.wait.geometric_ratio.has_value();
+    for (const WaitLaw::Erlang &e : law.wait.erlangs) {
+      if (e.phases < 1 || e.phases > kMaxErlangPhases || !(e.rate > 0))
+        batched_waits_ = false;
     }
     PrepareRootsOfUnity();
     if (batched_waits_) {
@@ -560,8 +604,9 @@ class CdfEvaluator {
       weight_.resize(law.waits.size());
       // Erlangs of many phases are read from their table (one per k, in
       // units of the phase rate: shared by every law).
-      for (const WaitLaw::Erlang& e : law.wait.erlangs) {
-        tables_.push_back(e.phases >= kMinTablePhases ? &TableFor(e.phases) : nullptr);
+      for (const WaitLaw::Erlang &e : law.wait.erlangs) {
+        tables_.push_back(e.phases >= kMinTablePhases ? &TableFor(e.phases)
+                                                      : nullptr);
       }
     }
   }
@@ -569,8 +614,9 @@ class CdfEvaluator {
   // A quantile search starts where the previous one ended: the last few
   // values are kept.
   double operator()(double t) const {
-    for (const auto& [at, value] : recent_) {
-      if (at == t) return value;
+    for (const auto &[at, value] : recent_) {
+      if (at == t)
+        return value;
     }
     const double value = Evaluate(t);
     recent_[next_recent_] = {t, value};
@@ -578,31 +624,58 @@ class CdfEvaluator {
     return value;
   }
 
-  const LatencyLaw& law() const { return law_; }
+  const LatencyLaw &law() const { return law_; }
 
- private:
+private:
   double Evaluate(double t) const {
     double cdf = prefix_.Usable() ? prefix_(t) : DirectAtomCdf(t);
-    if (batched_waits_) return cdf + BatchedWaitCdf(t);
-    if (!roots_.empty()) return cdf + RootsOfUnityWaitCdf(t);
-    for (const LatencyLaw::WaitBranch& b : law_.waits) {
+    if (batched_waits_)
+      return cdf + BatchedWaitCdf(t);
+    if (!roots_.empty())
+      return cdf + RootsOfUnityWaitCdf(t);
+    for (const LatencyLaw::WaitBranch &b : law_.waits) {
       cdf += b.weight * WaitCdf(law_.wait, t - b.offset_seconds);
     }
     return cdf;
   }
 
+  void PrepareDirectAtoms() {
+    const LatencyLaw &law = law_;
+    atoms_.reserve(law.atoms.size());
+    double widest = 0;
+    for (const LatencyLaw::Atom &a : law.atoms) {
+      const double w = a.uniform_width_seconds;
+      widest = std::max(widest, w);
+      // P(U + E <= x) for x >= w is 1 − e^(−ν(x − w))·(1 − e^(−νw))/(νw).
+      const double k =
+          pq_ > 0 && w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 0.0;
+      atoms_.push_back({a.offset_seconds, w, a.weight, k});
+    }
+    std::sort(atoms_.begin(), atoms_.end(), [](const Entry &a, const Entry &b) {
+      return a.offset < b.offset;
+    });
+    complete_weight_.resize(atoms_.size() + 1, 0.0);
+    for (size_t i = 0; i < atoms_.size(); ++i) {
+      complete_weight_[i + 1] = complete_weight_[i] + atoms_[i].weight;
+    }
+    complete_lag_ = widest + (pq_ > 0 ? kExpSaturation / nu_ : 0.0);
+  }
+
   // The atoms one by one (the window that is not yet complete).
   double DirectAtomCdf(double t) const {
     // Atoms with offset < t − complete_lag_ are complete.
-    const auto first = std::lower_bound(atoms_.begin(), atoms_.end(), t - complete_lag_,
-                                        [](const Entry& a, double v) { return a.offset < v; });
+    const auto first =
+        std::lower_bound(atoms_.begin(), atoms_.end(), t - complete_lag_,
+                         [](const Entry &a, double v) { return a.offset < v; });
     double cdf = complete_weight_[first - atoms_.begin()];
     for (auto it = first; it != atoms_.end(); ++it) {
       const double x = t - it->offset;
-      if (x < 0) break;
+      if (x < 0)
+        break;
       // At its offset only a deterministic atom without prefill wait counts.
       if (x == 0) {
-        if (it->width <= 0) cdf += it->weight * (1 - pq_);
+        if (it->width <= 0)
+          cdf += it->weight * (1 - pq_);
         continue;
       }
       cdf += it->weight * AtomCdf(*it, x);
@@ -614,12 +687,12 @@ class CdfEvaluator {
     double offset;
     double width;
     double weight;
-    double full_factor;  // (1 − e^(−νw)) / (νw)
+    double full_factor; // (1 − e^(−νw)) / (νw)
   };
 
   // CDF of one atom at x = t − offset > 0: the uniform residual, and with
   // probability pq the uniform plus the Exp(ν) prefill-stage wait.
-  double AtomCdf(const Entry& a, double x) const {
+  double AtomCdf(const Entry &a, double x) const {
     const double w = a.width;
     double c = (1 - pq_) * (w <= 0 ? 1.0 : std::min(1.0, x / w));
     if (pq_ > 0) {
@@ -647,11 +720,11 @@ class CdfEvaluator {
   double BatchedWaitCdf(double t) const {
     double cdf = 0;
     for (size_t ei = 0; ei < law_.wait.erlangs.size(); ++ei) {
-      const WaitLaw::Erlang& e = law_.wait.erlangs[ei];
+      const WaitLaw::Erlang &e = law_.wait.erlangs[ei];
       if (tables_[ei] != nullptr) {
-        const ErlangTable& table = *tables_[ei];
+        const ErlangTable &table = *tables_[ei];
         double part = 0;
-        for (const LatencyLaw::WaitBranch& b : law_.waits) {
+        for (const LatencyLaw::WaitBranch &b : law_.waits) {
           part += b.weight * table(e.rate * (t - b.offset_seconds));
         }
         cdf += e.weight * part;
@@ -660,12 +733,15 @@ class CdfEvaluator {
       const int k = e.phases;
       size_t live = 0;
       double sure = 0;
-      for (const LatencyLaw::WaitBranch& b : law_.waits) {
+      for (const LatencyLaw::WaitBranch &b : law_.waits) {
         const double tau = t - b.offset_seconds;
-        if (!(tau > 0)) continue;
+        if (!(tau > 0))
+          continue;
         const double x = e.rate * tau;
-        const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
-        if (k > x + span) continue;
+        const double span =
+            kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
+        if (k > x + span)
+          continue;
         if (k - 1 < std::floor(x - span)) {
           sure += b.weight;
           continue;
@@ -677,7 +753,8 @@ class CdfEvaluator {
       HornerInverseFactorials(k, live);
       double part = sure;
       for (size_t j = 0; j < live; ++j) {
-        part += weight_[j] * std::clamp(1.0 - std::exp(-x_[j]) * acc_[j], 0.0, 1.0);
+        part +=
+            weight_[j] * std::clamp(1.0 - std::exp(-x_[j]) * acc_[j], 0.0, 1.0);
       }
       cdf += e.weight * part;
     }
@@ -688,28 +765,33 @@ class CdfEvaluator {
   // prepared once per law: z_j = s·ω^j − 1 and c_j = (1 − 1/r)/(1 − ω^(−j)/s),
   // j = 0..κ/2 (terms j and κ − j are conjugate: their real parts are equal).
   void PrepareRootsOfUnity() {
-    const WaitLaw& w = law_.wait;
-    if (law_.waits.empty() || !w.geometric_ratio.has_value()) return;
+    const WaitLaw &w = law_.wait;
+    if (law_.waits.empty() || !w.geometric_ratio.has_value())
+      return;
     const int kappa = std::max(1, w.phases_per_completion);
     const double r = *w.geometric_ratio;
-    if (kappa == 1 || r < kRootsOfUnityMinRatio) return;
+    if (kappa == 1 || r < kRootsOfUnityMinRatio)
+      return;
     const double sr = std::pow(r, 1.0 / kappa);
     for (int j = 0; 2 * j <= kappa; ++j) {
       const std::complex<double> om = std::polar(1.0, 2.0 * M_PI * j / kappa);
       const double twice = (j == 0 || 2 * j == kappa) ? 1.0 : 2.0;
-      roots_.push_back({sr * om - 1.0, twice * (1.0 - 1.0 / r) / (1.0 - std::conj(om) / sr)});
+      roots_.push_back({sr * om - 1.0,
+                        twice * (1.0 - 1.0 / r) / (1.0 - std::conj(om) / sr)});
     }
     kappa_ = kappa;
   }
 
   double RootsOfUnityWaitCdf(double t) const {
     double cdf = 0;
-    for (const LatencyLaw::WaitBranch& b : law_.waits) {
+    for (const LatencyLaw::WaitBranch &b : law_.waits) {
       const double tau = t - b.offset_seconds;
-      if (!(tau > 0)) continue;
+      if (!(tau > 0))
+        continue;
       const double x = law_.wait.phase_rate * tau;
       double e = 0;
-      for (const RootTerm& term : roots_) e += (std::exp(x * term.z) * term.c).real();
+      for (const RootTerm &term : roots_)
+        e += (std::exp(x * term.z) * term.c).real();
       cdf += b.weight * std::clamp(1.0 - e / kappa_, 0.0, 1.0);
     }
     return cdf;
@@ -729,13 +811,16 @@ class CdfEvaluator {
       }
       for (int i = k - 1; i >= 0; --i) {
         const double c = InverseFactorial(i);
-        for (size_t l = 0; l < kLanes; ++l) a[l] = a[l] * x[l] + c;
+        for (size_t l = 0; l < kLanes; ++l)
+          a[l] = a[l] * x[l] + c;
       }
-      for (size_t l = 0; l < kLanes; ++l) acc_[j + l] = a[l];
+      for (size_t l = 0; l < kLanes; ++l)
+        acc_[j + l] = a[l];
     }
     for (; j < live; ++j) {
       double a = 0;
-      for (int i = k - 1; i >= 0; --i) a = a * x_[j] + InverseFactorial(i);
+      for (int i = k - 1; i >= 0; --i)
+        a = a * x_[j] + InverseFactorial(i);
       acc_[j] = a;
     }
   }
@@ -745,7 +830,8 @@ class CdfEvaluator {
     static const std::array<double, kMaxErlangPhases> table = [] {
       std::array<double, kMaxErlangPhases> t{};
       t[0] = 1;
-      for (int j = 1; j < kMaxErlangPhases; ++j) t[j] = t[j - 1] / j;
+      for (int j = 1; j < kMaxErlangPhases; ++j)
+        t[j] = t[j - 1] / j;
       return t;
     }();
     return table[i];
@@ -757,7 +843,7 @@ class CdfEvaluator {
   // 2e-9 measured for k = 9..64 against ErlangCdf, far inside the
   // quantiles' 1e-3).
   class ErlangTable {
-   public:
+  public:
     ErlangTable() = default;
     explicit ErlangTable(int k) {
       // The cut-offs in y = √x: y² ∓ 12y ∓ 20 = k.
@@ -774,29 +860,33 @@ class CdfEvaluator {
       for (int i = 0; i <= kTableIntervals; ++i, ex *= step) {
         const double x = x_lo_ + i * h_;
         double sum = 0;
-        double term = 1;  // x^m / m!
+        double term = 1; // x^m / m!
         for (int m = 0; m < k; ++m) {
           sum += term;
-          if (m + 1 < k) term *= x / (m + 1);
+          if (m + 1 < k)
+            term *= x / (m + 1);
         }
         cdf_[i] = std::clamp(1.0 - ex * sum, 0.0, 1.0);
-        slope_[i] = h_ * ex * term;  // h · x^(k−1) e^(−x) / (k − 1)!
+        slope_[i] = h_ * ex * term; // h · x^(k−1) e^(−x) / (k − 1)!
       }
     }
     double operator()(double x) const {
-      if (!(x > x_lo_)) return 0.0;
-      if (x >= x_hi_) return 1.0;
+      if (!(x > x_lo_))
+        return 0.0;
+      if (x >= x_hi_)
+        return 1.0;
       const double u = (x - x_lo_) / h_;
       const int i = std::min(static_cast<int>(u), kTableIntervals - 1);
       const double s = u - i;
       const double s2 = s * s;
       const double s3 = s2 * s;
-      const double v = (2 * s3 - 3 * s2 + 1) * cdf_[i] + (s3 - 2 * s2 + s) * slope_[i] +
-                       (3 * s2 - 2 * s3) * cdf_[i + 1] + (s3 - s2) * slope_[i + 1];
+      const double v =
+          (2 * s3 - 3 * s2 + 1) * cdf_[i] + (s3 - 2 * s2 + s) * slope_[i] +
+          (3 * s2 - 2 * s3) * cdf_[i + 1] + (s3 - s2) * slope_[i + 1];
       return std::clamp(v, 0.0, 1.0);
     }
 
-   private:
+  private:
     static constexpr int kTableIntervals = 1024;
     double x_lo_ = 0;
     double x_hi_ = 0;
@@ -807,7 +897,7 @@ class CdfEvaluator {
   static constexpr int kMinTablePhases = 8;
 
   // The table of Erlang(k), built on first use (thread-safe).
-  static const ErlangTable& TableFor(int k) {
+  static const ErlangTable &TableFor(int k) {
     static std::array<std::once_flag, kMaxErlangPhases + 1> once;
     static std::array<ErlangTable, kMaxErlangPhases + 1> tables;
     std::call_once(once[k], [k] { tables[k] = ErlangTable(k); });
@@ -816,18 +906,21 @@ class CdfEvaluator {
 
   struct RootTerm {
     std::complex<double> z;
-    std::complex<double> c;  // times 2 for a conjugate pair
+    std::complex<double> c; // times 2 for a conjugate pair
   };
 
-  const LatencyLaw& law_;
-  mutable std::array<std::pair<double, double>, 4> recent_{
-      {{std::nan(""), 0}, {std::nan(""), 0}, {std::nan(""), 0}, {std::nan(""), 0}}};
+  const LatencyLaw &law_;
+  mutable std::array<std::pair<double, double>, 4> recent_{{{std::nan(""), 0},
+                                                            {std::nan(""), 0},
+                                                            {std::nan(""), 0},
+                                                            {std::nan(""), 0}}};
   mutable size_t next_recent_ = 0;
   AtomPrefixSums prefix_;
-  std::vector<RootTerm> roots_;  // empty: not a roots-of-unity wait
+  std::vector<RootTerm> roots_; // empty: not a roots-of-unity wait
   int kappa_ = 1;
   bool batched_waits_ = false;
-  std::vector<const ErlangTable*> tables_;  // per Erlang of the wait law; null: none
+  std::vector<const ErlangTable *>
+      tables_; // per Erlang of the wait law; null: none
   // Scratch of BatchedWaitCdf: the branches whose Erlang CDF is strictly
   // between 0 and 1.
   mutable std::vector<double> x_;
@@ -837,21 +930,26 @@ class CdfEvaluator {
   double nu_ = 0;
   double complete_lag_ = 0;
   std::vector<Entry> atoms_;
-  std::vector<double> complete_weight_;  // index i: the weight of atoms_[0..i)
+  std::vector<double> complete_weight_; // index i: the weight of atoms_[0..i)
 };
 
-}  // namespace
+} // namespace
 
-double LatencyCdf(const LatencyLaw& law, double t) { return CdfEvaluator(law)(t); }
+double LatencyCdf(const LatencyLaw &law, double t) {
+  return CdfEvaluator(law)(t);
+}
 
-double LatencyMean(const LatencyLaw& law) {
+double LatencyMean(const LatencyLaw &law) {
   double mean = 0;
   const double queue_mean =
-      law.prefill_wait_rate > 0 ? law.prefill_wait_probability / law.prefill_wait_rate : 0.0;
-  for (const LatencyLaw::Atom& a : law.atoms) {
-    mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
+      law.prefill_wait_rate > 0
+          ? law.prefill_wait_probability / law.prefill_wait_rate
+          : 0.0;
+  for (const LatencyLaw::Atom &a : law.atoms) {
+    mean += a.weight *
+            (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
   }
-  for (const LatencyLaw::WaitBranch& b : law.waits) {
+  for (const LatencyLaw::WaitBranch &b : law.waits) {
     mean += b.weight * (b.offset_seconds + WaitMean(law.wait));
   }
   return mean;
@@ -860,32 +958,37 @@ double LatencyMean(const LatencyLaw& law) {
 namespace {
 
 // Smallest t >= lo with CDF(t) >= q.
-double QuantileFrom(const CdfEvaluator& cdf, double q, double lo);
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo);
 
-}  // namespace
+} // namespace
 
-double LatencyQuantile(const LatencyLaw& law, double q) {
+double LatencyQuantile(const LatencyLaw &law, double q) {
   return QuantileFrom(CdfEvaluator(law), q, 0.0);
 }
 
 namespace {
 
-double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
-  const LatencyLaw& law = cdf.law();
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
+  const LatencyLaw &law = cdf.law();
   double total = 0;
-  for (const LatencyLaw::WaitBranch& b : law.waits) total += b.weight;
-  for (const LatencyLaw::Atom& a : law.atoms) total += a.weight;
+  for (const LatencyLaw::WaitBranch &b : law.waits)
+    total += b.weight;
+  for (const LatencyLaw::Atom &a : law.atoms)
+    total += a.weight;
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
   double lo = lo_bound;
   double f_lo = cdf(lo) - target;
-  if (f_lo >= 0) return lo;
+  if (f_lo >= 0)
+    return lo;
   // Bracket within a factor of two: from just above the previous quantile
   // (or the mean), doubling until the CDF reaches the target.
-  double hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
+  double hi =
+      lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
   double f_hi = cdf(hi) - target;
   for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
-    if (Stopped(law.budget)) return hi;
+    if (Stopped(law.budget))
+      return hi;
     lo = hi;
     f_lo = f_hi;
     hi *= 2;
@@ -896,12 +999,15 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
   // from the other side, and bisection takes over whenever two steps did not
   // halve the bracket.
   int side = 0;
-  double w_prev = hi - lo, w_prev2 = hi - lo;  // the bracket one and two steps ago
+  double w_prev = hi - lo,
+         w_prev2 = hi - lo; // the bracket one and two steps ago
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
     const double w = hi - lo;
-    if (w <= kQuantileRelativeTolerance * hi || Stopped(law.budget)) break;
+    if (w <= kQuantileRelativeTolerance * hi || Stopped(law.budget))
+      break;
     double x = hi - f_hi * w / (f_hi - f_lo);
-    if (!(x > lo && x < hi) || (i >= 2 && w > 0.5 * w_prev2)) x = 0.5 * (lo + hi);
+    if (!(x > lo && x < hi) || (i >= 2 && w > 0.5 * w_prev2))
+      x = 0.5 * (lo + hi);
     w_prev2 = w_prev;
     w_prev = w;
     const double step = kQuantileRelativeTolerance * x;
@@ -909,7 +1015,8 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
     if (f >= 0) {
       hi = x;
       f_hi = f;
-      if (side == 1) f_lo *= 0.5;
+      if (side == 1)
+        f_lo *= 0.5;
       side = 1;
       if (x - step > lo) {
         const double f_below = cdf(x - step) - target;
@@ -924,7 +1031,8 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
     } else {
       lo = x;
       f_lo = f;
-      if (side == -1) f_hi *= 0.5;
+      if (side == -1)
+        f_hi *= 0.5;
       side = -1;
       if (x + step < hi) {
         const double f_above = cdf(x + step) - target;
@@ -941,11 +1049,11 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
   return hi;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
-LatencyPercentiles Summarise(const LatencyLaw& law) {
+LatencyPercentiles Summarise(const LatencyLaw &law) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
   // Quantiles are monotone in q: each search starts at the previous one.
@@ -957,7 +1065,8 @@ LatencyPercentiles Summarise(const LatencyLaw& law) {
   return p;
 }
 
-absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view field) {
+absl::Status CheckIncreasing(absl::Span<const double> loads,
+                             absl::string_view field) {
   if (loads.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, " is empty; give at least one load point"));
@@ -971,8 +1080,8 @@ absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view f
     CAPPLAN_RETURN_IF_ERROR(CheckPositive(name, loads[i]));
     if (i > 0 && !(loads[i] > loads[i - 1])) {
       return Invalid(name, loads[i],
-                     absl::StrCat("must be > ", field, "[", i - 1, "] = ", loads[i - 1],
-                                  " (strictly increasing)"));
+                     absl::StrCat("must be > ", field, "[", i - 1, "] = ",
+                                  loads[i - 1], " (strictly increasing)"));
     }
   }
   return absl::OkStatus();
@@ -982,13 +1091,16 @@ absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view f
 // service): one per length node, each split by the iteration the arrival
 // lands in — a prefill-carrying one (time share f = min(1, rate × prefill
 // seconds)) or a decode one — whose residual is Uniform(0, its length).
-void AddAtoms(const LoadDependentServer& server, int n, double weight, double rate_rps,
-              bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
-  if (weight < kNegligibleWeight) return;
+void AddAtoms(const LoadDependentServer &server, int n, double weight,
+              double rate_rps, bool residual, LatencyLaw *ttft,
+              LatencyLaw *e2e) {
+  if (weight < kNegligibleWeight)
+    return;
   const int nodes = server.LengthNodes();
   const bool busy = residual && n > 1;
-  const RequestPhaseTimes& p = server.Phase(std::max(1, n - 1));
-  const double f = busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
+  const RequestPhaseTimes &p = server.Phase(std::max(1, n - 1));
+  const double f =
+      busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
   for (int j = 0; j < nodes; ++j) {
     const double w = weight / nodes;
     const double pre = server.NodePrefillSeconds(n, j);
@@ -1006,8 +1118,9 @@ void AddAtoms(const LoadDependentServer& server, int n, double weight, double ra
 // Atoms for arrivals finding k = 0..size−1 others in service with weights
 // w[k]. Above kMaxAtomStates populations, consecutive ones are pooled (phase
 // times vary smoothly with n), which bounds the work per CDF evaluation.
-void AddBinnedAtoms(const LoadDependentServer& server, const std::vector<double>& w,
-                    double rate_rps, bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddBinnedAtoms(const LoadDependentServer &server,
+                    const std::vector<double> &w, double rate_rps,
+                    bool residual, LatencyLaw *ttft, LatencyLaw *e2e) {
   const int size = static_cast<int>(w.size());
   const int bin = std::max(1, (size + kMaxAtomStates - 1) / kMaxAtomStates);
   for (int start = 0; start < size; start += bin) {
@@ -1017,15 +1130,17 @@ void AddBinnedAtoms(const LoadDependentServer& server, const std::vector<double>
       weight += w[k];
       moment += k * w[k];
     }
-    if (weight < kNegligibleWeight) continue;
-    const int others = bin == 1 ? start : static_cast<int>(std::lround(moment / weight));
+    if (weight < kNegligibleWeight)
+      continue;
+    const int others =
+        bin == 1 ? start : static_cast<int>(std::lround(moment / weight));
     AddAtoms(server, others + 1, weight, rate_rps, residual, ttft, e2e);
   }
 }
 
 // Branches for arrivals that wait, then enter population S.
-void AddWaitBranches(const LoadDependentServer& server, double weight, LatencyLaw* ttft,
-                     LatencyLaw* e2e) {
+void AddWaitBranches(const LoadDependentServer &server, double weight,
+                     LatencyLaw *ttft, LatencyLaw *e2e) {
   const int nodes = server.LengthNodes();
   const int s = server.slots();
   for (int j = 0; j < nodes; ++j) {
@@ -1034,12 +1149,13 @@ void AddWaitBranches(const LoadDependentServer& server, double weight, LatencyLa
   }
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
 // Prefill-path occupancy of each length node with `population` in service.
-std::vector<double> PrefillOccupancies(const LoadDependentServer& server, int population) {
+std::vector<double> PrefillOccupancies(const LoadDependentServer &server,
+                                       int population) {
   std::vector<double> out;
   out.reserve(server.LengthNodes());
   for (int j = 0; j < server.LengthNodes(); ++j) {
@@ -1048,29 +1164,34 @@ std::vector<double> PrefillOccupancies(const LoadDependentServer& server, int po
   return out;
 }
 
-}  // namespace
+} // namespace
 
-double PrefillStageMeanWait(const LoadDependentServer& server, double arrival_rate_rps,
-                            int population) {
-  const PrefillQueue q =
-      PrefillStageQueue(arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
+double PrefillStageMeanWait(const LoadDependentServer &server,
+                            double arrival_rate_rps, int population) {
+  const PrefillQueue q = PrefillStageQueue(
+      arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
   return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
 }
 
 std::vector<double> CoArrivalPositions(int others, double q) {
-  if (others < 1 || !(q > 0)) return {1.0};
+  if (others < 1 || !(q > 0))
+    return {1.0};
   q = std::min(q, 1.0);
   // K ~ Binomial(others, q): only k within the span around the mean carry
   // mass above 1e-30.
   const double mean = others * q;
   const int kmax = static_cast<int>(std::min<double>(
-      others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) + kPoissonSpanSlack)));
+      others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) +
+                        kPoissonSpanSlack)));
   std::vector<double> pk(kmax + 1, 0.0);
   for (int k = 0; k <= kmax; ++k) {
-    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) - std::lgamma(others - k + 1.0);
+    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) -
+                   std::lgamma(others - k + 1.0);
     // Guarded so that q = 1 gives 0·log(0) = 0, not NaN.
-    if (k > 0) log_p += k * std::log(q);
-    if (others - k > 0) log_p += (others - k) * std::log1p(-q);
+    if (k > 0)
+      log_p += k * std::log(q);
+    if (others - k > 0)
+      log_p += (others - k) * std::log1p(-q);
     pk[k] = std::exp(log_p);
   }
   // P(U = u) = Σ_{k >= u} P(K = k) / (k + 1).
@@ -1080,7 +1201,8 @@ std::vector<double> CoArrivalPositions(int others, double q) {
     tail += pk[u] / (u + 1.0);
     pu[u] = tail;
   }
-  while (pu.size() > 1 && pu.back() < kNegligibleWeight) pu.pop_back();
+  while (pu.size() > 1 && pu.back() < kNegligibleWeight)
+    pu.pop_back();
   return pu;
 }
 
@@ -1091,11 +1213,15 @@ namespace {
 // closed loops with think time (over the short time scale of a prefill the
 // superposition of many users' cycles looks Poisson), far more regular
 // without think time (kClosedLoopPrefillArrivalCv2).
-void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, double mean_in_service,
-                       double arrival_cv2, LatencyLaw* ttft, LatencyLaw* e2e) {
-  const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1, server.slots());
-  const PrefillQueue q = PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
-  if (!(q.wait_rate > 0)) return;
+void ApplyPrefillQueue(const LoadDependentServer &server, double rate_rps,
+                       double mean_in_service, double arrival_cv2,
+                       LatencyLaw *ttft, LatencyLaw *e2e) {
+  const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1,
+                           server.slots());
+  const PrefillQueue q =
+      PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
+  if (!(q.wait_rate > 0))
+    return;
   // Arrivals that waited for a slot are admitted one per completion, spaced
   // out: the prefill stage's waiting law applies to the atoms. The admitted
   // waiters still queue for the same prefill stage (they hold their slot
@@ -1103,28 +1229,30 @@ void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, doubl
   // completion wait, so TTFT does not fall when the population passes the
   // slots.
   const double mean_wait = q.wait_probability / q.wait_rate;
-  for (LatencyLaw* law : {ttft, e2e}) {
+  for (LatencyLaw *law : {ttft, e2e}) {
     law->prefill_wait_probability = q.wait_probability;
     law->prefill_wait_rate = q.wait_rate;
-    for (LatencyLaw::WaitBranch& branch : law->waits) branch.offset_seconds += mean_wait;
+    for (LatencyLaw::WaitBranch &branch : law->waits)
+      branch.offset_seconds += mean_wait;
   }
 }
 
 // Token-weighted TPOT over in-service populations with weights w(n).
-double TokenWeightedTpot(const LoadDependentServer& s,
-                         const std::vector<std::pair<int, double>>& w) {
+double TokenWeightedTpot(const LoadDependentServer &s,
+                         const std::vector<std::pair<int, double>> &w) {
   double tokens = 0;
   double time = 0;
-  for (const auto& [n, weight] : w) {
-    const RequestPhaseTimes& p = s.Phase(n);
-    if (weight <= 0 || p.mean_decode_batch <= 0) continue;
+  for (const auto &[n, weight] : w) {
+    const RequestPhaseTimes &p = s.Phase(n);
+    if (weight <= 0 || p.mean_decode_batch <= 0)
+      continue;
     tokens += weight * p.mean_decode_batch;
     time += weight * p.mean_decode_batch * p.tpot_seconds;
   }
   return tokens > 0 ? time / tokens : s.Phase(1).tpot_seconds;
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
@@ -1132,7 +1260,8 @@ namespace {
 // (one load-dependent station + a delay station of mean Z), from its product
 // form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
 // where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
-std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, double z, int n) {
+std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix,
+                                    double z, int n) {
   std::vector<double> p(n + 1, 0.0);
   if (z <= 0) {
     p[n] = 1.0;
@@ -1150,7 +1279,8 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, do
     p[j] = std::exp(lp[j] - mx);
     total += p[j];
   }
-  for (double& v : p) v /= total;
+  for (double &v : p)
+    v /= total;
   return p;
 }
 
@@ -1162,15 +1292,17 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, do
 // already carries the exponential-like spread of the product form, so the m
 // completions are taken as a renewal count of the saturated slots:
 // cv² = cv_R² / m (renewal CLT).
-WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double weight,
-                               bool think_time) {
+WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s,
+                               double weight, bool think_time) {
   const double frac = std::min(1.0, m / (s + 1.0));
   const double cv2 =
       think_time
           ? cv_r * cv_r / m
-          : (kSaturatedPhaseSpreadShare * std::max(0.0, 1.0 - m / (s + 1.0)) + cv_r * cv_r * frac) /
+          : (kSaturatedPhaseSpreadShare * std::max(0.0, 1.0 - m / (s + 1.0)) +
+             cv_r * cv_r * frac) /
                 m;
-  const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1, kMaxErlangPhases)
+  const int k = cv2 > 0 ? std::clamp(static_cast<int>(std::lround(1.0 / cv2)),
+                                     1, kMaxErlangPhases)
                         : kMaxErlangPhases;
   return WaitLaw::Erlang{weight, k, k * mu_s / m};
 }
@@ -1183,36 +1315,43 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double we
 // step are admitted with it and prefill before or after it; without this
 // TTFT fell from the co-arrival queue to the bare slot wait when the
 // population passed the slots.
-void AddCoArrivals(const LoadDependentServer& server, int n, int others, LatencyLaw* ttft,
-                   LatencyLaw* e2e) {
-  if (others < 1) return;
-  const RequestPhaseTimes& p = server.Phase(n);
+void AddCoArrivals(const LoadDependentServer &server, int n, int others,
+                   LatencyLaw *ttft, LatencyLaw *e2e) {
+  if (others < 1)
+    return;
+  const RequestPhaseTimes &p = server.Phase(n);
   // In waves every other user comes back at the same boundary.
-  const double q = server.workload().synchronized
-                       ? 1.0
-                       : std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
+  const double q =
+      server.workload().synchronized
+          ? 1.0
+          : std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
   const std::vector<double> occupancies = PrefillOccupancies(server, n);
   const double occupancy =
-      std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();
-  if (!(q > 0) || !(occupancy > 0)) return;
+      std::accumulate(occupancies.begin(), occupancies.end(), 0.0) /
+      occupancies.size();
+  if (!(q > 0) || !(occupancy > 0))
+    return;
   const std::vector<double> pu = CoArrivalPositions(others, q);
-  for (LatencyLaw* law : {ttft, e2e}) {
+  for (LatencyLaw *law : {ttft, e2e}) {
     std::vector<LatencyLaw::Atom> split;
     split.reserve(law->atoms.size() * pu.size());
-    for (const LatencyLaw::Atom& a : law->atoms) {
+    for (const LatencyLaw::Atom &a : law->atoms) {
       for (size_t u = 0; u < pu.size(); ++u) {
         const double w = a.weight * pu[u];
-        if (w < kNegligibleWeight) continue;
-        split.push_back({w, a.offset_seconds + u * occupancy, a.uniform_width_seconds});
+        if (w < kNegligibleWeight)
+          continue;
+        split.push_back(
+            {w, a.offset_seconds + u * occupancy, a.uniform_width_seconds});
       }
     }
     law->atoms = std::move(split);
     std::vector<LatencyLaw::WaitBranch> waits;
     waits.reserve(law->waits.size() * pu.size());
-    for (const LatencyLaw::WaitBranch& b : law->waits) {
+    for (const LatencyLaw::WaitBranch &b : law->waits) {
       for (size_t u = 0; u < pu.size(); ++u) {
         const double w = b.weight * pu[u];
-        if (w < kNegligibleWeight) continue;
+        if (w < kNegligibleWeight)
+          continue;
         waits.push_back({w, b.offset_seconds + u * occupancy});
       }
     }
@@ -1220,26 +1359,32 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
   }
 }
 
-}  // namespace
+} // namespace
 
 namespace {
 
-absl::Status ValidateClosedLoop(absl::Span<const int> concurrencies, double think_time_seconds) {
-  CAPPLAN_RETURN_IF_ERROR(CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
+absl::Status ValidateClosedLoop(absl::Span<const int> concurrencies,
+                                double think_time_seconds) {
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckNonNegative("ClosedLoop.think_time_seconds", think_time_seconds));
   std::vector<double> loads(concurrencies.begin(), concurrencies.end());
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(loads, "ClosedLoop.concurrency"));
   if (concurrencies.back() > kMaxClosedLoopConcurrency) {
-    return Invalid(absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
-                   concurrencies.back(), absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
+    return Invalid(
+        absl::StrCat("ClosedLoop.concurrency[", concurrencies.size() - 1, "]"),
+        concurrencies.back(),
+        absl::StrCat("must be <= ", kMaxClosedLoopConcurrency));
   }
   return absl::OkStatus();
 }
 
 // Σ_{i<=j} log μ(i) for j = 0..n_max: the product form's denominators.
-std::vector<double> LogCompletionRatePrefix(const LoadDependentServer& server, int n_max) {
+std::vector<double> LogCompletionRatePrefix(const LoadDependentServer &server,
+                                            int n_max) {
   std::vector<double> log_mu_prefix(n_max + 1, 0.0);
   for (int j = 1; j <= n_max; ++j) {
-    log_mu_prefix[j] = log_mu_prefix[j - 1] + std::log(server.CompletionRate(j));
+    log_mu_prefix[j] =
+        log_mu_prefix[j - 1] + std::log(server.CompletionRate(j));
   }
   return log_mu_prefix;
 }
@@ -1249,8 +1394,9 @@ std::vector<double> LogCompletionRatePrefix(const LoadDependentServer& server, i
 // one that finds j >= S waits for j − S + 1 completions at μ(S). Without
 // think time the co-arrivals queue for the prefill path together; every
 // atom then sees the prefill stage's queueing on the others' arrivals.
-void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector<double>& arrival,
-                            int n, double x, double z, double in_service, LoadPoint& pt) {
+void SetClosedLoopLatencies(const LoadDependentServer &server,
+                            const std::vector<double> &arrival, int n, double x,
+                            double z, double in_service, LoadPoint &pt) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double cv_r = server.ServiceTimeCv();
@@ -1258,17 +1404,22 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
   LatencyLaw e2e;
   ttft.budget = e2e.budget = server.budget();
   double wait_w = 0;
-  AddBinnedAtoms(server, std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)), x,
-                 z > 0, &ttft, &e2e);
+  AddBinnedAtoms(
+      server,
+      std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)), x,
+      z > 0, &ttft, &e2e);
   for (int j = s; j < n; ++j) {
     const double w = arrival[j];
-    if (w < kNegligibleWeight) continue;
+    if (w < kNegligibleWeight)
+      continue;
     wait_w += w;
-    ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
+    ttft.wait.erlangs.push_back(
+        CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
   }
   pt.slot_wait_probability = wait_w;
   if (wait_w > 0) {
-    for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
+    for (WaitLaw::Erlang &e : ttft.wait.erlangs)
+      e.weight /= wait_w;
     e2e.wait = ttft.wait;
     AddWaitBranches(server, wait_w, &ttft, &e2e);
   }
@@ -1276,8 +1427,8 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
     AddCoArrivals(server, std::min(n, s), std::min(n - 1, s), &ttft, &e2e);
   }
   // Others' arrivals only: a user never queues behind itself.
-  ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
-                    &ttft, &e2e);
+  ApplyPrefillQueue(server, x * (n - 1) / n, in_service,
+                    z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2, &ttft, &e2e);
   pt.ttft = Summarise(ttft);
   pt.e2e = Summarise(e2e);
 }
@@ -1285,8 +1436,9 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
 // One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
-LoadPoint ClosedLoopPoint(const LoadDependentServer& server,
-                          const std::vector<double>& log_mu_prefix, double z, int n) {
+LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
+                          const std::vector<double> &log_mu_prefix, double z,
+                          int n) {
   const int s = server.slots();
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
@@ -1318,7 +1470,7 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer& server,
 // μ_λ(n) = n / (n/μ(n) + W_p): a request holds its slot while it waits for
 // the prefill stage too.
 struct HoldingRate {
-  const LoadDependentServer& server;
+  const LoadDependentServer &server;
   double prefill_wait_seconds = 0;
   double operator()(int n) const {
     return n / (n / server.CompletionRate(n) + prefill_wait_seconds);
@@ -1327,8 +1479,9 @@ struct HoldingRate {
 
 // Past saturation: the server completes `rate_rps` requests per second with
 // every slot busy; no latency figures.
-LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer& server, double lambda,
-                                 double utilization, double rate_rps) {
+LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer &server,
+                                 double lambda, double utilization,
+                                 double rate_rps) {
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
   pt.stable = false;
@@ -1344,20 +1497,22 @@ LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer& server, double lambd
 // ρ = λ / μ_λ(S) < 1: π_n for n < S from the product of ratios (log space,
 // shifted to avoid overflow), the tail n >= S geometric in ρ.
 struct OpenLoopStationary {
-  std::vector<double> pi;  // π_n, n = 0..S − 1
-  double p_wait = 0;       // P(n >= S)
-  double pi_s = 0;         // π_S
+  std::vector<double> pi; // π_n, n = 0..S − 1
+  double p_wait = 0;      // P(n >= S)
+  double pi_s = 0;        // π_S
 };
 
-OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, double rho) {
-  std::vector<double> lp(s + 1, 0.0);  // log π_n (unnormalised), n = 0..S
+OpenLoopStationary StationaryLaw(const HoldingRate &rate, double lambda, int s,
+                                 double rho) {
+  std::vector<double> lp(s + 1, 0.0); // log π_n (unnormalised), n = 0..S
   const double log_lambda = std::log(lambda);
   for (int n = 1; n <= s; ++n) {
     lp[n] = lp[n - 1] + log_lambda - std::log(rate(n));
   }
-  const double log_tail = lp[s] - std::log1p(-rho);  // Σ_{n >= S}
+  const double log_tail = lp[s] - std::log1p(-rho); // Σ_{n >= S}
   double shift = log_tail;
-  for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
+  for (int n = 0; n < s; ++n)
+    shift = std::max(shift, lp[n]);
   double total = std::exp(log_tail - shift);
   OpenLoopStationary out;
   out.pi.resize(s);
@@ -1365,7 +1520,8 @@ OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, 
     out.pi[n] = std::exp(lp[n] - shift);
     total += out.pi[n];
   }
-  for (double& p : out.pi) p /= total;
+  for (double &p : out.pi)
+    p /= total;
   out.p_wait = std::exp(log_tail - shift) / total;
   out.pi_s = out.p_wait * (1 - rho);
   return out;
@@ -1375,9 +1531,10 @@ OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, 
 // service; the geometric number of completions an arrival finding all S busy
 // waits for, each an Erlang-κ gap at μ_λ(S) (Cosmetatos' M/G/S correction
 // below); the prefill stage's queueing for Poisson arrivals.
-void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStationary& law,
-                          double lambda, double rho, double saturated_rate_rps, double in_service,
-                          LoadPoint& pt) {
+void SetOpenLoopLatencies(const LoadDependentServer &server,
+                          const OpenLoopStationary &law, double lambda,
+                          double rho, double saturated_rate_rps,
+                          double in_service, LoadPoint &pt) {
   const int s = server.slots();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
@@ -1390,10 +1547,11 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
   // interpolated in cv² towards M/M/S): at cv = 0 the wait is half the
   // M/M/S one times 1 + (1 − ρ)(S − 1)(√(4 + 5S) − 2)/(16ρS).
   const double md_factor =
-      0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) / (16 * rho * s));
+      0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) /
+                     (16 * rho * s));
   const double wait_scale = cv2 + (1 - cv2) * md_factor;
   if (law.p_wait > kTailMassTolerance) {
-    for (LatencyLaw* l : {&ttft, &e2e}) {
+    for (LatencyLaw *l : {&ttft, &e2e}) {
       l->wait.phase_rate = kappa * saturated_rate_rps / wait_scale;
       l->wait.phases_per_completion = kappa;
       l->wait.geometric_ratio = rho;
@@ -1409,17 +1567,20 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
-  if (!(rho < 1.0)) return SaturatedOpenLoopPoint(server, lambda, rho, mu_s);
+  if (!(rho < 1.0))
+    return SaturatedOpenLoopPoint(server, lambda, rho, mu_s);
   // The prefill wait at the population the offered load suggests.
   const HoldingRate rate{
-      server, PrefillStageMeanWait(server, lambda,
-                                   std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
+      server, PrefillStageMeanWait(
+                  server, lambda,
+                  std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
   const double rho2 = lambda / rate(s);
-  if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
+  if (rho2 >= 1)
+    return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
   const OpenLoopStationary law = StationaryLaw(rate, lambda, s, rho2);
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
@@ -1430,7 +1591,8 @@ LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
   std::vector<std::pair<int, double>> tpot_w;
   for (int n = 0; n < s; ++n) {
     in_service += n * law.pi[n];
-    if (n >= 1) tpot_w.emplace_back(n, law.pi[n]);
+    if (n >= 1)
+      tpot_w.emplace_back(n, law.pi[n]);
   }
   tpot_w.emplace_back(s, law.p_wait);
   pt.mean_batch_size = in_service;
@@ -1441,67 +1603,79 @@ LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
   return pt;
 }
 
-}  // namespace
+} // namespace
 
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer& server,
-                                                       absl::Span<const int> concurrencies,
-                                                       double think_time_seconds) {
-  CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
-  const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
+absl::StatusOr<std::vector<LoadPoint>>
+ClosedLoopCurve(const LoadDependentServer &server,
+                absl::Span<const int> concurrencies,
+                double think_time_seconds) {
+  CAPPLAN_RETURN_IF_ERROR(
+      ValidateClosedLoop(concurrencies, think_time_seconds));
+  const std::vector<double> log_mu_prefix =
+      LogCompletionRatePrefix(server, concurrencies.back());
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
   for (int n : concurrencies) {
-    out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n));
-    if (Stopped(server.budget())) return server.budget()->status();
+    out.push_back(
+        ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n));
+    if (Stopped(server.budget()))
+      return server.budget()->status();
   }
   return out;
 }
 
-absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& server,
-                                                     absl::Span<const double> rates_rps) {
-  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+absl::StatusOr<std::vector<LoadPoint>>
+OpenLoopCurve(const LoadDependentServer &server,
+              absl::Span<const double> rates_rps) {
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
   for (double lambda : rates_rps) {
     out.push_back(OpenLoopPoint(server, lambda));
-    if (Stopped(server.budget())) return server.budget()->status();
+    if (Stopped(server.budget()))
+      return server.budget()->status();
   }
   return out;
 }
 
 // ----------------------------------------------------------------- analysis
 
-absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& points,
-                                             const KneeOptions& options) {
+absl::StatusOr<std::optional<Knee>>
+FindKnee(const std::vector<LoadPoint> &points, const KneeOptions &options) {
   if (points.empty()) {
     return absl::InvalidArgumentError("FindKnee.points is empty");
   }
   if (!std::isfinite(options.flat_ratio) || !(options.flat_ratio > 1)) {
-    return Invalid("KneeOptions.flat_ratio", options.flat_ratio, "must be finite and > 1");
+    return Invalid("KneeOptions.flat_ratio", options.flat_ratio,
+                   "must be finite and > 1");
   }
   if (!points[0].ttft.has_value()) {
     return absl::InvalidArgumentError(
         "FindKnee.points[0] has no TTFT (unstable first point); no flat "
         "region to measure from");
   }
-  auto ttft = [&options](const LoadPoint& p) {
-    return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds : p.ttft->p95_seconds;
+  auto ttft = [&options](const LoadPoint &p) {
+    return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds
+                                                  : p.ttft->p95_seconds;
   };
   const double limit = options.flat_ratio * ttft(points[0]);
   for (size_t i = 1; i < points.size(); ++i) {
     const bool steep = !points[i].ttft.has_value() || ttft(points[i]) > limit;
-    if (!steep) continue;
+    if (!steep)
+      continue;
     Knee k;
     k.last_flat_index = static_cast<int>(i) - 1;
     k.first_steep_index = static_cast<int>(i);
-    const LoadPoint& a = points[i - 1];
-    const LoadPoint& b = points[i];
+    const LoadPoint &a = points[i - 1];
+    const LoadPoint &b = points[i];
     if (!b.ttft.has_value()) {
       k.load = b.load();
     } else {
       const double ya = ttft(a);
       const double yb = ttft(b);
-      const double f = yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0) : 1.0;
+      const double f =
+          yb > ya ? std::clamp((limit - ya) / (yb - ya), 0.0, 1.0) : 1.0;
       k.load = a.load() + f * (b.load() - a.load());
     }
     return std::optional<Knee>(k);
@@ -1509,31 +1683,37 @@ absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& point
   return std::optional<Knee>();
 }
 
-absl::Status ValidateSlo(const Slo& slo) {
+absl::Status ValidateSlo(const Slo &slo) {
   if (slo.ttft_p95_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
   }
   if (slo.tpot_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive("Slo.tpot_seconds", *slo.tpot_seconds));
   }
   if (slo.e2e_p95_seconds.has_value()) {
-    CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
+    CAPPLAN_RETURN_IF_ERROR(
+        CheckPositive("Slo.e2e_p95_seconds", *slo.e2e_p95_seconds));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint>& points,
-                                                          const Slo& slo,
-                                                          const SafetyOptions& options) {
+absl::StatusOr<SafeOperatingPoint>
+FindSafeOperatingPoint(const std::vector<LoadPoint> &points, const Slo &slo,
+                       const SafetyOptions &options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(slo));
-  CAPPLAN_RETURN_IF_ERROR(perf_internal::CheckInRange("SafetyOptions.max_slot_wait_probability",
-                                                      options.max_slot_wait_probability, 0.0, 1.0));
+  CAPPLAN_RETURN_IF_ERROR(
+      perf_internal::CheckInRange("SafetyOptions.max_slot_wait_probability",
+                                  options.max_slot_wait_probability, 0.0, 1.0));
   if (points.empty()) {
     return absl::InvalidArgumentError("FindSafeOperatingPoint.points is empty");
   }
-  auto failure = [&](const LoadPoint& p) -> std::optional<BindingLimit> {
-    if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
-    if (slo.ttft_p95_seconds.has_value() && p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
+  auto failure = [&](const LoadPoint &p) -> std::optional<BindingLimit> {
+    if (!p.stable || !p.ttft.has_value())
+      return BindingLimit::kStability;
+    if (slo.ttft_p95_seconds.has_value() &&
+        p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
       return BindingLimit::kTtftP95;
     }
     if (slo.tpot_seconds.has_value() && p.tpot_seconds.has_value() &&
@@ -1562,7 +1742,7 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<Load
   return out;
 }
 
-absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   const bool closed = !r.concurrencies.empty();
   if (closed == !r.arrival_rates_rps.empty()) {
     return absl::InvalidArgumentError(
@@ -1571,14 +1751,17 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
   }
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(r.slo));
   absl::StatusOr<Slots> slots = ComputeSlots(r.limits, r.workload);
-  if (!slots.ok()) return slots.status();
+  if (!slots.ok())
+    return slots.status();
   absl::StatusOr<LoadDependentServer> server =
       LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
-  if (!server.ok()) return server.status();
+  if (!server.ok())
+    return server.status();
   absl::StatusOr<std::vector<LoadPoint>> points =
       closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds)
              : OpenLoopCurve(*server, r.arrival_rates_rps);
-  if (!points.ok()) return points.status();
+  if (!points.ok())
+    return points.status();
   LoadCurve out;
   out.closed_loop = closed;
   out.slots = *slots;
@@ -1586,13 +1769,16 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
   out.points = *std::move(points);
   if (out.points.front().ttft.has_value()) {
     absl::StatusOr<std::optional<Knee>> knee = FindKnee(out.points, r.knee);
-    if (!knee.ok()) return knee.status();
+    if (!knee.ok())
+      return knee.status();
     out.knee = *knee;
   }
-  absl::StatusOr<SafeOperatingPoint> safe = FindSafeOperatingPoint(out.points, r.slo, r.safety);
-  if (!safe.ok()) return safe.status();
+  absl::StatusOr<SafeOperatingPoint> safe =
+      FindSafeOperatingPoint(out.points, r.slo, r.safety);
+  if (!safe.ok())
+    return safe.status();
   out.safe = *safe;
   return out;
 }
 
-}  // namespace capplan::model
+} // namespace capplan::model
