@@ -37,9 +37,9 @@ inline constexpr double kStationaryWorkUnitsPerSlot = 60;
 inline constexpr double kCdfEvaluationsPerPoint = 180;
 // An atom with the prefill stage's exponential (think time, open loop) and a
 // co-arrival atom of a closed loop without think time.
-inline constexpr double kAtomWorkUnits = 5;
+inline constexpr double kAtomWorkUnits = 1.5;
 inline constexpr double kCoArrivalAtomWorkUnits = 1.5;
-inline constexpr double kErlangWorkUnits = 34;
+inline constexpr double kErlangWorkUnits = 3;
 inline constexpr double kGeometricWaitWorkUnits = 64;
 inline constexpr int kAtomBins = 256;  // queueing.cc pools populations beyond this
 

@@ -1,9 +1,11 @@
 #include "model/queueing.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -35,7 +37,7 @@ constexpr double kRootsOfUnityMinRatio = 0.05;
 constexpr int kQuantileMaxIterations = 200;
 }  // namespace
 
-const char* SlotBoundName(SlotBound bound) {
+const char *SlotBoundName(SlotBound bound) {
   switch (bound) {
     case SlotBound::kRunningRequestLimit:
       return "RUNNING_REQUEST_LIMIT";
@@ -49,7 +51,7 @@ const char* SlotBoundName(SlotBound bound) {
   return "UNKNOWN";
 }
 
-const char* BindingLimitName(BindingLimit limit) {
+const char *BindingLimitName(BindingLimit limit) {
   switch (limit) {
     case BindingLimit::kLoadRange:
       return "LOAD_RANGE";
@@ -67,7 +69,7 @@ const char* BindingLimitName(BindingLimit limit) {
   return "UNKNOWN";
 }
 
-const char* KvAdmissionName(KvAdmission a) {
+const char *KvAdmissionName(KvAdmission a) {
   switch (a) {
     case KvAdmission::kReserveFixed:
       return "reserve input + output at admission";
@@ -81,7 +83,7 @@ const char* KvAdmissionName(KvAdmission a) {
   return "unknown";
 }
 
-double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
+double KvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
   if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
   const double biased_output = w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
   switch (limits.kv_admission) {
@@ -98,7 +100,7 @@ double KvTokensPerRequest(const SlotLimits& limits, const Workload& w) {
   return w.input_tokens + biased_output;
 }
 
-absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) {
+absl::StatusOr<Slots> ComputeSlots(const SlotLimits &limits, const Workload &w) {
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   std::optional<Slots> best;
   auto consider = [&best](double value, SlotBound bound) {
@@ -155,10 +157,10 @@ absl::StatusOr<Slots> ComputeSlots(const SlotLimits& limits, const Workload& w) 
   return *best;
 }
 
-absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const PerformanceModel& m,
-                                                                const Workload& w,
-                                                                const Slots& slots,
-                                                                Budget* budget) {
+absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const PerformanceModel &m,
+                                                                const Workload &w,
+                                                                const Slots &slots,
+                                                                Budget *budget) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePerformanceModel(m));
   CAPPLAN_RETURN_IF_ERROR(ValidateWorkload(w));
   if (slots.slots < 1 || slots.slots > kMaxSlots) {
@@ -185,7 +187,7 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
     s.phases_by_n_.push_back(t);
     s.rate_by_n_.push_back(n / t.life_seconds);
   }
-  const RequestPhaseTimes& full = s.phases_by_n_.back();
+  const RequestPhaseTimes &full = s.phases_by_n_.back();
   const double decode_seconds = full.life_seconds - full.prefill_seconds;
   const double var = std::pow(decode_seconds * w.output_tokens_cv, 2) +
                      std::pow(full.prefill_seconds * w.input_tokens_cv, 2);
@@ -204,8 +206,8 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
           : in_nodes;
   for (const bool at_s : {false, true}) {
     const int n = at_s ? slots.slots : 1;
-    std::vector<double>& ratio = at_s ? s.input_ratio_s_ : s.input_ratio_1_;
-    std::vector<double>& share = at_s ? s.budget_share_s_ : s.budget_share_1_;
+    std::vector<double> &ratio = at_s ? s.input_ratio_s_ : s.input_ratio_1_;
+    std::vector<double> &share = at_s ? s.budget_share_s_ : s.budget_share_1_;
     const double mean_prefill = s.Phase(n).prefill_seconds;
     for (double input : base_in) {
       Workload wj = w;
@@ -246,7 +248,7 @@ double LoadDependentServer::NodePrefillOccupancySeconds(int n, int j) const {
   return share * NodePrefillSeconds(n, j);
 }
 
-PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double>& service_seconds,
+PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double> &service_seconds,
                                double arrival_cv2) {
   PrefillQueue q;
   if (service_seconds.empty() || !(arrival_rate_rps > 0)) return q;
@@ -269,7 +271,7 @@ PrefillQueue PrefillStageQueue(double arrival_rate_rps, const std::vector<double
 }
 
 double LoadDependentServer::NodeLifeSeconds(int n, int j) const {
-  const RequestPhaseTimes& p = Phase(n);
+  const RequestPhaseTimes &p = Phase(n);
   return p.life_seconds + (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
 }
 
@@ -295,7 +297,7 @@ std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
     out.push_back(std::exp(sigma * 0.5 * (lo + hi) - 0.5 * s2));
     sum += out.back();
   }
-  for (double& v : out) v *= mean * nodes / sum;
+  for (double &v : out) v *= mean * nodes / sum;
   return out;
 }
 
@@ -304,7 +306,7 @@ double LoadDependentServer::CompletionRate(int n) const {
   return rate_by_n_[k - 1];
 }
 
-const RequestPhaseTimes& LoadDependentServer::Phase(int n) const {
+const RequestPhaseTimes &LoadDependentServer::Phase(int n) const {
   const int k = std::clamp(n, 1, slots_.slots);
   return phases_by_n_[k - 1];
 }
@@ -319,7 +321,7 @@ double LoadPoint::load() const {
 namespace {
 
 template <typename G>
-double PoissonExpectation(double x, int kappa, const G& g) {
+double PoissonExpectation(double x, int kappa, const G &g) {
   // E[g(floor(N / κ))], N ~ Poisson(x); g is a CDF in its argument (<= 1).
   if (x <= 0) return g(0);
   const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
@@ -365,7 +367,7 @@ double ErlangCdf(int phases, double rate, double t) {
   return std::clamp(1.0 - below, 0.0, 1.0);
 }
 
-double WaitCdf(const WaitLaw& law, double t) {
+double WaitCdf(const WaitLaw &law, double t) {
   if (!(t > 0)) return 0;
   if (law.geometric_ratio.has_value()) {
     const double x = law.phase_rate * t;
@@ -389,7 +391,7 @@ double WaitCdf(const WaitLaw& law, double t) {
                               [log_r](long k) { return k <= 0 ? 0.0 : -std::expm1(k * log_r); });
   }
   double cdf = 0;
-  for (const WaitLaw::Erlang& e : law.erlangs) {
+  for (const WaitLaw::Erlang &e : law.erlangs) {
     cdf += e.weight * ErlangCdf(e.phases, e.rate, t);
   }
   return std::clamp(cdf, 0.0, 1.0);
@@ -397,12 +399,12 @@ double WaitCdf(const WaitLaw& law, double t) {
 
 namespace {
 
-double WaitMean(const WaitLaw& law) {
+double WaitMean(const WaitLaw &law) {
   if (law.geometric_ratio.has_value()) {
     return law.phases_per_completion / (law.phase_rate * (1.0 - *law.geometric_ratio));
   }
   double mean = 0;
-  for (const WaitLaw::Erlang& e : law.erlangs) {
+  for (const WaitLaw::Erlang &e : law.erlangs) {
     mean += e.weight * e.phases / e.rate;
   }
   return mean;
@@ -412,6 +414,116 @@ double WaitMean(const WaitLaw& law) {
 
 namespace {
 
+// The atoms' part of a latency CDF in O(log A) per evaluation. An atom
+// (weight p, offset o, width w, end e = o + w, a = p/w; a = 0 when w = 0) with
+// the prefill stage's Exp(ν) wait taken with probability π contributes at t
+//   t <= o (t < o when w = 0): 0,
+//   o < t < e:  a·(t − o) − (π/ν)·a·(1 − e^(−ν(t − o))),
+//   t >= e:     p − π·p·K·e^(−ν(t − e)),  K = (1 − e^(−νw))/(νw) (1 when w =
+//   0).
+// Sums over "o < t" and "e <= t" are prefix sums over the atoms sorted by
+// offset and by end; the exponential ones are kept scaled to the last atom
+// (S_i = S_(i−1)·e^(−ν(x_i − x_(i−1))) + c_i), so they neither overflow nor
+// cancel. Used only where the linear terms cannot cancel badly (Usable()).
+class AtomPrefixSums {
+ public:
+  AtomPrefixSums(const std::vector<LatencyLaw::Atom> &atoms, double pq, double nu)
+      : pq_(nu > 0 ? pq : 0), nu_(nu) {
+    const size_t n = atoms.size();
+    auto end_of = [&atoms](size_t i) {
+      return atoms[i].offset_seconds + atoms[i].uniform_width_seconds;
+    };
+    std::vector<std::pair<double, size_t>> off_keys(n), end_keys(n);
+    for (size_t i = 0; i < n; ++i) {
+      off_keys[i] = {atoms[i].offset_seconds, i};
+      end_keys[i] = {end_of(i), i};
+    }
+    std::sort(off_keys.begin(), off_keys.end());
+    std::sort(end_keys.begin(), end_keys.end());
+    std::vector<size_t> by_off(n), by_end(n);
+    for (size_t i = 0; i < n; ++i) {
+      by_off[i] = off_keys[i].second;
+      by_end[i] = end_keys[i].second;
+    }
+    auto slope = [&atoms](size_t i) {
+      const double w = atoms[i].uniform_width_seconds;
+      return w > 0 ? atoms[i].weight / w : 0.0;
+    };
+    off_.resize(n);
+    end_.resize(n);
+    a_off_.assign(n + 1, 0.0);
+    b_off_.assign(n + 1, 0.0);
+    a_end_.assign(n + 1, 0.0);
+    b_end_.assign(n + 1, 0.0);
+    w_end_.assign(n + 1, 0.0);
+    e_off_.assign(n, 0.0);
+    c_end_.assign(n, 0.0);
+    f_end_.assign(n, 0.0);
+    double slope_total = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const size_t i = by_off[r];
+      off_[r] = atoms[i].offset_seconds;
+      a_off_[r + 1] = a_off_[r] + slope(i);
+      b_off_[r + 1] = b_off_[r] + slope(i) * off_[r];
+      const double decay = r > 0 && pq_ > 0 ? std::exp(-nu_ * (off_[r] - off_[r - 1])) : 0.0;
+      e_off_[r] = (r > 0 ? e_off_[r - 1] * decay : 0.0) + slope(i);
+      slope_total += slope(i);
+    }
+    double last_end = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const size_t i = by_end[r];
+      const double w = atoms[i].uniform_width_seconds;
+      end_[r] = end_of(i);
+      last_end = std::max(last_end, std::fabs(end_[r]));
+      a_end_[r + 1] = a_end_[r] + slope(i);
+      b_end_[r + 1] = b_end_[r] + slope(i) * atoms[i].offset_seconds;
+      w_end_[r + 1] = w_end_[r] + atoms[i].weight;
+      if (pq_ > 0) {
+        const double decay = r > 0 ? std::exp(-nu_ * (end_[r] - end_[r - 1])) : 0.0;
+        const double k = w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 1.0;
+        c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * k;
+        f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * std::exp(-nu_ * w);
+      }
+    }
+    // The linear and π/ν terms are differences of sums of this size.
+    const double scale = slope_total * std::max(last_end, pq_ > 0 ? 1.0 / nu_ : 0.0);
+    usable_ = std::isfinite(scale) && scale < kMaxCancellingScale;
+  }
+
+  bool Usable() const { return usable_; }
+
+  double operator()(double t) const {
+    const size_t io = std::lower_bound(off_.begin(), off_.end(), t) - off_.begin();
+    const size_t ie = std::upper_bound(end_.begin(), end_.end(), t) - end_.begin();
+    if (ie == end_.size()) {  // every atom complete: no partial terms to cancel
+      return ie == 0 ? 0.0
+                     : w_end_[ie] - pq_ * c_end_[ie - 1] * std::exp(-nu_ * (t - end_[ie - 1]));
+    }
+    const double partial_a = a_off_[io] - a_end_[ie];
+    double cdf = w_end_[ie] + partial_a * t - (b_off_[io] - b_end_[ie]);
+    if (pq_ > 0) {
+      cdf -= pq_ / nu_ * partial_a;
+      if (ie > 0) {
+        const double d = std::exp(-nu_ * (t - end_[ie - 1]));
+        cdf -= (pq_ * c_end_[ie - 1] + pq_ / nu_ * f_end_[ie - 1]) * d;
+      }
+      if (io > 0) cdf += pq_ / nu_ * e_off_[io - 1] * std::exp(-nu_ * (t - off_[io - 1]));
+    }
+    return cdf;
+  }
+
+ private:
+  // Beyond this the differences of prefix sums lose more than ~1e-10.
+  static constexpr double kMaxCancellingScale = 1e5;
+  double pq_ = 0;
+  double nu_ = 0;
+  bool usable_ = false;
+  std::vector<double> off_, end_;              // sorted
+  std::vector<double> a_off_, b_off_;          // prefix Σa, Σa·o by offset
+  std::vector<double> a_end_, b_end_, w_end_;  // prefix Σa, Σa·o, Σp by end
+  std::vector<double> e_off_, c_end_, f_end_;  // scaled exponential sums
+};
+
 // LatencyCdf prepared for many evaluations of one law (a quantile search):
 // the atoms sorted by offset, with the running sum of their weights, so an
 // evaluation at t adds the weight of the atoms already complete (every
@@ -420,12 +532,61 @@ namespace {
 // stops at the first atom starting after t (its CDF is 0 there).
 class CdfEvaluator {
  public:
-  explicit CdfEvaluator(const LatencyLaw& law) : law_(law) {
+  explicit CdfEvaluator(const LatencyLaw &law)
+      : law_(law), prefix_(law.atoms, law.prefill_wait_probability, law.prefill_wait_rate) {
     pq_ = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
     nu_ = law.prefill_wait_rate;
+    // The atoms one by one only where the prefix sums cannot serve.
+    if (!prefix_.Usable()) PrepareDirectAtoms();
+    // Explicit Erlang waits of few phases are evaluated for all branches at
+    // once (BatchedWaitCdf).
+    batched_waits_ = !law.waits.empty() && !law.wait.geometric_ratio.has_value();
+    for (const WaitLaw::Erlang &e : law.wait.erlangs) {
+      if (e.phases < 1 || e.phases > kMaxErlangPhases || !(e.rate > 0)) batched_waits_ = false;
+    }
+    PrepareRootsOfUnity();
+    if (batched_waits_) {
+      x_.resize(law.waits.size());
+      acc_.resize(law.waits.size());
+      weight_.resize(law.waits.size());
+      // Erlangs of many phases are read from their table (one per k, in
+      // units of the phase rate: shared by every law).
+      for (const WaitLaw::Erlang &e : law.wait.erlangs) {
+        tables_.push_back(e.phases >= kMinTablePhases ? &TableFor(e.phases) : nullptr);
+      }
+    }
+  }
+
+  // A quantile search starts where the previous one ended: the last few
+  // values are kept.
+  double operator()(double t) const {
+    for (const auto &[at, value] : recent_) {
+      if (at == t) return value;
+    }
+    const double value = Evaluate(t);
+    recent_[next_recent_] = {t, value};
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    return value;
+  }
+
+  const LatencyLaw &law() const { return law_; }
+
+ private:
+  double Evaluate(double t) const {
+    double cdf = prefix_.Usable() ? prefix_(t) : DirectAtomCdf(t);
+    if (batched_waits_) return cdf + BatchedWaitCdf(t);
+    if (!roots_.empty()) return cdf + RootsOfUnityWaitCdf(t);
+    for (const LatencyLaw::WaitBranch &b : law_.waits) {
+      cdf += b.weight * WaitCdf(law_.wait, t - b.offset_seconds);
+    }
+    return cdf;
+  }
+
+  void PrepareDirectAtoms() {
+    const LatencyLaw &law = law_;
     atoms_.reserve(law.atoms.size());
     double widest = 0;
-    for (const LatencyLaw::Atom& a : law.atoms) {
+    for (const LatencyLaw::Atom &a : law.atoms) {
       const double w = a.uniform_width_seconds;
       widest = std::max(widest, w);
       // P(U + E <= x) for x >= w is 1 − e^(−ν(x − w))·(1 − e^(−νw))/(νw).
@@ -433,7 +594,7 @@ class CdfEvaluator {
       atoms_.push_back({a.offset_seconds, w, a.weight, k});
     }
     std::sort(atoms_.begin(), atoms_.end(),
-              [](const Entry& a, const Entry& b) { return a.offset < b.offset; });
+              [](const Entry &a, const Entry &b) { return a.offset < b.offset; });
     complete_weight_.resize(atoms_.size() + 1, 0.0);
     for (size_t i = 0; i < atoms_.size(); ++i) {
       complete_weight_[i + 1] = complete_weight_[i] + atoms_[i].weight;
@@ -441,10 +602,11 @@ class CdfEvaluator {
     complete_lag_ = widest + (pq_ > 0 ? kExpSaturation / nu_ : 0.0);
   }
 
-  double operator()(double t) const {
+  // The atoms one by one (the window that is not yet complete).
+  double DirectAtomCdf(double t) const {
     // Atoms with offset < t − complete_lag_ are complete.
     const auto first = std::lower_bound(atoms_.begin(), atoms_.end(), t - complete_lag_,
-                                        [](const Entry& a, double v) { return a.offset < v; });
+                                        [](const Entry &a, double v) { return a.offset < v; });
     double cdf = complete_weight_[first - atoms_.begin()];
     for (auto it = first; it != atoms_.end(); ++it) {
       const double x = t - it->offset;
@@ -456,15 +618,9 @@ class CdfEvaluator {
       }
       cdf += it->weight * AtomCdf(*it, x);
     }
-    for (const LatencyLaw::WaitBranch& b : law_.waits) {
-      cdf += b.weight * WaitCdf(law_.wait, t - b.offset_seconds);
-    }
     return cdf;
   }
 
-  const LatencyLaw& law() const { return law_; }
-
- private:
   struct Entry {
     double offset;
     double width;
@@ -474,7 +630,7 @@ class CdfEvaluator {
 
   // CDF of one atom at x = t − offset > 0: the uniform residual, and with
   // probability pq the uniform plus the Exp(ν) prefill-stage wait.
-  double AtomCdf(const Entry& a, double x) const {
+  double AtomCdf(const Entry &a, double x) const {
     const double w = a.width;
     double c = (1 - pq_) * (w <= 0 ? 1.0 : std::min(1.0, x / w));
     if (pq_ > 0) {
@@ -493,7 +649,201 @@ class CdfEvaluator {
     return c;
   }
 
-  const LatencyLaw& law_;
+  // Σ_b weight_b · Σ_e weight_e · P(Erlang(k_e, rate_e) <= t − offset_b),
+  // each Erlang CDF 1 − e^(−x)·Σ_{i<k} x^i/i! (x = rate·(t − offset)) by
+  // Horner's rule run over all branches together (independent
+  // multiply-adds), instead of one Poisson sum with its log-gamma per
+  // branch. The cut-offs are ErlangCdf's: 0 when k > x + span, 1 when the
+  // span's lower end passes k − 1.
+  double BatchedWaitCdf(double t) const {
+    double cdf = 0;
+    for (size_t ei = 0; ei < law_.wait.erlangs.size(); ++ei) {
+      const WaitLaw::Erlang &e = law_.wait.erlangs[ei];
+      if (tables_[ei] != nullptr) {
+        const ErlangTable &table = *tables_[ei];
+        double part = 0;
+        for (const LatencyLaw::WaitBranch &b : law_.waits) {
+          part += b.weight * table(e.rate * (t - b.offset_seconds));
+        }
+        cdf += e.weight * part;
+        continue;
+      }
+      const int k = e.phases;
+      size_t live = 0;
+      double sure = 0;
+      for (const LatencyLaw::WaitBranch &b : law_.waits) {
+        const double tau = t - b.offset_seconds;
+        if (!(tau > 0)) continue;
+        const double x = e.rate * tau;
+        const double span = kPoissonSpanSigmas * std::sqrt(x) + kPoissonSpanSlack;
+        if (k > x + span) continue;
+        if (k - 1 < std::floor(x - span)) {
+          sure += b.weight;
+          continue;
+        }
+        x_[live] = x;
+        weight_[live] = b.weight;
+        ++live;
+      }
+      HornerInverseFactorials(k, live);
+      double part = sure;
+      for (size_t j = 0; j < live; ++j) {
+        part += weight_[j] * std::clamp(1.0 - std::exp(-x_[j]) * acc_[j], 0.0, 1.0);
+      }
+      cdf += e.weight * part;
+    }
+    return cdf;
+  }
+
+  // The geometric wait's roots-of-unity filter (WaitCdf) with its terms
+  // prepared once per law: z_j = s·ω^j − 1 and c_j = (1 − 1/r)/(1 − ω^(−j)/s),
+  // j = 0..κ/2 (terms j and κ − j are conjugate: their real parts are equal).
+  void PrepareRootsOfUnity() {
+    const WaitLaw &w = law_.wait;
+    if (law_.waits.empty() || !w.geometric_ratio.has_value()) return;
+    const int kappa = std::max(1, w.phases_per_completion);
+    const double r = *w.geometric_ratio;
+    if (kappa == 1 || r < kRootsOfUnityMinRatio) return;
+    const double sr = std::pow(r, 1.0 / kappa);
+    for (int j = 0; 2 * j <= kappa; ++j) {
+      const std::complex<double> om = std::polar(1.0, 2.0 * M_PI * j / kappa);
+      const double twice = (j == 0 || 2 * j == kappa) ? 1.0 : 2.0;
+      roots_.push_back({sr * om - 1.0, twice * (1.0 - 1.0 / r) / (1.0 - std::conj(om) / sr)});
+    }
+    kappa_ = kappa;
+  }
+
+  double RootsOfUnityWaitCdf(double t) const {
+    double cdf = 0;
+    for (const LatencyLaw::WaitBranch &b : law_.waits) {
+      const double tau = t - b.offset_seconds;
+      if (!(tau > 0)) continue;
+      const double x = law_.wait.phase_rate * tau;
+      double e = 0;
+      for (const RootTerm &term : roots_) e += (std::exp(x * term.z) * term.c).real();
+      cdf += b.weight * std::clamp(1.0 - e / kappa_, 0.0, 1.0);
+    }
+    return cdf;
+  }
+
+  // acc_[j] = Σ_{i<k} x_[j]^i / i! for j < live, kLanes branches at a time
+  // in registers (independent chains hide the multiply-add latency).
+  void HornerInverseFactorials(int k, size_t live) const {
+    constexpr size_t kLanes = 8;
+    size_t j = 0;
+    for (; j + kLanes <= live; j += kLanes) {
+      double x[kLanes];
+      double a[kLanes];
+      for (size_t l = 0; l < kLanes; ++l) {
+        x[l] = x_[j + l];
+        a[l] = 0;
+      }
+      for (int i = k - 1; i >= 0; --i) {
+        const double c = InverseFactorial(i);
+        for (size_t l = 0; l < kLanes; ++l) a[l] = a[l] * x[l] + c;
+      }
+      for (size_t l = 0; l < kLanes; ++l) acc_[j + l] = a[l];
+    }
+    for (; j < live; ++j) {
+      double a = 0;
+      for (int i = k - 1; i >= 0; --i) a = a * x_[j] + InverseFactorial(i);
+      acc_[j] = a;
+    }
+  }
+
+  // 1/i! for i < kMaxErlangPhases.
+  static double InverseFactorial(int i) {
+    static const std::array<double, kMaxErlangPhases> table = [] {
+      std::array<double, kMaxErlangPhases> t{};
+      t[0] = 1;
+      for (int j = 1; j < kMaxErlangPhases; ++j) t[j] = t[j - 1] / j;
+      return t;
+    }();
+    return table[i];
+  }
+
+  // P(Erlang(k, 1) <= x) on a uniform grid of x between ErlangCdf's two
+  // cut-offs (x_lo: k > x + span; x_hi: k − 1 < x − span), with its density,
+  // read by cubic Hermite interpolation (error h^4·max|F''''|/384: below
+  // 2e-9 measured for k = 9..64 against ErlangCdf, far inside the
+  // quantiles' 1e-3).
+  class ErlangTable {
+   public:
+    ErlangTable() = default;
+    explicit ErlangTable(int k) {
+      // The cut-offs in y = √x: y² ∓ 12y ∓ 20 = k.
+      const double half = kPoissonSpanSigmas / 2;
+      const double y_lo = std::sqrt(half * half - kPoissonSpanSlack + k) - half;
+      const double y_hi = std::sqrt(half * half + kPoissonSpanSlack + k) + half;
+      x_lo_ = std::max(0.0, y_lo) * std::max(0.0, y_lo);
+      x_hi_ = y_hi * y_hi;
+      h_ = (x_hi_ - x_lo_) / kTableIntervals;
+      cdf_.resize(kTableIntervals + 1);
+      slope_.resize(kTableIntervals + 1);
+      const double step = std::exp(-h_);
+      double ex = std::exp(-x_lo_);
+      for (int i = 0; i <= kTableIntervals; ++i, ex *= step) {
+        const double x = x_lo_ + i * h_;
+        double sum = 0;
+        double term = 1;  // x^m / m!
+        for (int m = 0; m < k; ++m) {
+          sum += term;
+          if (m + 1 < k) term *= x / (m + 1);
+        }
+        cdf_[i] = std::clamp(1.0 - ex * sum, 0.0, 1.0);
+        slope_[i] = h_ * ex * term;  // h · x^(k−1) e^(−x) / (k − 1)!
+      }
+    }
+    double operator()(double x) const {
+      if (!(x > x_lo_)) return 0.0;
+      if (x >= x_hi_) return 1.0;
+      const double u = (x - x_lo_) / h_;
+      const int i = std::min(static_cast<int>(u), kTableIntervals - 1);
+      const double s = u - i;
+      const double s2 = s * s;
+      const double s3 = s2 * s;
+      const double v = (2 * s3 - 3 * s2 + 1) * cdf_[i] + (s3 - 2 * s2 + s) * slope_[i] +
+                       (3 * s2 - 2 * s3) * cdf_[i + 1] + (s3 - s2) * slope_[i + 1];
+      return std::clamp(v, 0.0, 1.0);
+    }
+
+   private:
+    static constexpr int kTableIntervals = 1024;
+    double x_lo_ = 0;
+    double x_hi_ = 0;
+    double h_ = 1;
+    std::vector<double> cdf_;
+    std::vector<double> slope_;
+  };
+  static constexpr int kMinTablePhases = 8;
+
+  // The table of Erlang(k), built on first use (thread-safe).
+  static const ErlangTable &TableFor(int k) {
+    static std::array<std::once_flag, kMaxErlangPhases + 1> once;
+    static std::array<ErlangTable, kMaxErlangPhases + 1> tables;
+    std::call_once(once[k], [k] { tables[k] = ErlangTable(k); });
+    return tables[k];
+  }
+
+  struct RootTerm {
+    std::complex<double> z;
+    std::complex<double> c;  // times 2 for a conjugate pair
+  };
+
+  const LatencyLaw &law_;
+  mutable std::array<std::pair<double, double>, 4> recent_{
+      {{std::nan(""), 0}, {std::nan(""), 0}, {std::nan(""), 0}, {std::nan(""), 0}}};
+  mutable size_t next_recent_ = 0;
+  AtomPrefixSums prefix_;
+  std::vector<RootTerm> roots_;  // empty: not a roots-of-unity wait
+  int kappa_ = 1;
+  bool batched_waits_ = false;
+  std::vector<const ErlangTable *> tables_;  // per Erlang of the wait law; null: none
+  // Scratch of BatchedWaitCdf: the branches whose Erlang CDF is strictly
+  // between 0 and 1.
+  mutable std::vector<double> x_;
+  mutable std::vector<double> acc_;
+  mutable std::vector<double> weight_;
   double pq_ = 0;
   double nu_ = 0;
   double complete_lag_ = 0;
@@ -503,16 +853,16 @@ class CdfEvaluator {
 
 }  // namespace
 
-double LatencyCdf(const LatencyLaw& law, double t) { return CdfEvaluator(law)(t); }
+double LatencyCdf(const LatencyLaw &law, double t) { return CdfEvaluator(law)(t); }
 
-double LatencyMean(const LatencyLaw& law) {
+double LatencyMean(const LatencyLaw &law) {
   double mean = 0;
   const double queue_mean =
       law.prefill_wait_rate > 0 ? law.prefill_wait_probability / law.prefill_wait_rate : 0.0;
-  for (const LatencyLaw::Atom& a : law.atoms) {
+  for (const LatencyLaw::Atom &a : law.atoms) {
     mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
   }
-  for (const LatencyLaw::WaitBranch& b : law.waits) {
+  for (const LatencyLaw::WaitBranch &b : law.waits) {
     mean += b.weight * (b.offset_seconds + WaitMean(law.wait));
   }
   return mean;
@@ -521,21 +871,21 @@ double LatencyMean(const LatencyLaw& law) {
 namespace {
 
 // Smallest t >= lo with CDF(t) >= q.
-double QuantileFrom(const CdfEvaluator& cdf, double q, double lo);
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo);
 
 }  // namespace
 
-double LatencyQuantile(const LatencyLaw& law, double q) {
+double LatencyQuantile(const LatencyLaw &law, double q) {
   return QuantileFrom(CdfEvaluator(law), q, 0.0);
 }
 
 namespace {
 
-double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
-  const LatencyLaw& law = cdf.law();
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
+  const LatencyLaw &law = cdf.law();
   double total = 0;
-  for (const LatencyLaw::WaitBranch& b : law.waits) total += b.weight;
-  for (const LatencyLaw::Atom& a : law.atoms) total += a.weight;
+  for (const LatencyLaw::WaitBranch &b : law.waits) total += b.weight;
+  for (const LatencyLaw::Atom &a : law.atoms) total += a.weight;
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, total) * (1 - 1e-12);
   double lo = lo_bound;
@@ -557,7 +907,8 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
   // from the other side, and bisection takes over whenever two steps did not
   // halve the bracket.
   int side = 0;
-  double w_prev = hi - lo, w_prev2 = hi - lo;  // the bracket one and two steps ago
+  double w_prev = hi - lo,
+         w_prev2 = hi - lo;  // the bracket one and two steps ago
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
     const double w = hi - lo;
     if (w <= kQuantileRelativeTolerance * hi || Stopped(law.budget)) break;
@@ -606,7 +957,7 @@ double QuantileFrom(const CdfEvaluator& cdf, double q, double lo_bound) {
 
 namespace {
 
-LatencyPercentiles Summarise(const LatencyLaw& law) {
+LatencyPercentiles Summarise(const LatencyLaw &law) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
   // Quantiles are monotone in q: each search starts at the previous one.
@@ -643,12 +994,12 @@ absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view f
 // service): one per length node, each split by the iteration the arrival
 // lands in — a prefill-carrying one (time share f = min(1, rate × prefill
 // seconds)) or a decode one — whose residual is Uniform(0, its length).
-void AddAtoms(const LoadDependentServer& server, int n, double weight, double rate_rps,
-              bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddAtoms(const LoadDependentServer &server, int n, double weight, double rate_rps,
+              bool residual, LatencyLaw *ttft, LatencyLaw *e2e) {
   if (weight < kNegligibleWeight) return;
   const int nodes = server.LengthNodes();
   const bool busy = residual && n > 1;
-  const RequestPhaseTimes& p = server.Phase(std::max(1, n - 1));
+  const RequestPhaseTimes &p = server.Phase(std::max(1, n - 1));
   const double f = busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
   for (int j = 0; j < nodes; ++j) {
     const double w = weight / nodes;
@@ -667,8 +1018,8 @@ void AddAtoms(const LoadDependentServer& server, int n, double weight, double ra
 // Atoms for arrivals finding k = 0..size−1 others in service with weights
 // w[k]. Above kMaxAtomStates populations, consecutive ones are pooled (phase
 // times vary smoothly with n), which bounds the work per CDF evaluation.
-void AddBinnedAtoms(const LoadDependentServer& server, const std::vector<double>& w,
-                    double rate_rps, bool residual, LatencyLaw* ttft, LatencyLaw* e2e) {
+void AddBinnedAtoms(const LoadDependentServer &server, const std::vector<double> &w,
+                    double rate_rps, bool residual, LatencyLaw *ttft, LatencyLaw *e2e) {
   const int size = static_cast<int>(w.size());
   const int bin = std::max(1, (size + kMaxAtomStates - 1) / kMaxAtomStates);
   for (int start = 0; start < size; start += bin) {
@@ -685,8 +1036,8 @@ void AddBinnedAtoms(const LoadDependentServer& server, const std::vector<double>
 }
 
 // Branches for arrivals that wait, then enter population S.
-void AddWaitBranches(const LoadDependentServer& server, double weight, LatencyLaw* ttft,
-                     LatencyLaw* e2e) {
+void AddWaitBranches(const LoadDependentServer &server, double weight, LatencyLaw *ttft,
+                     LatencyLaw *e2e) {
   const int nodes = server.LengthNodes();
   const int s = server.slots();
   for (int j = 0; j < nodes; ++j) {
@@ -700,7 +1051,7 @@ void AddWaitBranches(const LoadDependentServer& server, double weight, LatencyLa
 namespace {
 
 // Prefill-path occupancy of each length node with `population` in service.
-std::vector<double> PrefillOccupancies(const LoadDependentServer& server, int population) {
+std::vector<double> PrefillOccupancies(const LoadDependentServer &server, int population) {
   std::vector<double> out;
   out.reserve(server.LengthNodes());
   for (int j = 0; j < server.LengthNodes(); ++j) {
@@ -711,7 +1062,7 @@ std::vector<double> PrefillOccupancies(const LoadDependentServer& server, int po
 
 }  // namespace
 
-double PrefillStageMeanWait(const LoadDependentServer& server, double arrival_rate_rps,
+double PrefillStageMeanWait(const LoadDependentServer &server, double arrival_rate_rps,
                             int population) {
   const PrefillQueue q =
       PrefillStageQueue(arrival_rate_rps, PrefillOccupancies(server, population), 1.0);
@@ -752,8 +1103,8 @@ namespace {
 // closed loops with think time (over the short time scale of a prefill the
 // superposition of many users' cycles looks Poisson), far more regular
 // without think time (kClosedLoopPrefillArrivalCv2).
-void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, double mean_in_service,
-                       double arrival_cv2, LatencyLaw* ttft, LatencyLaw* e2e) {
+void ApplyPrefillQueue(const LoadDependentServer &server, double rate_rps, double mean_in_service,
+                       double arrival_cv2, LatencyLaw *ttft, LatencyLaw *e2e) {
   const int n = std::clamp(static_cast<int>(std::lround(mean_in_service)), 1, server.slots());
   const PrefillQueue q = PrefillStageQueue(rate_rps, PrefillOccupancies(server, n), arrival_cv2);
   if (!(q.wait_rate > 0)) return;
@@ -764,20 +1115,20 @@ void ApplyPrefillQueue(const LoadDependentServer& server, double rate_rps, doubl
   // completion wait, so TTFT does not fall when the population passes the
   // slots.
   const double mean_wait = q.wait_probability / q.wait_rate;
-  for (LatencyLaw* law : {ttft, e2e}) {
+  for (LatencyLaw *law : {ttft, e2e}) {
     law->prefill_wait_probability = q.wait_probability;
     law->prefill_wait_rate = q.wait_rate;
-    for (LatencyLaw::WaitBranch& branch : law->waits) branch.offset_seconds += mean_wait;
+    for (LatencyLaw::WaitBranch &branch : law->waits) branch.offset_seconds += mean_wait;
   }
 }
 
 // Token-weighted TPOT over in-service populations with weights w(n).
-double TokenWeightedTpot(const LoadDependentServer& s,
-                         const std::vector<std::pair<int, double>>& w) {
+double TokenWeightedTpot(const LoadDependentServer &s,
+                         const std::vector<std::pair<int, double>> &w) {
   double tokens = 0;
   double time = 0;
-  for (const auto& [n, weight] : w) {
-    const RequestPhaseTimes& p = s.Phase(n);
+  for (const auto &[n, weight] : w) {
+    const RequestPhaseTimes &p = s.Phase(n);
     if (weight <= 0 || p.mean_decode_batch <= 0) continue;
     tokens += weight * p.mean_decode_batch;
     time += weight * p.mean_decode_batch * p.tpot_seconds;
@@ -793,7 +1144,7 @@ namespace {
 // (one load-dependent station + a delay station of mean Z), from its product
 // form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
 // where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
-std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, double z, int n) {
+std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix, double z, int n) {
   std::vector<double> p(n + 1, 0.0);
   if (z <= 0) {
     p[n] = 1.0;
@@ -811,7 +1162,7 @@ std::vector<double> ClosedMarginals(const std::vector<double>& log_mu_prefix, do
     p[j] = std::exp(lp[j] - mx);
     total += p[j];
   }
-  for (double& v : p) v /= total;
+  for (double &v : p) v /= total;
   return p;
 }
 
@@ -839,10 +1190,10 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double we
 // Each part (an atom or a wait branch) split by the position u of the user
 // among its co-arrivals (weights pu[u]), u prefill occupancies later.
 template <typename Part>
-void SplitByPositions(const std::vector<double>& pu, double occupancy, std::vector<Part>* parts) {
+void SplitByPositions(const std::vector<double> &pu, double occupancy, std::vector<Part> *parts) {
   std::vector<Part> split;
   split.reserve(parts->size() * pu.size());
-  for (const Part& part : *parts) {
+  for (const Part &part : *parts) {
     for (size_t u = 0; u < pu.size(); ++u) {
       const double w = part.weight * pu[u];
       if (w < kNegligibleWeight) continue;
@@ -857,7 +1208,7 @@ void SplitByPositions(const std::vector<double>& pu, double occupancy, std::vect
 
 // The position law pu in at most `bins` consecutive groups of about equal
 // weight: (weight, weighted mean position) per group.
-std::vector<std::pair<double, double>> PositionBins(const std::vector<double>& pu, int bins) {
+std::vector<std::pair<double, double>> PositionBins(const std::vector<double> &pu, int bins) {
   std::vector<std::pair<double, double>> out;
   double total = 0;
   for (double w : pu) total += w;
@@ -884,10 +1235,10 @@ std::vector<std::pair<double, double>> PositionBins(const std::vector<double>& p
 // step are admitted with it and prefill before or after it; without this
 // TTFT fell from the co-arrival queue to the bare slot wait when the
 // population passed the slots.
-void AddCoArrivals(const LoadDependentServer& server, int n, int others, LatencyLaw* ttft,
-                   LatencyLaw* e2e) {
+void AddCoArrivals(const LoadDependentServer &server, int n, int others, LatencyLaw *ttft,
+                   LatencyLaw *e2e) {
   if (others < 1) return;
-  const RequestPhaseTimes& p = server.Phase(n);
+  const RequestPhaseTimes &p = server.Phase(n);
   // In waves every other user comes back at the same boundary.
   const double q = server.workload().synchronized
                        ? 1.0
@@ -901,12 +1252,12 @@ void AddCoArrivals(const LoadDependentServer& server, int n, int others, Latency
   // the positions come to them in at most kCoArrivalWaitBins groups of equal
   // weight, each at its mean position (the spread, p95, is kept).
   const std::vector<std::pair<double, double>> bins = PositionBins(pu, kCoArrivalWaitBins);
-  for (LatencyLaw* law : {ttft, e2e}) {
+  for (LatencyLaw *law : {ttft, e2e}) {
     SplitByPositions(pu, occupancy, &law->atoms);
     std::vector<LatencyLaw::WaitBranch> waits;
     waits.reserve(law->waits.size() * bins.size());
-    for (const LatencyLaw::WaitBranch& b : law->waits) {
-      for (const auto& [weight, position] : bins) {
+    for (const LatencyLaw::WaitBranch &b : law->waits) {
+      for (const auto &[weight, position] : bins) {
         waits.push_back({b.weight * weight, b.offset_seconds + position * occupancy});
       }
     }
@@ -930,7 +1281,7 @@ absl::Status ValidateClosedLoop(absl::Span<const int> concurrencies, double thin
 }
 
 // Σ_{i<=j} log μ(i) for j = 0..n_max: the product form's denominators.
-std::vector<double> LogCompletionRatePrefix(const LoadDependentServer& server, int n_max) {
+std::vector<double> LogCompletionRatePrefix(const LoadDependentServer &server, int n_max) {
   std::vector<double> log_mu_prefix(n_max + 1, 0.0);
   for (int j = 1; j <= n_max; ++j) {
     log_mu_prefix[j] = log_mu_prefix[j - 1] + std::log(server.CompletionRate(j));
@@ -943,8 +1294,8 @@ std::vector<double> LogCompletionRatePrefix(const LoadDependentServer& server, i
 // one that finds j >= S waits for j − S + 1 completions at μ(S). Without
 // think time the co-arrivals queue for the prefill path together; every
 // atom then sees the prefill stage's queueing on the others' arrivals.
-void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector<double>& arrival,
-                            int n, double x, double z, double in_service, LoadPoint& pt) {
+void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector<double> &arrival,
+                            int n, double x, double z, double in_service, LoadPoint &pt) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double cv_r = server.ServiceTimeCv();
@@ -962,7 +1313,7 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
   }
   pt.slot_wait_probability = wait_w;
   if (wait_w > 0) {
-    for (WaitLaw::Erlang& e : ttft.wait.erlangs) e.weight /= wait_w;
+    for (WaitLaw::Erlang &e : ttft.wait.erlangs) e.weight /= wait_w;
     e2e.wait = ttft.wait;
     AddWaitBranches(server, wait_w, &ttft, &e2e);
   }
@@ -979,8 +1330,8 @@ void SetClosedLoopLatencies(const LoadDependentServer& server, const std::vector
 // One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
-LoadPoint ClosedLoopPoint(const LoadDependentServer& server,
-                          const std::vector<double>& log_mu_prefix, double z, int n) {
+LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
+                          const std::vector<double> &log_mu_prefix, double z, int n) {
   const int s = server.slots();
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
@@ -1012,7 +1363,7 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer& server,
 // μ_λ(n) = n / (n/μ(n) + W_p): a request holds its slot while it waits for
 // the prefill stage too.
 struct HoldingRate {
-  const LoadDependentServer& server;
+  const LoadDependentServer &server;
   double prefill_wait_seconds = 0;
   double operator()(int n) const {
     return n / (n / server.CompletionRate(n) + prefill_wait_seconds);
@@ -1021,7 +1372,7 @@ struct HoldingRate {
 
 // Past saturation: the server completes `rate_rps` requests per second with
 // every slot busy; no latency figures.
-LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer& server, double lambda,
+LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer &server, double lambda,
                                  double utilization, double rate_rps) {
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
@@ -1043,7 +1394,7 @@ struct OpenLoopStationary {
   double pi_s = 0;         // π_S
 };
 
-OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, double rho) {
+OpenLoopStationary StationaryLaw(const HoldingRate &rate, double lambda, int s, double rho) {
   std::vector<double> lp(s + 1, 0.0);  // log π_n (unnormalised), n = 0..S
   const double log_lambda = std::log(lambda);
   for (int n = 1; n <= s; ++n) {
@@ -1053,10 +1404,13 @@ OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, 
   double shift = log_tail;
   for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
   double total = std::exp(log_tail - shift);
-  for (int n = 0; n < s; ++n) total += std::exp(lp[n] - shift);
   OpenLoopStationary out;
   out.pi.resize(s);
-  for (int n = 0; n < s; ++n) out.pi[n] = std::exp(lp[n] - shift) / total;
+  for (int n = 0; n < s; ++n) {
+    out.pi[n] = std::exp(lp[n] - shift);
+    total += out.pi[n];
+  }
+  for (double &p : out.pi) p /= total;
   out.p_wait = std::exp(log_tail - shift) / total;
   out.pi_s = out.p_wait * (1 - rho);
   return out;
@@ -1066,9 +1420,9 @@ OpenLoopStationary StationaryLaw(const HoldingRate& rate, double lambda, int s, 
 // service; the geometric number of completions an arrival finding all S busy
 // waits for, each an Erlang-κ gap at μ_λ(S) (Cosmetatos' M/G/S correction
 // below); the prefill stage's queueing for Poisson arrivals.
-void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStationary& law,
+void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStationary &law,
                           double lambda, double rho, double saturated_rate_rps, double in_service,
-                          LoadPoint& pt) {
+                          LoadPoint &pt) {
   const int s = server.slots();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
@@ -1084,7 +1438,7 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
       0.5 * (1 + (1 - rho) * (s - 1) * (std::sqrt(4.0 + 5.0 * s) - 2) / (16 * rho * s));
   const double wait_scale = cv2 + (1 - cv2) * md_factor;
   if (law.p_wait > kTailMassTolerance) {
-    for (LatencyLaw* l : {&ttft, &e2e}) {
+    for (LatencyLaw *l : {&ttft, &e2e}) {
       l->wait.phase_rate = kappa * saturated_rate_rps / wait_scale;
       l->wait.phases_per_completion = kappa;
       l->wait.geometric_ratio = rho;
@@ -1100,7 +1454,7 @@ void SetOpenLoopLatencies(const LoadDependentServer& server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -1134,7 +1488,7 @@ LoadPoint OpenLoopPoint(const LoadDependentServer& server, double lambda) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer& server,
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer &server,
                                                        absl::Span<const int> concurrencies,
                                                        double think_time_seconds) {
   CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
@@ -1148,7 +1502,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   return out;
 }
 
-absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& server,
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &server,
                                                      absl::Span<const double> rates_rps) {
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   std::vector<LoadPoint> out;
@@ -1162,8 +1516,8 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& 
 
 // ----------------------------------------------------------------- analysis
 
-absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& points,
-                                             const KneeOptions& options) {
+absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint> &points,
+                                             const KneeOptions &options) {
   if (points.empty()) {
     return absl::InvalidArgumentError("FindKnee.points is empty");
   }
@@ -1175,7 +1529,7 @@ absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& point
         "FindKnee.points[0] has no TTFT (unstable first point); no flat "
         "region to measure from");
   }
-  auto ttft = [&options](const LoadPoint& p) {
+  auto ttft = [&options](const LoadPoint &p) {
     return options.metric == KneeMetric::kTtftP50 ? p.ttft->p50_seconds : p.ttft->p95_seconds;
   };
   const double limit = options.flat_ratio * ttft(points[0]);
@@ -1185,8 +1539,8 @@ absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& point
     Knee k;
     k.last_flat_index = static_cast<int>(i) - 1;
     k.first_steep_index = static_cast<int>(i);
-    const LoadPoint& a = points[i - 1];
-    const LoadPoint& b = points[i];
+    const LoadPoint &a = points[i - 1];
+    const LoadPoint &b = points[i];
     if (!b.ttft.has_value()) {
       k.load = b.load();
     } else {
@@ -1200,7 +1554,7 @@ absl::StatusOr<std::optional<Knee>> FindKnee(const std::vector<LoadPoint>& point
   return std::optional<Knee>();
 }
 
-absl::Status ValidateSlo(const Slo& slo) {
+absl::Status ValidateSlo(const Slo &slo) {
   if (slo.ttft_p95_seconds.has_value()) {
     CAPPLAN_RETURN_IF_ERROR(CheckPositive("Slo.ttft_p95_seconds", *slo.ttft_p95_seconds));
   }
@@ -1213,16 +1567,16 @@ absl::Status ValidateSlo(const Slo& slo) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint>& points,
-                                                          const Slo& slo,
-                                                          const SafetyOptions& options) {
+absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint> &points,
+                                                          const Slo &slo,
+                                                          const SafetyOptions &options) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(slo));
   CAPPLAN_RETURN_IF_ERROR(perf_internal::CheckInRange("SafetyOptions.max_slot_wait_probability",
                                                       options.max_slot_wait_probability, 0.0, 1.0));
   if (points.empty()) {
     return absl::InvalidArgumentError("FindSafeOperatingPoint.points is empty");
   }
-  auto failure = [&](const LoadPoint& p) -> std::optional<BindingLimit> {
+  auto failure = [&](const LoadPoint &p) -> std::optional<BindingLimit> {
     if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
     if (slo.ttft_p95_seconds.has_value() && p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
       return BindingLimit::kTtftP95;
@@ -1253,7 +1607,7 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<Load
   return out;
 }
 
-absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& r) {
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   const bool closed = !r.concurrencies.empty();
   if (closed == !r.arrival_rates_rps.empty()) {
     return absl::InvalidArgumentError(

@@ -82,7 +82,8 @@ TEST(EstimateLoadCurveWork, GrowsWithPointsUsersSpreadAndThinkTime) {
 
 TEST(EstimateLoadCurveWork, TheHeaviestLegalClosedLoopIsFarAboveAnyCap) {
   // The request: 4,096 points near 16,384 users, 10 s think time,
-  // 8,192 slots (it ran for 83 s).
+  // 8,192 slots (it ran for 83 s before the CDFs were prepared per law; the
+  // estimate, re-measured since, is still > 16x the default cap of 6e8).
   const Shape heaviest{"heaviest",
                        true,
                        8192,
@@ -92,7 +93,7 @@ TEST(EstimateLoadCurveWork, TheHeaviestLegalClosedLoopIsFarAboveAnyCap) {
                        Range(kMaxClosedLoopConcurrency - kMaxLoadPoints + 1,
                              kMaxClosedLoopConcurrency, kMaxLoadPoints),
                        {}};
-  EXPECT_GT(Estimate(heaviest), 5e10);
+  EXPECT_GT(Estimate(heaviest), 1e10);
 }
 
 TEST(EstimateLoadCurveWork, ComputeSlotsErrorsComeBack) {
