@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/digits.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace capplan::service {
@@ -87,15 +88,7 @@ std::string FormatScaled(double value, double scale, int decimals) {
 
 std::string FormatCount(double value) {
   if (!std::isfinite(value)) return "-";
-  std::string digits = absl::StrFormat("%.0f", value);
-  std::string out;
-  int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    out += digits[i];
-    int left = n - i - 1;
-    if (left > 0 && left % 3 == 0 && digits[i] != '-') out += ',';
-  }
-  return out;
+  return GroupThousands(absl::StrFormat("%.0f", value));
 }
 
 std::string Plural(int64_t count, const std::string& one, const std::string& many) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/digits.h"
 #include "base/status_macros.h"
 #include "model/queueing.h"
 #include "service/planner/prepared.h"
@@ -26,17 +27,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr char kPath[] = "ValidateRequest.deployment";
-
-// 442416 -> "442,416": the way the CLI's tables print counts.
-std::string Thousands(uint64_t n) {
-  std::string digits = absl::StrCat(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 const absl::flat_hash_set<std::string>& KnownCodes() {
   static const auto* const kCodes = new absl::flat_hash_set<std::string>{
@@ -201,7 +191,8 @@ void CheckPoolHoldsOneRequest(const v1::MemoryPlan& memory, FindingList* finding
   const bool one_request = memory.kv_pool_tokens() >= max_len;
   findings->Check(kName, kKvPoolBelowOneRequest, one_request,
                   absl::StrFormat("KV pool %s tokens, max_model_len %s tokens",
-                                  Thousands(memory.kv_pool_tokens()), Thousands(max_len)));
+                                  GroupThousands(absl::StrCat(memory.kv_pool_tokens())),
+                                  GroupThousands(absl::StrCat(max_len))));
   if (one_request) return;
   findings->Add(v1::SEVERITY_ERROR, kKvPoolBelowOneRequest,
                 "ValidateRequest.deployment.engine.max_model_len",
