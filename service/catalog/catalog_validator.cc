@@ -32,7 +32,8 @@ bool IsFractionField(absl::string_view name) {
 bool IsPositiveUnitField(absl::string_view name) {
   return absl::EndsWith(name, "_bytes") || absl::EndsWith(name, "_per_second") ||
          absl::EndsWith(name, "_seconds") || absl::EndsWith(name, "_rps") ||
-         absl::EndsWith(name, "_watts") || name == "tokens";
+         absl::EndsWith(name, "_watts") || name == "tokens" || name == "mean_input_tokens" ||
+         name == "mean_output_tokens";
 }
 
 std::optional<double> NumericValue(const Message& m, const FieldDescriptor* f, int index) {

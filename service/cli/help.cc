@@ -408,9 +408,13 @@ measured this point), CALIBRATED (fitted on baselines of this configuration, int
 EXTRAPOLATED (outside the measured range, or transferred from another configuration) or
 ROOFLINE (no baseline: the card's peaks with typical efficiencies). The error band (±%) comes
 from the fit that produced the figure (its rows' residuals, or the held-out error of the prior
-it took), widened with the distance from the measured range, then scaled by one factor per tier
-and metric so that 80% of held-out errors fall inside it (`capplan priors` fits the factors on
-leave-one-baseline-out and alternate-row predictions); `capplan accuracy` shows those errors.
+it took), widened with the distance from the measured range. A fit's residuals do not show how
+far another run of the same configuration lands (another workload, driver or CC mode), so a
+figure fitted on rows also gets a run-to-run term in quadrature; then one factor per metric
+scales the band so that 80% of held-out errors fall inside it (`capplan priors` fits both on
+leave-one-baseline-out and alternate-row predictions and prints them); `capplan accuracy` shows
+those errors. A hardware-class prior learned only on mixture-of-experts models is not lent to a
+dense model (nor the other way round): the level above, which pools both, is used instead.
 )");
   return *kText;
 }

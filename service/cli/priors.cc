@@ -67,15 +67,18 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
              : "-"});
   }
   table.Print(ctx.out);
-  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RAW COVERAGE (%)", "BAND FACTOR"});
+  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RUN TO RUN (±%)",
+                    "RAW COVERAGE (%)", "BAND FACTOR"});
   for (const v1::ErrorBandScale& s : scales) {
     bands.AddRow({s.tier(), s.metric(), absl::StrCat(s.predictions()),
+                  absl::StrFormat("%.1f", 100 * s.run_to_run_fraction()),
                   absl::StrFormat("%.0f", 100 * s.raw_coverage()),
                   absl::StrFormat("%.2f", s.scale())});
   }
-  ctx.out << absl::StrFormat("\nerror-band factors (each band widened to hold %.0f%% of held-out "
-                             "errors):\n",
-                             100 * kBandLevel);
+  ctx.out << absl::StrFormat(
+      "\nerror-band factors (each band widened to hold %.0f%% of held-out errors; a figure "
+      "fitted on measured rows first gets the run-to-run term in quadrature):\n",
+      100 * kBandLevel);
   bands.Print(ctx.out);
   ctx.out << absl::StrFormat(
       "%d %s%s (efficiency η = 1/β: 1 is the card's peak)\n", priors.size(),

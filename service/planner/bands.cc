@@ -23,6 +23,22 @@ double Quantile(std::vector<double> xs, double level) {
   return xs[std::min(xs.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+const v1::ErrorBandScale* EntryFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
+                                   absl::string_view metric) {
+  const std::string key = TierKey(tier);
+  const v1::ErrorBandScale* pooled = nullptr;
+  for (const v1::ErrorBandScale& s : scales) {
+    if (s.metric() != metric) continue;
+    if (s.tier() == key) return &s;
+    if (s.tier() == kAnyTier) pooled = &s;
+  }
+  return pooled;
+}
+
+double Widened(double raw, bool fitted_on_rows, double run_to_run) {
+  return fitted_on_rows ? std::hypot(raw, run_to_run) : raw;
+}
+
 v1::ErrorBandScale ScaleOf(const std::string& tier, const std::string& metric,
                            const std::vector<double>& ratios, double level) {
   v1::ErrorBandScale s;
@@ -59,28 +75,47 @@ std::vector<v1::ErrorBandScale> CatalogBandScales(const Catalog& catalog) {
 
 double BandScaleFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
                     absl::string_view metric) {
-  const std::string key = TierKey(tier);
-  const v1::ErrorBandScale* pooled = nullptr;
-  for (const v1::ErrorBandScale& s : scales) {
-    if (s.metric() != metric) continue;
-    if (s.tier() == key) return s.scale();
-    if (s.tier() == kAnyTier) pooled = &s;
-  }
-  return pooled != nullptr ? pooled->scale() : 1.0;
+  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric);
+  return s != nullptr ? s->scale() : 1.0;
+}
+
+double ScaledBand(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
+                  absl::string_view metric, double raw, bool fitted_on_rows) {
+  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric);
+  if (s == nullptr) return raw;
+  return Widened(raw, fitted_on_rows, s->run_to_run_fraction()) * s->scale();
 }
 
 std::vector<v1::ErrorBandScale> BandScalesFrom(
     absl::Span<const v1::AccuracyPrediction* const> predictions, double level) {
-  std::map<std::string, std::vector<double>> by_metric;
+  auto banded = [](const v1::AccuracyPrediction* p) {
+    return p->has_raw_band_fraction() && p->raw_band_fraction() > 0;
+  };
+  std::map<std::string, std::vector<double>> fitted_errors;
   for (const v1::AccuracyPrediction* p : predictions) {
-    if (!p->has_raw_band_fraction() || !(p->raw_band_fraction() > 0)) continue;
-    const double ratio = std::abs(p->error_fraction()) / p->raw_band_fraction();
+    if (banded(p) && p->fitted_on_rows()) {
+      fitted_errors[std::string(ProvenanceMetricOf(p->metric()))].push_back(
+          std::abs(p->error_fraction()));
+    }
+  }
+  std::map<std::string, double> run_to_run;
+  for (const auto& [metric, errors] : fitted_errors) run_to_run[metric] = Quantile(errors, level);
+  std::map<std::string, std::vector<double>> by_metric;
+  std::map<std::string, int> inside_raw;
+  for (const v1::AccuracyPrediction* p : predictions) {
+    if (!banded(p)) continue;
     const std::string metric(ProvenanceMetricOf(p->metric()));
-    by_metric[metric].push_back(ratio);
+    const double band = Widened(p->raw_band_fraction(), p->fitted_on_rows(), run_to_run[metric]);
+    by_metric[metric].push_back(std::abs(p->error_fraction()) / band);
+    inside_raw[metric] += std::abs(p->error_fraction()) <= p->raw_band_fraction();
   }
   std::vector<v1::ErrorBandScale> out;
   for (const auto& [metric, ratios] : by_metric) {
     out.push_back(ScaleOf(std::string(kAnyTier), metric, ratios, level));
+    out.back().set_run_to_run_fraction(run_to_run[metric]);
+    // Coverage of the raw band itself, before the run-to-run term.
+    out.back().set_raw_coverage(static_cast<double>(inside_raw[metric]) /
+                                static_cast<double>(ratios.size()));
   }
   return out;
 }
@@ -92,8 +127,9 @@ double BandCoverage(absl::Span<const v1::AccuracyPrediction* const> predictions,
   for (const v1::AccuracyPrediction* p : predictions) {
     if (!p->has_raw_band_fraction() || !(p->raw_band_fraction() > 0)) continue;
     ++banded;
-    const double band = p->raw_band_fraction() *
-                        BandScaleFor(scales, p->tier(), ProvenanceMetricOf(p->metric()));
+    const double band =
+        ScaledBand(scales, p->tier(), ProvenanceMetricOf(p->metric()), p->raw_band_fraction(),
+                   p->fitted_on_rows());
     inside += std::abs(p->error_fraction()) <= band;
   }
   return banded > 0 ? static_cast<double>(inside) / banded : 0.0;

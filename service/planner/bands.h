@@ -40,16 +40,24 @@ std::vector<v1::ErrorBandScale> CatalogBandScales(const Catalog& catalog);
 double BandScaleFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
                     absl::string_view metric);
 
-// The factors from held-out predictions with a raw band: per metric, over
-// every tier ("ANY"), the level-quantile of |error| ÷ raw band (never below 1:
-// a band is never narrowed). One factor per metric, not per tier: the raw
-// bands already widen from calibrated to extrapolated figures, and a factor
-// per tier set on the few held-out predictions of each could undo that
-// order. BandScaleFor still honours a (tier, metric) entry a catalogue holds.
+// The band a user is told for a figure with raw band `raw`: for a figure
+// from a fit on measured rows, sqrt(raw² + run_to_run²); then × the factor
+// (BandScaleFor's entry).
+double ScaledBand(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
+                  absl::string_view metric, double raw, bool fitted_on_rows);
+
+// The factors from held-out predictions with a raw band, per metric over
+// every tier ("ANY"): first the run-to-run term, the level-quantile of |error|
+// of the predictions fitted on rows; then the scale, the
+// level-quantile of |error| ÷ the band widened by it (never below 1: a band is
+// never narrowed). One factor per metric, not per tier: the raw bands already
+// widen from calibrated to extrapolated figures, and a factor per tier set on
+// the few held-out predictions of each could undo that order. BandScaleFor
+// still honours a (tier, metric) entry a catalogue holds.
 std::vector<v1::ErrorBandScale> BandScalesFrom(
     absl::Span<const v1::AccuracyPrediction* const> predictions, double level);
 
-// The share of predictions whose |error| lies inside raw band × factor.
+// The share of predictions whose |error| lies inside ScaledBand.
 double BandCoverage(absl::Span<const v1::AccuracyPrediction* const> predictions,
                     absl::Span<const v1::ErrorBandScale> scales);
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "service/planner/prepared.h"
 #include "service/planner/priors.h"
@@ -60,13 +61,31 @@ absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
 
 // The prior of the deployment's hardware class (absent for a withheld card or
 // a catalogue without priors).
-std::optional<v1::EfficiencyPrior> PriorOf(const Catalog& catalog, const PreparedDeployment& d) {
+// A class prior learned only on the other model family (dense / mixture of
+// experts) gives way to the level above (priors.h LearnedOnFamily).
+std::optional<v1::EfficiencyPrior> PriorOf(const Catalog& catalog, const PreparedDeployment& d,
+                                           std::vector<std::string>* notes) {
   if (d.hardware_withheld || d.resolved.hardware == nullptr) return std::nullopt;
   const v1::Parallelism& p = d.resolved.parallelism;
-  return ClosestPrior(catalog.priors(),
-                      ClassKeyOf(*d.resolved.hardware,
-                                 std::max<uint32_t>(1, p.tp()) * std::max<uint32_t>(1, p.pp()),
-                                 d.resolved.engine.kind()));
+  const HardwareClassKey key =
+      ClassKeyOf(*d.resolved.hardware, std::max<uint32_t>(1, p.tp()) * std::max<uint32_t>(1, p.pp()),
+                 d.resolved.engine.kind());
+  const bool moe = d.resolved.model.moe().num_routed_experts() > 0;
+  std::vector<std::string> passed;
+  std::optional<v1::EfficiencyPrior> prior =
+      ClosestPrior(catalog.priors(), key, [&](const v1::EfficiencyPrior& p) {
+        const bool same = LearnedOnFamily(catalog, p, moe);
+        if (!same) passed.push_back(p.id());
+        return same;
+      });
+  if (notes != nullptr && prior.has_value() && !passed.empty()) {
+    notes->push_back(absl::StrFormat(
+        "the hardware-class prior '%s' was learned only on %s models: its per-token "
+        "efficiencies are not lent to a %s model; '%s' instead",
+        absl::StrJoin(passed, "', '"), moe ? "dense" : "mixture-of-experts",
+        moe ? "mixture-of-experts" : "dense", prior->id()));
+  }
+  return prior;
 }
 
 // The global prior: the roofline with the corpus' typical efficiencies.
@@ -211,7 +230,7 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeploy
     CAPPLAN_ASSIGN_OR_RETURN(
         model::CalibrationContext ctx,
         CalibrationContextFor(d.performance, points.front().point.workload, fit_gate));
-    const std::optional<v1::EfficiencyPrior> prior = PriorOf(catalog, d);
+    const std::optional<v1::EfficiencyPrior> prior = PriorOf(catalog, d, notes);
     std::optional<model::CoefficientPrior> shrink;
     if (prior.has_value()) {
       shrink = AsCoefficientPrior(*prior, kOwnRowsPriorWeight);
@@ -229,7 +248,7 @@ absl::StatusOr<FitSource> ChooseFit(const Catalog& catalog, const PreparedDeploy
     return src;
   }
   const std::optional<v1::EfficiencyPrior> prior =
-      q.no_catalog_calibration ? GlobalPrior(catalog, d) : PriorOf(catalog, d);
+      q.no_catalog_calibration ? GlobalPrior(catalog, d) : PriorOf(catalog, d, notes);
   if (prior.has_value()) {
     FromPrior(*prior, q.no_catalog_calibration, &src, notes);
     return src;

@@ -173,7 +173,9 @@ void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint
     // a user would be told.
     if (std::optional<double> band = Band(curve, kMetrics[i], &tier)) {
       a->set_raw_band_fraction(*band);
-      a->set_band_fraction(*band * BandScaleFor(scales, tier, ProvenanceMetricOf(kMetrics[i])));
+      a->set_fitted_on_rows(curve.coefficients().observations() > 0);
+      a->set_band_fraction(ScaledBand(scales, tier, ProvenanceMetricOf(kMetrics[i]), *band,
+                                      a->fitted_on_rows()));
     }
     a->set_tier(tier);
   }

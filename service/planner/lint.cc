@@ -51,7 +51,12 @@ model::LintRow ToLintRow(const v1::SweepRow& row, const v1::Workload& workload,
   if (row.has_per_user_output_tokens_per_second()) {
     r.per_user_output_tokens_per_second = row.per_user_output_tokens_per_second();
   }
-  if (workload.has_output_tokens()) r.output_tokens_per_request = workload.output_tokens();
+  // The run's own stated length first, else the sweep's.
+  if (row.has_mean_output_tokens()) {
+    r.output_tokens_per_request = row.mean_output_tokens();
+  } else if (workload.has_output_tokens()) {
+    r.output_tokens_per_request = workload.output_tokens();
+  }
   std::tie(r.ttft_seconds, r.e2e_seconds) = SameStatistic(row.ttft(), row.e2e());
   return r;
 }

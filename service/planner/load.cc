@@ -109,9 +109,9 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
     if (a.error_band_fraction > 0) {
-      mp->set_error_band_fraction(
-          a.error_band_fraction *
-          BandScaleFor(load.band_scales, ToProtoTier(a.tier), model::CurveMetricName(metric)));
+      mp->set_error_band_fraction(ScaledBand(
+          load.band_scales, ToProtoTier(a.tier), model::CurveMetricName(metric),
+          a.error_band_fraction, src.fit.has_value() && !src.fit->calibration.observations.empty()));
     }
   }
 }

@@ -226,8 +226,10 @@ bool EngineRanOn(const std::vector<v1::EfficiencyPrior>& priors, const HardwareC
 
 }  // namespace
 
-std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::EfficiencyPrior>& priors,
-                                                const HardwareClassKey& key) {
+std::optional<v1::EfficiencyPrior> ClosestPrior(
+    const std::vector<v1::EfficiencyPrior>& priors, const HardwareClassKey& key,
+    const std::function<bool(const v1::EfficiencyPrior&)>& usable) {
+  auto ok = [&](const v1::EfficiencyPrior& p) { return usable == nullptr || usable(p); };
   const v1::EfficiencyPrior* architecture = nullptr;
   const v1::EfficiencyPrior* global = nullptr;
   const v1::EfficiencyPrior* link = nullptr;
@@ -235,7 +237,7 @@ std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::Efficiency
   const std::string arch_id = PriorId(v1::PRIOR_LEVEL_ARCHITECTURE, key);
   const std::string link_id = PriorId(v1::PRIOR_LEVEL_LINK, key);
   for (const v1::EfficiencyPrior& p : priors) {
-    if (p.id() == class_id) return p;
+    if (p.id() == class_id && ok(p)) return p;
     if (p.id() == arch_id) architecture = &p;
     if (p.id() == link_id) link = &p;
     if (p.level() == v1::PRIOR_LEVEL_GLOBAL) global = &p;
@@ -252,6 +254,18 @@ std::optional<v1::EfficiencyPrior> ClosestPrior(const std::vector<v1::Efficiency
   out.set_beta_comm(link != nullptr ? link->beta_comm() : 1.0);
   out.set_id(absl::StrCat(base->id(), "+", link != nullptr ? link->id() : "roofline-link"));
   return out;
+}
+
+bool LearnedOnFamily(const Catalog& catalog, const v1::EfficiencyPrior& prior, bool moe) {
+  bool known = false;
+  for (const std::string& id : prior.baseline_ids()) {
+    const v1::Baseline* b = catalog.FindBaseline(id);
+    const v1::Model* m = b == nullptr ? nullptr : catalog.FindModel(b->deployment().model_id());
+    if (m == nullptr) continue;
+    known = true;
+    if ((m->moe().num_routed_experts() > 0) == moe) return true;
+  }
+  return !known;
 }
 
 absl::StatusOr<std::vector<v1::EfficiencyPrior>> FitPriors(const Catalog& catalog,

@@ -206,6 +206,12 @@ IngestedRun RunBuilder::Finish() {
   if (!r.mean_output_tokens && r.row.has_output_tokens_total() && completed > 0) {
     r.mean_output_tokens = static_cast<double>(r.row.output_tokens_total()) / completed;
   }
+  if (r.mean_input_tokens && *r.mean_input_tokens > 0) {
+    r.row.set_mean_input_tokens(*r.mean_input_tokens);
+  }
+  if (r.mean_output_tokens && *r.mean_output_tokens > 0) {
+    r.row.set_mean_output_tokens(*r.mean_output_tokens);
+  }
   if (r.load == LoadKind::kUnknown) {
     r.load = ClassifyLoad(r.max_concurrency, infinite_rate_, r.request_rate_rps);
   }

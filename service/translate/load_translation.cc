@@ -1,6 +1,8 @@
 #include "service/translate/load_translation.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -53,9 +55,14 @@ std::optional<SourcedPoint> RowPoint(const v1::SweepRow& row, const v1::Sweep& s
                    p.concurrency.has_value() ? absl::StrCat("c=", *p.concurrency)
                                              : absl::StrCat("rate=", *p.arrival_rate_rps));
   p.workload = ToModelWorkload(workload);
-  if (!(sweep.workload().has_output_tokens() && sweep.workload().output_tokens() > 0) &&
-      row.has_output_tokens_per_second() && row.has_requests_per_second() &&
-      row.requests_per_second() > 0) {
+  // The run's own stated lengths first: runs of one sweep differ a little
+  // (random lengths drawn per run, a dataset sampled per run).
+  if (row.has_mean_input_tokens()) p.workload.input_tokens = row.mean_input_tokens();
+  if (row.has_mean_output_tokens()) {
+    p.workload.output_tokens = row.mean_output_tokens();
+  } else if (!(sweep.workload().has_output_tokens() && sweep.workload().output_tokens() > 0) &&
+             row.has_output_tokens_per_second() && row.has_requests_per_second() &&
+             row.requests_per_second() > 0) {
     p.workload.output_tokens = row.output_tokens_per_second() / row.requests_per_second();
   }
   if (row.has_output_tokens_per_second())
@@ -70,6 +77,30 @@ std::optional<SourcedPoint> RowPoint(const v1::SweepRow& row, const v1::Sweep& s
   sp.speculative = SpeculationOn(speculation);
   sp.draft_tokens = DraftTokens(speculation);
   return sp;
+}
+
+// The mean, range and count of a figure the sweep's rows state.
+struct RowsMean {
+  double mean = 0;
+  double lo = 0;
+  double hi = 0;
+  int rows = 0;
+};
+std::optional<RowsMean> MeanOfRows(const v1::Sweep& sweep, bool (v1::SweepRow::*has)() const,
+                                   double (v1::SweepRow::*value)() const) {
+  RowsMean m;
+  double sum = 0;
+  for (const v1::SweepRow& row : sweep.rows()) {
+    if (!(row.*has)()) continue;
+    const double v = (row.*value)();
+    m.lo = m.rows == 0 ? v : std::min(m.lo, v);
+    m.hi = m.rows == 0 ? v : std::max(m.hi, v);
+    sum += v;
+    ++m.rows;
+  }
+  if (m.rows == 0) return std::nullopt;
+  m.mean = sum / m.rows;
+  return m;
 }
 
 }  // namespace
@@ -93,8 +124,21 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
                                                std::vector<std::string>* notes) {
   v1::WorkloadSpec w;
   const v1::Workload& sw = sweep.workload();
+  const std::optional<RowsMean> stated_output = MeanOfRows(sweep, &v1::SweepRow::has_mean_output_tokens,
+                                                           &v1::SweepRow::mean_output_tokens);
+  const std::optional<RowsMean> stated_input = MeanOfRows(sweep, &v1::SweepRow::has_mean_input_tokens,
+                                                          &v1::SweepRow::mean_input_tokens);
   if (sw.has_output_tokens() && sw.output_tokens() > 0) {
     w.set_output_tokens(sw.output_tokens());
+  } else if (stated_output.has_value()) {
+    w.set_output_tokens(stated_output->mean);
+    if (notes != nullptr) {
+      notes->push_back(absl::StrFormat(
+          "%s/%s states no one output length: %.1f tokens per request, the mean its %d rows "
+          "state (%.0f to %.0f; each row fitted at its own)",
+          baseline.id(), sweep.name(), w.output_tokens(), stated_output->rows, stated_output->lo,
+          stated_output->hi));
+    }
   } else {
     double sum = 0;
     int n = 0;
@@ -121,6 +165,15 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
   }
   if (sw.has_input_tokens() && sw.input_tokens() > 0) {
     w.set_input_tokens(sw.input_tokens());
+  } else if (stated_input.has_value()) {
+    w.set_input_tokens(stated_input->mean);
+    if (notes != nullptr) {
+      notes->push_back(absl::StrFormat(
+          "%s/%s states no one input length: %.0f tokens per request, the mean its %d rows "
+          "state (%.0f to %.0f; each row fitted at its own)",
+          baseline.id(), sweep.name(), w.input_tokens(), stated_input->rows, stated_input->lo,
+          stated_input->hi));
+    }
   } else {
     std::optional<double> input;
     std::string from;
@@ -284,7 +337,11 @@ absl::StatusOr<std::vector<SourcedPoint>> InlinePoints(const std::vector<v1::Swe
                             row.has_per_user_output_tokens_per_second(),
                             row.per_user_output_tokens_per_second()),
             std::make_tuple("requests_per_second", row.has_requests_per_second(),
-                            row.requests_per_second())}) {
+                            row.requests_per_second()),
+            std::make_tuple("mean_input_tokens", row.has_mean_input_tokens(),
+                            row.mean_input_tokens()),
+            std::make_tuple("mean_output_tokens", row.has_mean_output_tokens(),
+                            row.mean_output_tokens())}) {
         if (has) CAPPLAN_RETURN_IF_ERROR(CheckPositive(absl::StrCat(rp, ".", name), value));
       }
       if (!(w.input_tokens() >= 1) || !(w.output_tokens() >= 1)) {

@@ -48,6 +48,31 @@ TEST(Lint, FindsTheFourInconsistenciesOfTheSeedReports) {
       << "the seed reports' figures go in as stated: warnings, not errors";
 }
 
+// The row (50 req/s at 1,125 output tok/s, 220 output tokens per
+// request) where only the row states its length, as an ingested run does:
+// tok/s ÷ req/s = 22.5 against the row's own 220.
+TEST(Lint, TheRowsOwnStatedOutputLengthIsCheckedAgainstItsRates) {
+  v1::Baseline b;
+  b.set_id("row-length");
+  v1::Sweep* sweep = b.add_sweeps();
+  sweep->set_closed_loop(true);
+  v1::SweepRow* row = sweep->add_rows();
+  row->set_concurrency(64);
+  row->set_requests_per_second(50);
+  row->set_output_tokens_per_second(1125);
+  row->set_mean_output_tokens(220);
+  std::set<std::string> codes;
+  for (const v1::LintFinding& f : LintBaseline(testing::BundledCatalogue(), b)) {
+    if (f.field() == "sweeps[0].rows[0].output_tokens_per_second") codes.insert(f.code());
+  }
+  EXPECT_TRUE(codes.count("TOKS_VS_REQS"));
+  // Consistent: 50 req/s × 22.5 tokens.
+  row->set_mean_output_tokens(22.5);
+  for (const v1::LintFinding& f : LintBaseline(testing::BundledCatalogue(), b)) {
+    EXPECT_NE(f.code(), "TOKS_VS_REQS") << f.message();
+  }
+}
+
 TEST(Lint, OneBaselineOrNotFound) {
   v1::LintRequest request;
   request.set_baseline_id(testing::k002);

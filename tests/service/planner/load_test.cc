@@ -201,6 +201,30 @@ TEST(PredictLoad, OpenLoopPercentilesOrderedSteepNearSaturationAndUnstablePastIt
   }
 }
 
+// Llama-3.3-70B on 4 x H200 under SGLang: its class prior was learned on
+// mixture-of-experts runs only, so a dense model takes the Hopper prior; a
+// DeepSeek-R1 run of the same class keeps the class prior.
+TEST(PredictLoad, ADenseModelDoesNotBorrowAMixtureOfExpertsClassPrior) {
+  auto family_note = [](const v1::LoadCurve& c) {
+    return std::any_of(c.notes().begin(), c.notes().end(), [](const std::string& n) {
+      return n.find("'nvidia-hopper-nvlink-sglang'") != n.npos &&
+             n.find("learned only on mixture-of-experts models") != n.npos &&
+             n.find("'nvidia-hopper+") != n.npos;
+    });
+  };
+  v1::PredictLoadRequest llama =
+      FromBaseline("sglang-llama-3.3-70b-instruct-h200x4-random-1024-1024-open", {});
+  llama.clear_closed_loop();
+  llama.mutable_open_loop()->add_arrival_rates_rps(2);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), llama);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_TRUE(family_note(*curve));
+  absl::StatusOr<v1::LoadCurve> moe = PredictLoad(
+      Bundled(), FromBaseline("sglang-0.4.3-deepseek-r1-h200x8-dpattn-random-3200-800-closed", {8}));
+  ASSERT_TRUE(moe.ok()) << moe.status();
+  EXPECT_FALSE(family_note(*moe));
+}
+
 TEST(PredictLoad, TiersMeasuredCalibratedExtrapolatedAndRoofline) {
   std::vector<uint32_t> ladder = SweepConcurrencies(k002);
   absl::StatusOr<v1::LoadCurve> measured = PredictLoad(Bundled(), Seed002(false, ladder));

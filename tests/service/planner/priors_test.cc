@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "tests/test_common/test_catalog.h"
 
 namespace capplan::service {
 namespace {
@@ -81,6 +82,39 @@ TEST(ClosestPrior, TheSameEngineOnAnotherLinkKeepsTheArchitecturesOverheads) {
   EXPECT_EQ(p->id(), "amd-cdna-3");
   EXPECT_DOUBLE_EQ(p->alpha_seconds(), 0.025);
   EXPECT_DOUBLE_EQ(p->request_latency_seconds(), 0.9);
+}
+
+// Passing over the class (its baselines ran the other model family): the
+// architecture's efficiencies, with β_comm of the link (none here: the link
+// at its specification).
+TEST(ClosestPrior, SkippingTheClassFallsToTheArchitecture) {
+  std::optional<v1::EfficiencyPrior> p =
+      ClosestPrior(Priors(), Key(v1::LINK_KIND_XGMI, v1::ENGINE_KIND_SGLANG),
+                   [](const v1::EfficiencyPrior& p) { return p.level() != v1::PRIOR_LEVEL_CLASS; });
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->id(), "amd-cdna-3+roofline-link");
+  EXPECT_DOUBLE_EQ(p->beta_weights(), 1.4);
+  EXPECT_DOUBLE_EQ(p->beta_comm(), 1.0);
+}
+
+// The bundled catalogue's SGLang-on-Hopper class was learned on DeepSeek-R1
+// and gpt-oss runs only (mixtures of experts): not on a dense model.
+TEST(LearnedOnFamily, TheBundledSglangHopperClassIsMixtureOfExpertsOnly) {
+  const Catalog& catalog = capplan::testing::BundledCatalogue();
+  const v1::EfficiencyPrior* p = catalog.FindPrior("nvidia-hopper-nvlink-sglang");
+  ASSERT_NE(p, nullptr);
+  ASSERT_GT(p->baseline_ids_size(), 0);
+  EXPECT_TRUE(LearnedOnFamily(catalog, *p, /*moe=*/true));
+  EXPECT_FALSE(LearnedOnFamily(catalog, *p, /*moe=*/false));
+  // The architecture level pools both families.
+  const v1::EfficiencyPrior* hopper = catalog.FindPrior("nvidia-hopper");
+  ASSERT_NE(hopper, nullptr);
+  EXPECT_TRUE(LearnedOnFamily(catalog, *hopper, true));
+  EXPECT_TRUE(LearnedOnFamily(catalog, *hopper, false));
+  // Baselines the catalogue does not hold say nothing against a family.
+  v1::EfficiencyPrior unknown;
+  unknown.add_baseline_ids("no-such-baseline");
+  EXPECT_TRUE(LearnedOnFamily(catalog, unknown, false));
 }
 
 TEST(ClosestPrior, NoPriorsNoAnswer) {

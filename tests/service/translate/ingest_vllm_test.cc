@@ -63,6 +63,9 @@ TEST(IngestVllmJson, RealClosedLoopFileConvertsMillisecondsToSeconds) {
   EXPECT_THAT(row.note(), HasSubstr("closed loop: concurrency 8, 80 prompts"));
   EXPECT_THAT(row.note(), HasSubstr("std TTFT 0.1577846 s"));
   EXPECT_THAT(row.note(), HasSubstr("mean input 1024 tokens/request"));
+  // The lengths the row is fitted at, as fields.
+  EXPECT_DOUBLE_EQ(row.mean_input_tokens(), 1024.0);
+  EXPECT_DOUBLE_EQ(row.mean_output_tokens(), 59603.0 / 80.0);
 }
 
 TEST(IngestVllmJson, RealFileKeepsExtraPercentilesByNameInTheNote) {

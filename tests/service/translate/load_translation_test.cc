@@ -206,6 +206,43 @@ TEST(BaselinePoints, RowOutputDerivedWhenTheSweepStatesNone) {
   EXPECT_DOUBLE_EQ((*points)[1].point.workload.output_tokens, 250);  // 500 / 2
 }
 
+TEST(BaselinePoints, RowsAreFittedAtTheLengthsTheirRunsState) {
+  // The runs of one sweep drew their own random lengths (751 and 6,374 input
+  // tokens): each row keeps its own, over the sweep's stated one and over an
+  // output derived from tok/s ÷ req/s (600 ÷ 0.8 = 750 would be the ratio).
+  const v1::Baseline b = Text<v1::Baseline>(R"(id: "b" sweeps { name: "s" closed_loop: true
+      workload { input_tokens: 1024 }
+      rows { concurrency: 1 output_tokens_per_second: 600 requests_per_second: 0.8
+             mean_input_tokens: 751 mean_output_tokens: 744.85 }
+      rows { concurrency: 2 output_tokens_per_second: 500 requests_per_second: 2 } })");
+  absl::StatusOr<std::vector<SourcedPoint>> points = BaselinePoints(b, false, nullptr);
+  ASSERT_TRUE(points.ok()) << points.status();
+  ASSERT_EQ(points->size(), 2u);
+  EXPECT_DOUBLE_EQ((*points)[0].point.workload.input_tokens, 751);
+  EXPECT_DOUBLE_EQ((*points)[0].point.workload.output_tokens, 744.85);
+  EXPECT_DOUBLE_EQ((*points)[1].point.workload.input_tokens, 1024);  // the sweep's
+  EXPECT_DOUBLE_EQ((*points)[1].point.workload.output_tokens, 250);  // 500 / 2
+}
+
+TEST(SweepWorkload, LengthsTheRowsStateBeatTheRatioAndTheAssumption) {
+  // No sweep-wide length: the mean of what the rows state, before the
+  // output tok/s ÷ req/s ratio (900 ÷ 1 = 900) and before "input = output".
+  const v1::Baseline b = Text<v1::Baseline>(R"(id: "b" sweeps { name: "s" closed_loop: true
+      rows { concurrency: 4 output_tokens_per_second: 900 requests_per_second: 1
+             mean_input_tokens: 6374.5 mean_output_tokens: 744.85 }
+      rows { concurrency: 8 mean_input_tokens: 6164.5 mean_output_tokens: 772.35 } })");
+  std::vector<std::string> notes;
+  absl::StatusOr<v1::WorkloadSpec> w = SweepWorkload(b, b.sweeps(0), &notes);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_DOUBLE_EQ(w->input_tokens(), 6269.5);
+  EXPECT_DOUBLE_EQ(w->output_tokens(), 758.6);
+  EXPECT_THAT(notes,
+              ElementsAre(Eq("b/s states no one output length: 758.6 tokens per request, the "
+                             "mean its 2 rows state (745 to 772; each row fitted at its own)"),
+                          Eq("b/s states no one input length: 6270 tokens per request, the mean "
+                             "its 2 rows state (6164 to 6374; each row fitted at its own)")));
+}
+
 // ----------------------------------------------------------- InlinePoints
 
 TEST(InlinePoints, RowsGetTheRequestsWorkloadAndTheirPath) {
@@ -267,6 +304,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "= 0; must be > 0"},
         InlineBad{"ZeroRps", "rows { concurrency: 1 requests_per_second: 0 }",
                   "PredictLoadRequest.calibration[1].rows[0].requests_per_second = 0; must be > 0"},
+        InlineBad{"NanRowInput", "rows { concurrency: 1 mean_input_tokens: nan }",
+                  "PredictLoadRequest.calibration[1].rows[0].mean_input_tokens = nan; must be > 0"},
+        InlineBad{"ZeroRowOutput", "rows { concurrency: 1 mean_output_tokens: 0 }",
+                  "PredictLoadRequest.calibration[1].rows[0].mean_output_tokens = 0; must be > 0"},
         InlineBad{"ZeroSweepInput", "workload { input_tokens: 0 } rows { concurrency: 1 }",
                   "PredictLoadRequest.calibration[1].workload.input_tokens = 0; must be > 0"},
         InlineBad{"NegativeSweepOutput", "workload { output_tokens: -5 } rows { concurrency: 1 }",
