@@ -377,7 +377,8 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
     }
   }
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
-    v->Add("kv_remaining_share", absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));
+    v->Add("kv_remaining_share",
+           absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));
   }
   if (e.kv_remaining_share() > 0 &&
       e.kv_admission() != v1::KV_ADMISSION_RULE_RESERVE_REMAINING_SHARE) {

@@ -67,8 +67,8 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
              : "-"});
   }
   table.Print(ctx.out);
-  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RUN TO RUN (±%)",
-                    "RAW COVERAGE (%)", "BAND FACTOR"});
+  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RUN TO RUN (±%)", "RAW COVERAGE (%)",
+                   "BAND FACTOR"});
   for (const v1::ErrorBandScale& s : scales) {
     bands.AddRow({s.tier(), s.metric(), absl::StrCat(s.predictions()),
                   absl::StrFormat("%.1f", 100 * s.run_to_run_fraction()),

@@ -127,9 +127,8 @@ double BandCoverage(absl::Span<const v1::AccuracyPrediction* const> predictions,
   for (const v1::AccuracyPrediction* p : predictions) {
     if (!p->has_raw_band_fraction() || !(p->raw_band_fraction() > 0)) continue;
     ++banded;
-    const double band =
-        ScaledBand(scales, p->tier(), ProvenanceMetricOf(p->metric()), p->raw_band_fraction(),
-                   p->fitted_on_rows());
+    const double band = ScaledBand(scales, p->tier(), ProvenanceMetricOf(p->metric()),
+                                   p->raw_band_fraction(), p->fitted_on_rows());
     inside += std::abs(p->error_fraction()) <= band;
   }
   return banded > 0 ? static_cast<double>(inside) / banded : 0.0;

@@ -67,9 +67,9 @@ std::optional<v1::EfficiencyPrior> PriorOf(const Catalog& catalog, const Prepare
                                            std::vector<std::string>* notes) {
   if (d.hardware_withheld || d.resolved.hardware == nullptr) return std::nullopt;
   const v1::Parallelism& p = d.resolved.parallelism;
-  const HardwareClassKey key =
-      ClassKeyOf(*d.resolved.hardware, std::max<uint32_t>(1, p.tp()) * std::max<uint32_t>(1, p.pp()),
-                 d.resolved.engine.kind());
+  const HardwareClassKey key = ClassKeyOf(
+      *d.resolved.hardware, std::max<uint32_t>(1, p.tp()) * std::max<uint32_t>(1, p.pp()),
+      d.resolved.engine.kind());
   const bool moe = d.resolved.model.moe().num_routed_experts() > 0;
   std::vector<std::string> passed;
   std::optional<v1::EfficiencyPrior> prior =

@@ -60,11 +60,11 @@ absl::StatusOr<Prepared> Prepare(const Catalog& catalog, const v1::Baseline& b) 
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<v1::EfficiencyPrior> priors, FitPriors(catalog, {b.id()}));
   CAPPLAN_ASSIGN_OR_RETURN(p.held_out, catalog.WithoutBaselines({b.id()}, std::move(priors)));
   const ResolvedDeployment& r = setup.deployment.resolved;
-  p.hardware_class = PriorId(
-      v1::PRIOR_LEVEL_CLASS,
-      ClassKeyOf(*r.hardware,
-                 std::max<uint32_t>(1, r.parallelism.tp()) * std::max<uint32_t>(1, r.parallelism.pp()),
-                 r.engine.kind()));
+  p.hardware_class =
+      PriorId(v1::PRIOR_LEVEL_CLASS, ClassKeyOf(*r.hardware,
+                                                std::max<uint32_t>(1, r.parallelism.tp()) *
+                                                    std::max<uint32_t>(1, r.parallelism.pp()),
+                                                r.engine.kind()));
   p.engine = EngineLabel(r.engine.kind());
   return p;
 }
@@ -121,8 +121,8 @@ absl::StatusOr<v1::LoadCurve> PredictRow(const Catalog& held_out, const v1::Base
 }
 
 std::optional<double> Band(const v1::LoadCurve& curve, const std::string& metric, v1::Tier* tier) {
-  const std::string name = metric == "ttft_p50" ? "ttft"
-                           : metric == "tpot"   ? "tpot"
+  const std::string name = metric == "ttft_p50"  ? "ttft"
+                           : metric == "tpot"    ? "tpot"
                            : metric == "e2e_p50" ? "e2e"
                                                  : "throughput";
   for (const v1::MetricProvenance& p : curve.provenance()) {
@@ -146,16 +146,15 @@ void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint
   }
   const std::pair<std::optional<double>, std::optional<double>> figures[] = {
       {tps, pt.output_tokens_per_second()},
-      {m.ttft_seconds, pt.has_ttft_p50_seconds() ? std::optional<double>(pt.ttft_p50_seconds())
-                                                 : std::nullopt},
+      {m.ttft_seconds,
+       pt.has_ttft_p50_seconds() ? std::optional<double>(pt.ttft_p50_seconds()) : std::nullopt},
       {m.tpot_seconds,
        pt.has_tpot_seconds() ? std::optional<double>(pt.tpot_seconds()) : std::nullopt},
-      {m.e2e_seconds, pt.has_e2e_p50_seconds() ? std::optional<double>(pt.e2e_p50_seconds())
-                                               : std::nullopt}};
+      {m.e2e_seconds,
+       pt.has_e2e_p50_seconds() ? std::optional<double>(pt.e2e_p50_seconds()) : std::nullopt}};
   for (int i = 0; i < 4; ++i) {
     const auto& [measured, predicted] = figures[i];
-    if (!measured.has_value() || !predicted.has_value() || !(*measured > 0) ||
-        !(*predicted > 0)) {
+    if (!measured.has_value() || !predicted.has_value() || !(*measured > 0) || !(*predicted > 0)) {
       continue;
     }
     v1::AccuracyPrediction* a = out->add_predictions();
@@ -174,8 +173,8 @@ void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint
     if (std::optional<double> band = Band(curve, kMetrics[i], &tier)) {
       a->set_raw_band_fraction(*band);
       a->set_fitted_on_rows(curve.coefficients().observations() > 0);
-      a->set_band_fraction(ScaledBand(scales, tier, ProvenanceMetricOf(kMetrics[i]), *band,
-                                      a->fitted_on_rows()));
+      a->set_band_fraction(
+          ScaledBand(scales, tier, ProvenanceMetricOf(kMetrics[i]), *band, a->fitted_on_rows()));
     }
     a->set_tier(tier);
   }
@@ -185,9 +184,8 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, v1::Accu
                          v1::AccuracyResponse* out) {
   CAPPLAN_ASSIGN_OR_RETURN(Prepared p, Prepare(catalog, b));
   if (mode == v1::ACCURACY_MODE_ALTERNATE_ROWS && p.points.size() < 2) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("baseline '%s' has %d plain row; alternate rows need 2", b.id(),
-                        p.points.size()));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "baseline '%s' has %d plain row; alternate rows need 2", b.id(), p.points.size()));
   }
   for (size_t i = 0; i < p.points.size(); ++i) {
     std::vector<const SourcedPoint*> train;
@@ -209,8 +207,7 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, v1::Accu
 }
 
 void Summarise(const std::string& group, const std::string& metric,
-               const std::vector<const v1::AccuracyPrediction*>& preds,
-               v1::AccuracyResponse* out) {
+               const std::vector<const v1::AccuracyPrediction*>& preds, v1::AccuracyResponse* out) {
   if (preds.empty()) return;
   std::vector<double> errors;
   int within = 0, banded = 0, covered = 0;
@@ -236,9 +233,9 @@ void Summarise(const std::string& group, const std::string& metric,
 void AddSummaries(v1::AccuracyResponse* out) {
   std::map<std::pair<std::string, std::string>, std::vector<const v1::AccuracyPrediction*>> groups;
   for (const v1::AccuracyPrediction& a : out->predictions()) {
-    for (const std::string& g : {std::string("all"), absl::StrCat("class ", a.hardware_class()),
-                                 absl::StrCat("engine ", a.engine()),
-                                 absl::StrCat("baseline ", a.baseline_id())}) {
+    for (const std::string& g :
+         {std::string("all"), absl::StrCat("class ", a.hardware_class()),
+          absl::StrCat("engine ", a.engine()), absl::StrCat("baseline ", a.baseline_id())}) {
       groups[{g, a.metric()}].push_back(&a);
     }
   }
@@ -304,9 +301,8 @@ v1::Deployment DeploymentOfBaseline(const v1::Baseline& b) {
 
 absl::StatusOr<v1::AccuracyResponse> Accuracy(const Catalog& catalog,
                                               const v1::AccuracyRequest& request) {
-  const v1::AccuracyMode mode = request.mode() == v1::ACCURACY_MODE_UNSPECIFIED
-                                    ? v1::ACCURACY_MODE_ROWS
-                                    : request.mode();
+  const v1::AccuracyMode mode =
+      request.mode() == v1::ACCURACY_MODE_UNSPECIFIED ? v1::ACCURACY_MODE_ROWS : request.mode();
   if (!request.baseline_id().empty() && catalog.FindBaseline(request.baseline_id()) == nullptr) {
     return absl::NotFoundError(absl::StrFormat(
         "AccuracyRequest.baseline_id = \"%s\"; no such baseline%s (ListBaselines lists them)",

@@ -109,9 +109,10 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
     if (a.error_band_fraction > 0) {
-      mp->set_error_band_fraction(ScaledBand(
-          load.band_scales, ToProtoTier(a.tier), model::CurveMetricName(metric),
-          a.error_band_fraction, src.fit.has_value() && !src.fit->calibration.observations.empty()));
+      mp->set_error_band_fraction(
+          ScaledBand(load.band_scales, ToProtoTier(a.tier), model::CurveMetricName(metric),
+                     a.error_band_fraction,
+                     src.fit.has_value() && !src.fit->calibration.observations.empty()));
     }
   }
 }
@@ -266,8 +267,8 @@ struct PreparedRequest {
 
 absl::StatusOr<PreparedRequest> PrepareRequest(const Catalog& catalog,
                                                const v1::PredictLoadRequest& request,
-                                               const std::string& path,
-                                               WorkCounters* counters, model::Budget* budget) {
+                                               const std::string& path, WorkCounters* counters,
+                                               model::Budget* budget) {
   LoadQuery q;
   q.path = path;
   q.budget = budget;
@@ -283,8 +284,8 @@ absl::StatusOr<PreparedRequest> PrepareRequest(const Catalog& catalog,
   if (!from_baseline) CAPPLAN_RETURN_IF_ERROR(ValidateLoadQuery(q));
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, q.path));
   CAPPLAN_ASSIGN_OR_RETURN(ResolvedDeployment r,
-                           ResolveDeploymentAllowingWithheldHardware(
-                               catalog, request.deployment(), path + ".deployment"));
+                           ResolveDeploymentAllowingWithheldHardware(catalog, request.deployment(),
+                                                                     path + ".deployment"));
   std::vector<std::string> notes;
   if (!request.has_workload() && r.baseline != nullptr && !r.baseline->sweeps().empty()) {
     CAPPLAN_ASSIGN_OR_RETURN(q.workload, SweepWorkload(*r.baseline, r.baseline->sweeps(0), &notes));
@@ -347,8 +348,8 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
                                            const v1::PredictLoadRequest& request,
                                            model::Budget* budget) {
   CAPPLAN_RETURN_IF_ERROR(ValidatePredictLoadRequest(request));
-  const int points = request.closed_loop().concurrencies_size() +
-                     request.open_loop().arrival_rates_rps_size();
+  const int points =
+      request.closed_loop().concurrencies_size() + request.open_loop().arrival_rates_rps_size();
   if (points > kMaxSimulatedPoints) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "PredictLoadRequest: %d load points; the simulator takes at most %d (each runs %d "
@@ -384,9 +385,8 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
     // A stopped budget's status is the answer (its code and reason as they are).
     CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(budget));
     if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("PredictLoadRequest: simulating point ", i, ": ",
-                                       r.status().message()));
+      return absl::Status(r.status().code(), absl::StrCat("PredictLoadRequest: simulating point ",
+                                                          i, ": ", r.status().message()));
     }
     FillSimulatedPoint(*r, c, out.mutable_points(i));
   }

@@ -103,6 +103,14 @@ std::optional<RowsMean> MeanOfRows(const v1::Sweep& sweep, bool (v1::SweepRow::*
   return m;
 }
 
+std::string RowsMeanNote(const v1::Baseline& baseline, const v1::Sweep& sweep,
+                         absl::string_view what, const std::string& mean, const RowsMean& m) {
+  return absl::StrFormat(
+      "%s/%s states no one %s length: %s tokens per request, the mean its %d rows state (%.0f "
+      "to %.0f; each row fitted at its own)",
+      baseline.id(), sweep.name(), what, mean, m.rows, m.lo, m.hi);
+}
+
 }  // namespace
 
 int DraftTokens(const v1::SpeculativeDecoding& s) {
@@ -124,20 +132,17 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
                                                std::vector<std::string>* notes) {
   v1::WorkloadSpec w;
   const v1::Workload& sw = sweep.workload();
-  const std::optional<RowsMean> stated_output = MeanOfRows(sweep, &v1::SweepRow::has_mean_output_tokens,
-                                                           &v1::SweepRow::mean_output_tokens);
-  const std::optional<RowsMean> stated_input = MeanOfRows(sweep, &v1::SweepRow::has_mean_input_tokens,
-                                                          &v1::SweepRow::mean_input_tokens);
+  const std::optional<RowsMean> stated_output =
+      MeanOfRows(sweep, &v1::SweepRow::has_mean_output_tokens, &v1::SweepRow::mean_output_tokens);
+  const std::optional<RowsMean> stated_input =
+      MeanOfRows(sweep, &v1::SweepRow::has_mean_input_tokens, &v1::SweepRow::mean_input_tokens);
   if (sw.has_output_tokens() && sw.output_tokens() > 0) {
     w.set_output_tokens(sw.output_tokens());
   } else if (stated_output.has_value()) {
     w.set_output_tokens(stated_output->mean);
     if (notes != nullptr) {
-      notes->push_back(absl::StrFormat(
-          "%s/%s states no one output length: %.1f tokens per request, the mean its %d rows "
-          "state (%.0f to %.0f; each row fitted at its own)",
-          baseline.id(), sweep.name(), w.output_tokens(), stated_output->rows, stated_output->lo,
-          stated_output->hi));
+      notes->push_back(RowsMeanNote(baseline, sweep, "output",
+                                    absl::StrFormat("%.1f", w.output_tokens()), *stated_output));
     }
   } else {
     double sum = 0;
@@ -168,11 +173,8 @@ absl::StatusOr<v1::WorkloadSpec> SweepWorkload(const v1::Baseline& baseline, con
   } else if (stated_input.has_value()) {
     w.set_input_tokens(stated_input->mean);
     if (notes != nullptr) {
-      notes->push_back(absl::StrFormat(
-          "%s/%s states no one input length: %.0f tokens per request, the mean its %d rows "
-          "state (%.0f to %.0f; each row fitted at its own)",
-          baseline.id(), sweep.name(), w.input_tokens(), stated_input->rows, stated_input->lo,
-          stated_input->hi));
+      notes->push_back(RowsMeanNote(baseline, sweep, "input",
+                                    absl::StrFormat("%.0f", w.input_tokens()), *stated_input));
     }
   } else {
     std::optional<double> input;

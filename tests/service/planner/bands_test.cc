@@ -67,8 +67,7 @@ TEST(BandScalesFrom, FiguresFittedOnRowsGetTheRunToRunTerm) {
   EXPECT_EQ(s[0].scale(), 1.0);
   EXPECT_NEAR(s[0].raw_coverage(), 0.2, 1e-12);
   EXPECT_NEAR(ScaledBand(s, v1::TIER_CALIBRATED, "ttft", 0.1, true), std::hypot(0.1, 0.4), 1e-12);
-  EXPECT_NEAR(ScaledBand(s, v1::TIER_EXTRAPOLATED, "ttft", 0.1, true), std::hypot(0.1, 0.4),
-              1e-12);
+  EXPECT_NEAR(ScaledBand(s, v1::TIER_EXTRAPOLATED, "ttft", 0.1, true), std::hypot(0.1, 0.4), 1e-12);
   // A prior's band is already a between-baseline figure: not widened.
   EXPECT_NEAR(ScaledBand(s, v1::TIER_EXTRAPOLATED, "ttft", 0.1, false), 0.1, 1e-12);
   EXPECT_NEAR(BandCoverage(Pointers(ps), s), 0.8, 1e-12);
@@ -134,7 +133,8 @@ TEST(BandCalibration, CoverageOnEachBaselineLeftOutIsNearTheStatedLevel) {
   double inside_without_run_to_run = 0;
   for (const std::string& id : ids) {
     std::vector<const v1::AccuracyPrediction*> fit, check;
-    for (const v1::AccuracyPrediction& p : *all) (p.baseline_id() == id ? check : fit).push_back(&p);
+    for (const v1::AccuracyPrediction& p : *all)
+      (p.baseline_id() == id ? check : fit).push_back(&p);
     std::vector<v1::ErrorBandScale> s = BandScalesFrom(fit, kBandLevel);
     int n = 0;
     for (const v1::AccuracyPrediction* p : check) n += p->has_raw_band_fraction() ? 1 : 0;
@@ -156,14 +156,16 @@ TEST(BandCalibration, CoverageOnEachBaselineLeftOutIsNearTheStatedLevel) {
     }
     std::vector<const v1::AccuracyPrediction*> check_plain;
     for (const v1::AccuracyPrediction& p : check_copies) check_plain.push_back(&p);
-    inside_without_run_to_run += n * BandCoverage(check_plain, BandScalesFrom(fit_plain, kBandLevel));
+    inside_without_run_to_run +=
+        n * BandCoverage(check_plain, BandScalesFrom(fit_plain, kBandLevel));
   }
   ASSERT_GE(banded, 100);
   const double coverage = inside / banded;
-  std::printf("each of %zu baselines left out: coverage %.1f%% over %d predictions (stated %.0f%%; "
-              "without the run-to-run term %.1f%%)\n",
-              ids.size(), 100 * coverage, banded, 100 * kBandLevel,
-              100 * inside_without_run_to_run / banded);
+  std::printf(
+      "each of %zu baselines left out: coverage %.1f%% over %d predictions (stated %.0f%%; "
+      "without the run-to-run term %.1f%%)\n",
+      ids.size(), 100 * coverage, banded, 100 * kBandLevel,
+      100 * inside_without_run_to_run / banded);
   EXPECT_NEAR(coverage, kBandLevel, 0.10);
 }
 

@@ -220,7 +220,8 @@ TEST(PredictLoad, ADenseModelDoesNotBorrowAMixtureOfExpertsClassPrior) {
   ASSERT_TRUE(curve.ok()) << curve.status();
   EXPECT_TRUE(family_note(*curve));
   absl::StatusOr<v1::LoadCurve> moe = PredictLoad(
-      Bundled(), FromBaseline("sglang-0.4.3-deepseek-r1-h200x8-dpattn-random-3200-800-closed", {8}));
+      Bundled(),
+      FromBaseline("sglang-0.4.3-deepseek-r1-h200x8-dpattn-random-3200-800-closed", {8}));
   ASSERT_TRUE(moe.ok()) << moe.status();
   EXPECT_FALSE(family_note(*moe));
 }
@@ -275,25 +276,34 @@ TEST(PredictLoad, ANamedBaselineIsFittedOnItsOwnRowsAndAnEqualDeploymentOnAllOfT
   const char* cc = "sglang-0.5.10-qwen3.5-397b-a17b-fp8-b300cc-x4-random-1024-1024-closed";
   const v1::Baseline* b = Bundled().FindBaseline(cc);
   ASSERT_NE(b, nullptr);
-  absl::StatusOr<v1::LoadCurve> named = PredictLoad(Bundled(), FromBaseline(cc, SweepConcurrencies(cc)));
+  absl::StatusOr<v1::LoadCurve> named =
+      PredictLoad(Bundled(), FromBaseline(cc, SweepConcurrencies(cc)));
   ASSERT_TRUE(named.ok()) << named.status();
   EXPECT_THAT(Provenance(*named, "throughput").baseline_ids(), ::testing::ElementsAre(cc));
   std::vector<double> errors;
   for (const v1::SweepRow& row : b->sweeps(0).rows()) {
-    errors.push_back(
-        std::abs(At(*named, row.concurrency()).output_tokens_per_second() /
-                     row.output_tokens_per_second() - 1));
+    errors.push_back(std::abs(At(*named, row.concurrency()).output_tokens_per_second() /
+                                  row.output_tokens_per_second() -
+                              1));
   }
   std::sort(errors.begin(), errors.end());
   EXPECT_LE(errors[errors.size() / 2], 0.10);
 
   v1::PredictLoadRequest spelt = FromBaseline(cc, SweepConcurrencies(cc));
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"pb(model_id: "qwen3.5-397b-a17b" hardware_id: "nvidia-b300-288gb" gpu_count: 4
-           parallelism { tp: 4 ep: 1 } weight_format: WEIGHT_FORMAT_FP8_BLOCK
-           engine { kind: ENGINE_KIND_SGLANG version: "0.5.10.post1" mem_fraction_static: 0.8
-                    max_model_len: 2068 max_num_batched_tokens: 16384
-                    kv_cache_dtype: KV_CACHE_DTYPE_FP8 })pb",
+      R"pb(model_id: "qwen3.5-397b-a17b"
+           hardware_id: "nvidia-b300-288gb"
+           gpu_count: 4
+           parallelism { tp: 4 ep: 1 }
+           weight_format: WEIGHT_FORMAT_FP8_BLOCK
+           engine {
+             kind: ENGINE_KIND_SGLANG
+             version: "0.5.10.post1"
+             mem_fraction_static: 0.8
+             max_model_len: 2068
+             max_num_batched_tokens: 16384
+             kv_cache_dtype: KV_CACHE_DTYPE_FP8
+           })pb",
       spelt.mutable_deployment()));
   spelt.mutable_workload()->set_input_tokens(758);  // the runs' mean
   spelt.mutable_workload()->set_output_tokens(758);
@@ -481,9 +491,9 @@ TEST(SimulateLoad, AgreesOnALightLoopAndBoundsThePoints) {
   EXPECT_FALSE(sim->has_knee());
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(sim->points(i).concurrency(), model->points(i).concurrency());
-    EXPECT_NEAR(sim->points(i).output_tokens_per_second() /
-                    model->points(i).output_tokens_per_second(),
-                1.0, 0.05);
+    EXPECT_NEAR(
+        sim->points(i).output_tokens_per_second() / model->points(i).output_tokens_per_second(),
+        1.0, 0.05);
     EXPECT_TRUE(sim->points(i).has_ttft_p95_seconds());
   }
   v1::PredictLoadRequest big = r;

@@ -262,9 +262,10 @@ TEST(IngestVllmConsole, CommandCountTooLargeForAnIntegerIsRefused) {
       "============ Serving Benchmark Result ============\n"
       "Successful requests:                     10\n"
       "==================================================\n";
-  EXPECT_THAT(ParseMeasurementFile("bench.txt", text),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("bench.txt:1: --num-prompts 2.01e84; must be at most 4294967295")));
+  EXPECT_THAT(
+      ParseMeasurementFile("bench.txt", text),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("bench.txt:1: --num-prompts 2.01e84; must be at most 4294967295")));
 }
 
 TEST(IngestVllmConsole, BlockWithoutFiguresIsRefused) {
