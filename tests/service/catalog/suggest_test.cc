@@ -1,5 +1,6 @@
 #include "service/catalog/suggest.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,45 @@ TEST(EditDistance, CountsInsertionsDeletionsAndSubstitutionsWithoutCase) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(EditDistance("H100", "h100"), 0u);
   EXPECT_EQ(EditDistance("nvidia-l4-42gb", "nvidia-l4-24gb"), 2u);
+}
+
+// The band gives the exact distance whenever it is within the bound, and
+// bound + 1 otherwise, on pseudo-random lower-case strings of 0-12 letters
+// from a 3-letter alphabet (many near pairs).
+TEST(BoundedEditDistance, ExactWithinTheBoundCappedBeyond) {
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  auto word = [&] {
+    std::string w(next() % 13, 'a');
+    for (char& c : w) c = static_cast<char>('a' + next() % 3);
+    return w;
+  };
+  int checked = 0;
+  for (int k = 0; k < 3000; ++k) {
+    const std::string a = word(), b = word();
+    const size_t exact = EditDistance(a, b);
+    for (size_t bound = 0; bound <= 13; ++bound) {
+      ASSERT_EQ(BoundedEditDistance(a, b, bound), std::min(exact, bound + 1))
+          << "'" << a << "' '" << b << "' bound " << bound;
+      ++checked;
+    }
+    ASSERT_EQ(BoundedEditDistance(a, b, std::numeric_limits<size_t>::max() - 1), exact);
+  }
+  EXPECT_EQ(checked, 3000 * 14);
+}
+
+// A kilobyte-long unknown id: nothing is within a third of its length of a
+// catalogue id, so nothing is suggested (and no full distance is computed).
+TEST(SuggestIds, AVeryLongQuerySuggestsNothing) {
+  const std::vector<SuggestionCandidate> candidates = {{"nvidia-h100-sxm-80gb", {"H100 SXM"}},
+                                                       {"nvidia-h200-sxm-141gb", {"H200"}}};
+  EXPECT_TRUE(SuggestIds(std::string(4096, 'x'), candidates).empty());
+  // An id a few letters off still comes back.
+  EXPECT_EQ(SuggestIds("nvidia-h100-sxm-80g", candidates),
+            std::vector<std::string>{"nvidia-h100-sxm-80gb"});
 }
 
 TEST(SuggestIds, EveryWordAsASubstringOfTheIdOrANameNearestFirst) {
