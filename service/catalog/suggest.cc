@@ -71,6 +71,7 @@ size_t EditDistance(absl::string_view a_text, absl::string_view b_text) {
 
 size_t BoundedEditDistance(absl::string_view a, absl::string_view b, size_t bound) {
   if (a.size() < b.size()) std::swap(a, b);  // b the shorter: rows over a, columns over b
+  bound = std::min(bound, a.size());         // no distance exceeds |a|; bound + 1 cannot wrap
   if (a.size() - b.size() > bound) return bound + 1;
   const size_t past = bound + 1;
   // row[j] = distance of a[0, i) and b[0, j), capped at `past`; cells outside
@@ -120,7 +121,7 @@ std::vector<std::string> SuggestIds(absl::string_view query,
   for (size_t k = 0; k < candidates.size(); ++k) {
     if (EveryWordIn(words, lower[k])) {
       // Exact: a bound no distance reaches.
-      matches.emplace_back(distance(lower[k], std::numeric_limits<size_t>::max() - 1),
+      matches.emplace_back(distance(lower[k], std::numeric_limits<size_t>::max()),
                            &candidates[k].id);
     }
   }

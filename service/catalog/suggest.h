@@ -41,11 +41,13 @@ std::string DidYouMean(const std::vector<std::string>& ids);
 // Levenshtein distance (insertions, deletions, substitutions), no case.
 size_t EditDistance(absl::string_view a, absl::string_view b);
 
-// min(EditDistance(a, b), bound + 1) for `a` and `b` already in lower case,
-// in O(min(|a|, |b|) × bound): only the diagonal band the bound allows is
-// filled, and it stops once a whole row is past the bound. What keeps a
-// NOT_FOUND answer for a kilobyte-long id cheap: the near-id search needs no
-// distance beyond its threshold.
+// min(EditDistance(a, b), bound + 1) for `a` and `b` already in lower case
+// (the exact distance for bound = SIZE_MAX), in O((min(|a|, |b|) + bound) ×
+// bound): strings whose lengths differ by more than the bound are answered at
+// once, only the diagonal band the bound allows is filled, and it stops once
+// a whole row is past the bound. What keeps a NOT_FOUND answer for a
+// kilobyte-long id cheap: the near-id search needs no distance beyond its
+// threshold.
 size_t BoundedEditDistance(absl::string_view a, absl::string_view b, size_t bound);
 
 }  // namespace capplan::service

@@ -410,11 +410,13 @@ ROOFLINE (no baseline: the card's peaks with typical efficiencies). The error ba
 from the fit that produced the figure (its rows' residuals, or the held-out error of the prior
 it took), widened with the distance from the measured range. A fit's residuals do not show how
 far another run of the same configuration lands (another workload, driver or CC mode), so a
-figure fitted on rows also gets a run-to-run term in quadrature; then one factor per metric
-scales the band so that 80% of held-out errors fall inside it (`capplan priors` fits both on
-leave-one-baseline-out and alternate-row predictions and prints them); `capplan accuracy` shows
-those errors. A hardware-class prior learned only on mixture-of-experts models is not lent to a
-dense model (nor the other way round): the level above, which pools both, is used instead.
+figure fitted on rows also gets a run-to-run term in quadrature, learned on baselines left out
+and predicted from their siblings' rows; then one factor per metric and kind of figure (fitted
+on rows, or a prior's) scales the band so that 80% of held-out errors fall inside it (`capplan
+priors` fits both on leave-one-baseline-out and alternate-row predictions and prints them);
+`capplan accuracy` shows those errors. A hardware-class or card-architecture prior learned only
+on mixture-of-experts models is not lent to a dense model (nor the other way round): the next
+level up is used instead, up to the global prior, which pools every baseline.
 )");
   return *kText;
 }

@@ -67,11 +67,16 @@ absl::StatusOr<int> RunPriors(CliContext& ctx) {
              : "-"});
   }
   table.Print(ctx.out);
-  TextTable bands({"TIER", "METRIC", "HELD-OUT PREDICTIONS", "RUN TO RUN (±%)", "RAW COVERAGE (%)",
-                   "BAND FACTOR"});
+  TextTable bands({"TIER", "METRIC", "FIGURES", "HELD-OUT PREDICTIONS", "RUN TO RUN (±%)",
+                   "RAW COVERAGE (%)", "BAND FACTOR"});
   for (const v1::ErrorBandScale& s : scales) {
-    bands.AddRow({s.tier(), s.metric(), absl::StrCat(s.predictions()),
-                  absl::StrFormat("%.1f", 100 * s.run_to_run_fraction()),
+    const bool prior_figures = s.has_fitted_on_rows() && !s.fitted_on_rows();
+    bands.AddRow({s.tier(), s.metric(),
+                  !s.has_fitted_on_rows() ? "all"
+                  : prior_figures         ? "a prior's"
+                                          : "fitted on rows",
+                  absl::StrCat(s.predictions()),
+                  prior_figures ? "-" : absl::StrFormat("%.1f", 100 * s.run_to_run_fraction()),
                   absl::StrFormat("%.0f", 100 * s.raw_coverage()),
                   absl::StrFormat("%.2f", s.scale())});
   }

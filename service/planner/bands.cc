@@ -23,16 +23,27 @@ double Quantile(std::vector<double> xs, double level) {
   return xs[std::min(xs.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+// The metric's entry: its tier's before the pooled one ("ANY"), and among
+// those one set for the figure's kind (fitted on rows or a prior's) before
+// one set for both.
 const v1::ErrorBandScale* EntryFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
-                                   absl::string_view metric) {
+                                   absl::string_view metric, bool fitted_on_rows) {
   const std::string key = TierKey(tier);
-  const v1::ErrorBandScale* pooled = nullptr;
+  const v1::ErrorBandScale* best = nullptr;
+  int best_rank = 0;
   for (const v1::ErrorBandScale& s : scales) {
     if (s.metric() != metric) continue;
-    if (s.tier() == key) return &s;
-    if (s.tier() == kAnyTier) pooled = &s;
+    if (s.has_fitted_on_rows() && s.fitted_on_rows() != fitted_on_rows) continue;
+    const int rank = (s.tier() == key        ? 4
+                      : s.tier() == kAnyTier ? 2
+                                             : 0) +
+                     (s.has_fitted_on_rows() ? 1 : 0);
+    if (rank >= 2 && rank > best_rank) {
+      best = &s;
+      best_rank = rank;
+    }
   }
-  return pooled;
+  return best;
 }
 
 double Widened(double raw, bool fitted_on_rows, double run_to_run) {
@@ -74,14 +85,14 @@ std::vector<v1::ErrorBandScale> CatalogBandScales(const Catalog& catalog) {
 }
 
 double BandScaleFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
-                    absl::string_view metric) {
-  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric);
+                    absl::string_view metric, bool fitted_on_rows) {
+  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric, fitted_on_rows);
   return s != nullptr ? s->scale() : 1.0;
 }
 
 double ScaledBand(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
                   absl::string_view metric, double raw, bool fitted_on_rows) {
-  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric);
+  const v1::ErrorBandScale* s = EntryFor(scales, tier, metric, fitted_on_rows);
   if (s == nullptr) return raw;
   return Widened(raw, fitted_on_rows, s->run_to_run_fraction()) * s->scale();
 }
@@ -92,29 +103,36 @@ std::vector<v1::ErrorBandScale> BandScalesFrom(
     return p->has_raw_band_fraction() && p->raw_band_fraction() > 0;
   };
   std::map<std::string, std::vector<double>> fitted_errors;
+  // The run-to-run term from another run of the configuration: a baseline
+  // left out and predicted from a fit on the rows of its siblings. (A row
+  // held out of its own sweep is the same run and would understate it.)
   for (const v1::AccuracyPrediction* p : predictions) {
-    if (banded(p) && p->fitted_on_rows()) {
+    if (banded(p) && p->fitted_on_rows() && p->mode() == v1::ACCURACY_MODE_BASELINES) {
       fitted_errors[std::string(ProvenanceMetricOf(p->metric()))].push_back(
           std::abs(p->error_fraction()));
     }
   }
   std::map<std::string, double> run_to_run;
   for (const auto& [metric, errors] : fitted_errors) run_to_run[metric] = Quantile(errors, level);
-  std::map<std::string, std::vector<double>> by_metric;
-  std::map<std::string, int> inside_raw;
+  // One factor per metric and kind of figure (fitted on rows, a prior's):
+  // their raw bands come from different places.
+  std::map<std::pair<std::string, bool>, std::vector<double>> by_group;
+  std::map<std::pair<std::string, bool>, int> inside_raw;
   for (const v1::AccuracyPrediction* p : predictions) {
     if (!banded(p)) continue;
     const std::string metric(ProvenanceMetricOf(p->metric()));
     const double band = Widened(p->raw_band_fraction(), p->fitted_on_rows(), run_to_run[metric]);
-    by_metric[metric].push_back(std::abs(p->error_fraction()) / band);
-    inside_raw[metric] += std::abs(p->error_fraction()) <= p->raw_band_fraction();
+    const std::pair<std::string, bool> group{metric, p->fitted_on_rows()};
+    by_group[group].push_back(std::abs(p->error_fraction()) / band);
+    inside_raw[group] += std::abs(p->error_fraction()) <= p->raw_band_fraction();
   }
   std::vector<v1::ErrorBandScale> out;
-  for (const auto& [metric, ratios] : by_metric) {
-    out.push_back(ScaleOf(std::string(kAnyTier), metric, ratios, level));
-    out.back().set_run_to_run_fraction(run_to_run[metric]);
+  for (const auto& [group, ratios] : by_group) {
+    out.push_back(ScaleOf(std::string(kAnyTier), group.first, ratios, level));
+    out.back().set_fitted_on_rows(group.second);
+    if (group.second) out.back().set_run_to_run_fraction(run_to_run[group.first]);
     // Coverage of the raw band itself, before the run-to-run term.
-    out.back().set_raw_coverage(static_cast<double>(inside_raw[metric]) /
+    out.back().set_raw_coverage(static_cast<double>(inside_raw[group]) /
                                 static_cast<double>(ratios.size()));
   }
   return out;

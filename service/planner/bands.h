@@ -36,9 +36,10 @@ std::string TierKey(v1::Tier tier);
 std::vector<v1::ErrorBandScale> CatalogBandScales(const Catalog& catalog);
 
 // The factor for a figure: its (tier, metric) entry, else the metric's
-// pooled entry (tier "ANY"), else 1.
+// pooled entry (tier "ANY"); among those, one set for the figure's kind
+// (fitted on rows or a prior's) before one set for both; else 1.
 double BandScaleFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
-                    absl::string_view metric);
+                    absl::string_view metric, bool fitted_on_rows = false);
 
 // The band a user is told for a figure with raw band `raw`: for a figure
 // from a fit on measured rows, sqrt(raw² + run_to_run²); then × the factor
@@ -46,14 +47,16 @@ double BandScaleFor(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
 double ScaledBand(absl::Span<const v1::ErrorBandScale> scales, v1::Tier tier,
                   absl::string_view metric, double raw, bool fitted_on_rows);
 
-// The factors from held-out predictions with a raw band, per metric over
-// every tier ("ANY"): first the run-to-run term, the level-quantile of |error|
-// of the predictions fitted on rows; then the scale, the
-// level-quantile of |error| ÷ the band widened by it (never below 1: a band is
-// never narrowed). One factor per metric, not per tier: the raw bands already
-// widen from calibrated to extrapolated figures, and a factor per tier set on
-// the few held-out predictions of each could undo that order. BandScaleFor
-// still honours a (tier, metric) entry a catalogue holds.
+// The factors from held-out predictions with a raw band, over every tier
+// ("ANY"): first, per metric, the run-to-run term, the level-quantile of
+// |error| of the leave-one-baseline-out predictions fitted on rows (another
+// run of the configuration; a row held out of its own sweep is the same run);
+// then, per metric and kind of figure (fitted on rows, a prior's), the scale,
+// the level-quantile of |error| ÷ the band widened by the term (never below
+// 1: a band is never narrowed). Not per tier: the raw bands already widen
+// from calibrated to extrapolated figures, and a factor per tier set on the
+// few held-out predictions of each could undo that order. BandScaleFor still
+// honours a (tier, metric) entry a catalogue holds.
 std::vector<v1::ErrorBandScale> BandScalesFrom(
     absl::Span<const v1::AccuracyPrediction* const> predictions, double level);
 

@@ -135,7 +135,7 @@ std::optional<double> Band(const v1::LoadCurve& curve, const std::string& metric
 
 void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint& row,
                     const v1::LoadCurve& curve, absl::Span<const v1::ErrorBandScale> scales,
-                    v1::AccuracyResponse* out) {
+                    v1::AccuracyMode mode, v1::AccuracyResponse* out) {
   if (curve.points_size() != 1) return;
   const v1::LoadCurvePoint& pt = curve.points(0);
   const model::MeasuredPoint& m = row.point;
@@ -166,6 +166,7 @@ void AddPredictions(const Prepared& p, const v1::Baseline& b, const SourcedPoint
     a->set_error_fraction(*predicted / *measured - 1);
     a->set_hardware_class(p.hardware_class);
     a->set_engine(p.engine);
+    a->set_mode(mode);
     v1::Tier tier = v1::TIER_UNSPECIFIED;
     // The held-out catalogue's priors are refitted and carry no band scales:
     // the curve's band is raw; the outer catalogue's scales make it the band
@@ -201,7 +202,7 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, v1::Accu
                                      curve.status().message()));
       continue;
     }
-    AddPredictions(p, b, p.points[i], *curve, CatalogBandScales(catalog), out);
+    AddPredictions(p, b, p.points[i], *curve, CatalogBandScales(catalog), mode, out);
   }
   return absl::OkStatus();
 }

@@ -238,7 +238,7 @@ std::optional<v1::EfficiencyPrior> ClosestPrior(
   const std::string link_id = PriorId(v1::PRIOR_LEVEL_LINK, key);
   for (const v1::EfficiencyPrior& p : priors) {
     if (p.id() == class_id && ok(p)) return p;
-    if (p.id() == arch_id) architecture = &p;
+    if (p.id() == arch_id && ok(p)) architecture = &p;
     if (p.id() == link_id) link = &p;
     if (p.level() == v1::PRIOR_LEVEL_GLOBAL) global = &p;
   }
@@ -261,7 +261,7 @@ bool LearnedOnFamily(const Catalog& catalog, const v1::EfficiencyPrior& prior, b
   for (const std::string& id : prior.baseline_ids()) {
     const v1::Baseline* b = catalog.FindBaseline(id);
     const v1::Model* m = b == nullptr ? nullptr : catalog.FindModel(b->deployment().model_id());
-    if (m == nullptr) continue;
+    if (m == nullptr) return true;  // a baseline the catalogue lacks may be of either family
     known = true;
     if ((m->moe().num_routed_experts() > 0) == moe) return true;
   }

@@ -60,8 +60,9 @@ std::string PriorId(v1::PriorLevel level, const HardwareClassKey& key);
 // lends only its efficiencies (β), and α and the request latency are the
 // GLOBAL prior's. The id names what was combined ("global+link-nvlink",
 // "amd-cdna-3+global-overheads"). Absent when `priors` is empty.
-// `usable` passes over a CLASS prior it refuses (see LearnedOnFamily) for
-// the level above.
+// `usable` passes over a CLASS or ARCHITECTURE prior it refuses (see
+// LearnedOnFamily) for the level above (the architecture's, else the global
+// prior).
 std::optional<v1::EfficiencyPrior> ClosestPrior(
     const std::vector<v1::EfficiencyPrior>& priors, const HardwareClassKey& key,
     const std::function<bool(const v1::EfficiencyPrior&)>& usable = nullptr);
@@ -70,12 +71,13 @@ std::optional<v1::EfficiencyPrior> ClosestPrior(
 // deployment's family: a mixture of experts spends its extra time per token
 // in expert routing and grouped GEMMs (and, under EP, in all-to-all) that a
 // dense model does not have, and a dense model the other way round, so a
-// CLASS prior all of whose baselines ran the other family is passed over for
-// the level above, which pools both. (The LINK level's β_comm is still lent
-// across families: with β_comm = 1 for dense models the catalogue's dense
-// multi-GPU runs at saturation were over-predicted 1.6-9x; one β for small
-// decode and large prefill messages is the limit there.) True when no
-// baseline the prior names is in `catalog` (nothing says otherwise).
+// CLASS or ARCHITECTURE prior all of whose baselines ran the other family is
+// passed over for the level above; the GLOBAL prior pools every baseline.
+// (The LINK level's β_comm is still lent across families: with β_comm = 1
+// for dense models the catalogue's dense multi-GPU runs at saturation were
+// over-predicted 1.6-9x; one β for small decode and large prefill messages is
+// the limit there.) True when the prior names no baseline, or one that
+// `catalog` lacks (it may be of either family).
 bool LearnedOnFamily(const Catalog& catalog, const v1::EfficiencyPrior& prior, bool moe);
 
 model::StepTimeCoefficients CoefficientsOf(const v1::EfficiencyPrior& prior);

@@ -106,8 +106,8 @@ std::optional<RowsMean> MeanOfRows(const v1::Sweep& sweep, bool (v1::SweepRow::*
 std::string RowsMeanNote(const v1::Baseline& baseline, const v1::Sweep& sweep,
                          absl::string_view what, const std::string& mean, const RowsMean& m) {
   return absl::StrFormat(
-      "%s/%s states no one %s length: %s tokens per request, the mean its %d rows state (%.0f "
-      "to %.0f; each row fitted at its own)",
+      "%s/%s states no single %s length: %s tokens per request, the mean of the %d rows that "
+      "state one (%.0f to %.0f; those rows are fitted at their own)",
       baseline.id(), sweep.name(), what, mean, m.rows, m.lo, m.hi);
 }
 

@@ -15,9 +15,11 @@ namespace capplan::service {
 namespace {
 
 v1::AccuracyPrediction Prediction(v1::Tier tier, const std::string& metric, double error,
-                                  double raw_band, bool fitted_on_rows = false) {
+                                  double raw_band, bool fitted_on_rows = false,
+                                  v1::AccuracyMode mode = v1::ACCURACY_MODE_BASELINES) {
   v1::AccuracyPrediction p;
   p.set_fitted_on_rows(fitted_on_rows);
+  p.set_mode(mode);
   p.set_tier(tier);
   p.set_metric(metric);
   p.set_error_fraction(error);
@@ -59,18 +61,25 @@ TEST(BandScalesFrom, FiguresFittedOnRowsGetTheRunToRunTerm) {
   for (int i = 1; i <= 10; ++i) {
     ps.push_back(Prediction(v1::TIER_CALIBRATED, "ttft_p50", 0.05 * i, 0.1, true));
   }
+  // Rows held out of their own sweep (the same run) do not set the term.
+  for (int i = 0; i < 10; ++i) {
+    ps.push_back(Prediction(v1::TIER_CALIBRATED, "ttft_p50", 0.001, 0.1, true,
+                            v1::ACCURACY_MODE_ALTERNATE_ROWS));
+  }
   const std::vector<v1::ErrorBandScale> s = BandScalesFrom(Pointers(ps), 0.8);
   ASSERT_EQ(s.size(), 1u);
-  // 8th of the ten |errors|: 0.40; the widened band sqrt(0.1² + 0.4²) holds
-  // 8 of 10 already, so the factor stays 1; the raw band alone holds 2.
+  EXPECT_TRUE(s[0].has_fitted_on_rows() && s[0].fitted_on_rows());
+  // 8th of the ten left-out |errors|: 0.40; the widened band sqrt(0.1² +
+  // 0.4²) holds 18 of 20 already, so the factor stays 1; the raw band alone
+  // holds 12 of 20.
   EXPECT_NEAR(s[0].run_to_run_fraction(), 0.40, 1e-12);
   EXPECT_EQ(s[0].scale(), 1.0);
-  EXPECT_NEAR(s[0].raw_coverage(), 0.2, 1e-12);
+  EXPECT_NEAR(s[0].raw_coverage(), 0.6, 1e-12);
   EXPECT_NEAR(ScaledBand(s, v1::TIER_CALIBRATED, "ttft", 0.1, true), std::hypot(0.1, 0.4), 1e-12);
   EXPECT_NEAR(ScaledBand(s, v1::TIER_EXTRAPOLATED, "ttft", 0.1, true), std::hypot(0.1, 0.4), 1e-12);
   // A prior's band is already a between-baseline figure: not widened.
   EXPECT_NEAR(ScaledBand(s, v1::TIER_EXTRAPOLATED, "ttft", 0.1, false), 0.1, 1e-12);
-  EXPECT_NEAR(BandCoverage(Pointers(ps), s), 0.8, 1e-12);
+  EXPECT_NEAR(BandCoverage(Pointers(ps), s), 0.9, 1e-12);
   // No entry for the metric: the raw band as it is.
   EXPECT_EQ(ScaledBand(s, v1::TIER_CALIBRATED, "tpot", 0.1, true), 0.1);
 }
@@ -113,12 +122,15 @@ TEST(BandScalesFrom, PredictionsWithoutARawBandAreIgnored) {
 
 // The method, checked on data it was not fitted on: for each baseline, the
 // factors (and run-to-run terms) set on every other baseline's held-out
-// predictions give that baseline's predictions a band; pooled over the
-// baselines, the coverage is within 10 points of the stated level. One fold
-// per baseline: a baseline's predictions err together, and with the 16
-// baselines that have banded predictions a two-fold split moves the coverage
-// by tens of points on the choice of halves alone (alternate ids: 91% and
-// 67% at the commit that made this test).
+// predictions give that baseline's predictions a band. Over the baselines,
+// the predictions of a baseline left out (another run of its configuration,
+// the question a band answers) are covered within 10 points of the stated
+// level, and so are those of them fitted on a sibling's rows (55% without
+// the run-to-run term at the commit that made this test); a row held out of
+// its own sweep (the same run) is covered more often. One fold per baseline:
+// a baseline's predictions err together, and with the 16 baselines that have
+// banded predictions a two-fold split moves the coverage by tens of points on
+// the choice of halves alone.
 TEST(BandCalibration, CoverageOnEachBaselineLeftOutIsNearTheStatedLevel) {
   absl::StatusOr<std::vector<v1::AccuracyPrediction>> all =
       HeldOutPredictions(testing::BundledCatalogue());
@@ -128,45 +140,42 @@ TEST(BandCalibration, CoverageOnEachBaselineLeftOutIsNearTheStatedLevel) {
     if (p.has_raw_band_fraction()) ids.insert(p.baseline_id());
   }
   ASSERT_GE(ids.size(), 10u);
-  int banded = 0;
-  double inside = 0;
-  double inside_without_run_to_run = 0;
+  struct Tally {
+    int banded = 0;
+    int inside = 0;
+    double Share() const { return banded > 0 ? static_cast<double>(inside) / banded : 0; }
+  };
+  Tally other_run, other_run_fitted, same_run;
   for (const std::string& id : ids) {
-    std::vector<const v1::AccuracyPrediction*> fit, check;
-    for (const v1::AccuracyPrediction& p : *all)
-      (p.baseline_id() == id ? check : fit).push_back(&p);
-    std::vector<v1::ErrorBandScale> s = BandScalesFrom(fit, kBandLevel);
-    int n = 0;
-    for (const v1::AccuracyPrediction* p : check) n += p->has_raw_band_fraction() ? 1 : 0;
-    banded += n;
-    inside += n * BandCoverage(check, s);
-    // The same factors' method without the run-to-run term, for contrast.
-    std::vector<const v1::AccuracyPrediction*> fit_plain;
-    std::vector<v1::AccuracyPrediction> copies;
-    copies.reserve(fit.size());
-    for (const v1::AccuracyPrediction* p : fit) {
-      copies.push_back(*p);
-      copies.back().set_fitted_on_rows(false);
+    std::vector<const v1::AccuracyPrediction*> fit;
+    for (const v1::AccuracyPrediction& p : *all) {
+      if (p.baseline_id() != id) fit.push_back(&p);
     }
-    for (const v1::AccuracyPrediction& p : copies) fit_plain.push_back(&p);
-    std::vector<v1::AccuracyPrediction> check_copies;
-    for (const v1::AccuracyPrediction* p : check) {
-      check_copies.push_back(*p);
-      check_copies.back().set_fitted_on_rows(false);
+    const std::vector<v1::ErrorBandScale> s = BandScalesFrom(fit, kBandLevel);
+    for (const v1::AccuracyPrediction& p : *all) {
+      if (p.baseline_id() != id || !p.has_raw_band_fraction()) continue;
+      const bool in = BandCoverage({&p}, s) == 1.0;
+      const bool left_out = p.mode() == v1::ACCURACY_MODE_BASELINES;
+      for (Tally* t : {left_out ? &other_run : &same_run,
+                       left_out && p.fitted_on_rows() ? &other_run_fitted : nullptr}) {
+        if (t == nullptr) continue;
+        ++t->banded;
+        t->inside += in ? 1 : 0;
+      }
     }
-    std::vector<const v1::AccuracyPrediction*> check_plain;
-    for (const v1::AccuracyPrediction& p : check_copies) check_plain.push_back(&p);
-    inside_without_run_to_run +=
-        n * BandCoverage(check_plain, BandScalesFrom(fit_plain, kBandLevel));
   }
-  ASSERT_GE(banded, 100);
-  const double coverage = inside / banded;
   std::printf(
-      "each of %zu baselines left out: coverage %.1f%% over %d predictions (stated %.0f%%; "
-      "without the run-to-run term %.1f%%)\n",
-      ids.size(), 100 * coverage, banded, 100 * kBandLevel,
-      100 * inside_without_run_to_run / banded);
-  EXPECT_NEAR(coverage, kBandLevel, 0.10);
+      "each of %zu baselines left out, coverage (stated %.0f%%): baseline left out %.1f%% "
+      "of %d (fitted on a sibling's rows %.1f%% of %d); row held out of its own sweep "
+      "%.1f%% of %d\n",
+      ids.size(), 100 * kBandLevel, 100 * other_run.Share(), other_run.banded,
+      100 * other_run_fitted.Share(), other_run_fitted.banded, 100 * same_run.Share(),
+      same_run.banded);
+  ASSERT_GE(other_run.banded, 100);
+  ASSERT_GE(other_run_fitted.banded, 50);
+  EXPECT_NEAR(other_run.Share(), kBandLevel, 0.10);
+  EXPECT_NEAR(other_run_fitted.Share(), kBandLevel, 0.10);
+  EXPECT_GE(same_run.Share(), kBandLevel - 0.10);
 }
 
 // The bundled catalogue's factors are what a fresh fit gives (capplan priors

@@ -237,10 +237,12 @@ TEST(SweepWorkload, LengthsTheRowsStateBeatTheRatioAndTheAssumption) {
   EXPECT_DOUBLE_EQ(w->input_tokens(), 6269.5);
   EXPECT_DOUBLE_EQ(w->output_tokens(), 758.6);
   EXPECT_THAT(notes,
-              ElementsAre(Eq("b/s states no one output length: 758.6 tokens per request, the "
-                             "mean its 2 rows state (745 to 772; each row fitted at its own)"),
-                          Eq("b/s states no one input length: 6270 tokens per request, the mean "
-                             "its 2 rows state (6164 to 6374; each row fitted at its own)")));
+              ElementsAre(Eq("b/s states no single output length: 758.6 tokens per request, "
+                             "the mean of the 2 rows that state one (745 to 772; those rows are "
+                             "fitted at their own)"),
+                          Eq("b/s states no single input length: 6270 tokens per request, the "
+                             "mean of the 2 rows that state one (6164 to 6374; those rows are "
+                             "fitted at their own)")));
 }
 
 // ----------------------------------------------------------- InlinePoints
