@@ -1,6 +1,8 @@
 #include "model/architecture.h"
 
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -219,6 +221,18 @@ namespace {
 absl::Status ValidateSizes(const ModelArchitecture& a) {
   if (a.hidden_size <= 0) return Invalid("hidden_size", a.hidden_size, "must be positive");
   if (a.vocab_size <= 0) return Invalid("vocab_size", a.vocab_size, "must be positive");
+  // A bound far above any model's (vocabularies ~2.6e5, hidden sizes ~2e4),
+  // so that the parameter arithmetic stays exact.
+  constexpr int64_t kMaxDimension = int64_t{1} << 24;
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"hidden_size", a.hidden_size},
+                                    {"vocab_size", a.vocab_size},
+                                    {"intermediate_size", a.intermediate_size},
+                                    {"num_attention_heads", a.num_attention_heads},
+                                    {"head_dim", a.head_dim}}) {
+    if (value > kMaxDimension) {
+      return Invalid(name, value, absl::StrCat("must be at most ", kMaxDimension));
+    }
+  }
   if (a.layers.empty()) return Invalid("layers.size()", 0, "must be positive");
   if (a.num_attention_heads <= 0) {
     return Invalid("num_attention_heads", a.num_attention_heads, "must be positive");
@@ -346,8 +360,8 @@ void AppendVisionEncoder(const VisionEncoderSpec& v, std::vector<TensorGroup>& o
   const int64_t h = v.hidden_size;
   const int64_t i = v.intermediate_size;
   const int64_t d = v.depth;
-  add("vision.patch_embed", h, v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size + 1,
-      1);
+  add("vision.patch_embed", h,
+      v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size + 1, 1);
   if (v.num_position_embeddings > 0) add("vision.pos_embed", v.num_position_embeddings, h, 1);
   add("vision.block_norms", 4 * h, 1, d);
   add("vision.qkv", 3 * h, h + 1, d);
@@ -400,6 +414,14 @@ std::vector<TensorGroup> EnumerateTensors(const ModelArchitecture& a) {
   return out;
 }
 
+namespace {
+// a + b, saturating at INT64_MAX (both non-negative).
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t s = 0;
+  return __builtin_add_overflow(a, b, &s) ? std::numeric_limits<int64_t>::max() : s;
+}
+}  // namespace
+
 ParameterCounts ComputeParameterCounts(const ModelArchitecture& a) {
   ParameterCounts counts;
   int64_t routed = 0;
@@ -408,12 +430,13 @@ ParameterCounts ComputeParameterCounts(const ModelArchitecture& a) {
   const int64_t k = a.moe.has_value() ? a.moe->experts_per_token : 0;
   for (const TensorGroup& t : EnumerateTensors(a)) {
     const int64_t p = t.Parameters();
-    counts.by_component[static_cast<int>(t.component)] += p;
+    int64_t& component = counts.by_component[static_cast<int>(t.component)];
+    component = SaturatingAdd(component, p);
     if (t.component == Component::kDraft) continue;
-    counts.total += p;
+    counts.total = SaturatingAdd(counts.total, p);
     if (t.component == Component::kRoutedExperts && e > 0) {
-      routed += p;
-      routed_active += p / e * k;
+      routed = SaturatingAdd(routed, p);
+      routed_active = SaturatingAdd(routed_active, p / e * k);
     }
   }
   counts.draft = counts.Of(Component::kDraft);

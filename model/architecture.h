@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -182,7 +183,16 @@ struct TensorGroup {
   // norms, convolutions and SSM parameters are never quantized.
   bool quantizable = false;
 
-  int64_t Parameters() const { return out_features * in_features * copies; }
+  // out × in × copies, saturating at INT64_MAX (sizes from a file that no
+  // model has; ValidateArchitecture refuses them with a message first).
+  int64_t Parameters() const {
+    int64_t p = 0;
+    if (__builtin_mul_overflow(out_features, in_features, &p) ||
+        __builtin_mul_overflow(p, copies, &p)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    return p;
+  }
 };
 
 // Every weight tensor of the model (MTP layers included, tagged kDraft).

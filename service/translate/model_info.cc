@@ -13,6 +13,7 @@ absl::StatusOr<v1::ModelInfo> DescribeModel(const v1::Model& model) {
   v1::ModelInfo info;
   *info.mutable_model() = model;
   CAPPLAN_ASSIGN_OR_RETURN(model::ModelArchitecture arch, ToArchitecture(model));
+  CAPPLAN_RETURN_IF_ERROR(model::ValidateArchitecture(arch));
   model::ParameterCounts counts = model::ComputeParameterCounts(arch);
   v1::ModelDerived* derived = info.mutable_derived();
   derived->set_total_parameters(static_cast<uint64_t>(counts.total));

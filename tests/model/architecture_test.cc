@@ -1,6 +1,7 @@
 #include "model/architecture.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -190,6 +191,24 @@ INSTANTIATE_TEST_SUITE_P(
                       // "A3B": a rounded label for the non-embedding active count.
                       PublishedCase{"qwen3_next_80b", Qwen3Next80B, 80e9, 0.01, 3e9, 0.1, 2}),
     [](const auto& info) { return info.param.name; });
+
+// Sizes past int64 saturate instead of wrapping (no undefined behaviour on
+// a hostile file), and the validator refuses them by name first.
+TEST(TensorGroup, ParametersSaturateInsteadOfOverflowing) {
+  TensorGroup t;
+  t.out_features = int64_t{1} << 40;
+  t.in_features = int64_t{1} << 30;
+  EXPECT_EQ(t.Parameters(), std::numeric_limits<int64_t>::max());
+  t.in_features = 3;
+  t.copies = 2;
+  EXPECT_EQ(t.Parameters(), int64_t{6} << 40);
+  ModelArchitecture a = Llama31_8B();
+  a.vocab_size = int64_t{1} << 52;  // x hidden 4096 = 2^64 per embedding table
+  const absl::Status s = ValidateArchitecture(a);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("vocab_size"), std::string::npos) << s;
+  EXPECT_EQ(ComputeParameterCounts(a).total, std::numeric_limits<int64_t>::max());
+}
 
 TEST(ComputeParameterCounts, DeepSeekV3MtpModuleIsAboutFourteenBillion) {
   // 685B checkpoint − 671B main model; our MTP count leaves out the shared

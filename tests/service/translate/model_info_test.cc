@@ -30,5 +30,23 @@ TEST(DescribeModel, DerivesCountsFromTheArchitecture) {
   EXPECT_EQ(info->derived().state_bytes_per_request(), 0u);
 }
 
+// A vocabulary no model has (the catalogue-text fuzzer's find: 1.9e17
+// entries overflowed the parameter product) is refused with its field, not
+// counted.
+TEST(DescribeModel, SizesNoModelHasAreRefused) {
+  TempDir dir;
+  testing::WriteMiniCatalogue(dir);
+  auto catalog = Catalog::LoadFromDirectory(dir.path().string());
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  v1::Model model = *(*catalog)->FindModel("test-model");
+  model.set_vocab_size(188888888888851936u);
+  absl::StatusOr<v1::ModelInfo> info = DescribeModel(model);
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(info.status().message().find("vocab_size"), std::string::npos) << info.status();
+  EXPECT_NE(info.status().message().find("must be at most 16777216"), std::string::npos)
+      << info.status();
+}
+
 }  // namespace
 }  // namespace capplan::service
