@@ -22,8 +22,11 @@ struct ServiceLimits {
   int max_queued_expensive_rpcs = 8;
   // Cap on one load curve's estimated work (PlannerLimits).
   double max_work_units = PlannerLimits::kDefaultMaxWorkUnits;
-  // The stop signal is polled every this many checks of the model's loops.
-  int budget_poll_stride = 1;
+  // The stop signal is polled every this many checks of the model's loops
+  // (a check is a counter increment; a poll reads the clock, and asks gRPC
+  // about the client at most once a millisecond: call_limits.cc). A loop
+  // step is microseconds, so a stop is seen within about a millisecond.
+  int budget_poll_stride = 64;
   // Largest request, bytes: a larger one is RESOURCE_EXHAUSTED here, where the
   // metrics count it (the server lets gRPC's transport take up to twice as
   // much, so such calls reach a handler; the transport refuses beyond that,
