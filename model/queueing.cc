@@ -902,55 +902,70 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
     hi *= 2;
     f_hi = cdf(hi) - target;
   }
-  // Illinois regula falsi on the bracket [lo, hi] (CDF(lo) < target <=
-  // CDF(hi)); a step that lands within the tolerance of the root is checked
-  // from the other side, and bisection takes over whenever two steps did not
-  // halve the bracket.
-  int side = 0;
-  double w_prev = hi - lo,
-         w_prev2 = hi - lo;  // the bracket one and two steps ago
+  if (f_hi < 0) return hi;
+  // Brent's method on g(t) = CDF(t) − target over [lo, hi], g(lo) < 0 <=
+  // g(hi): inverse quadratic interpolation or a secant step where it stays
+  // well inside the bracket, bisection where it does not; a step is never
+  // shorter than the tolerance, so the last one brackets the root from the
+  // other side. b is the best estimate, c the other end of the bracket, a
+  // the previous b. Stops when the bracket is narrower than
+  // kQuantileRelativeTolerance·b, and returns its end with g >= 0.
+  double a = lo, fa = f_lo, b = hi, fb = f_hi;
+  double c = a, fc = fa;
+  double d = b - a, e = d;
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
-    const double w = hi - lo;
-    if (w <= kQuantileRelativeTolerance * hi || Stopped(law.budget)) break;
-    double x = hi - f_hi * w / (f_hi - f_lo);
-    if (!(x > lo && x < hi) || (i >= 2 && w > 0.5 * w_prev2)) x = 0.5 * (lo + hi);
-    w_prev2 = w_prev;
-    w_prev = w;
-    const double step = kQuantileRelativeTolerance * x;
-    const double f = cdf(x) - target;
-    if (f >= 0) {
-      hi = x;
-      f_hi = f;
-      if (side == 1) f_lo *= 0.5;
-      side = 1;
-      if (x - step > lo) {
-        const double f_below = cdf(x - step) - target;
-        if (f_below < 0) {
-          lo = x - step;
-          f_lo = f_below;
-        } else {
-          hi = x - step;
-          f_hi = f_below;
-        }
+    if ((fb >= 0) == (fc >= 0)) {
+      c = a;
+      fc = fa;
+      d = e = b - a;
+    }
+    if (std::fabs(fc) < std::fabs(fb)) {
+      a = b;
+      b = c;
+      c = a;
+      fa = fb;
+      fb = fc;
+      fc = fa;
+    }
+    const double tol = 0.5 * kQuantileRelativeTolerance * std::fabs(b);
+    const double m = 0.5 * (c - b);
+    if (std::fabs(m) <= tol || Stopped(law.budget)) break;
+    bool interpolated = false;
+    if (std::fabs(e) >= tol && std::fabs(fa) > std::fabs(fb) && fa != 0 && fc != 0) {
+      const double sb = fb / fa;
+      double p, qd;
+      if (a == c) {
+        p = 2 * m * sb;
+        qd = 1 - sb;
+      } else {
+        const double qa = fa / fc;
+        const double rb = fb / fc;
+        p = sb * (2 * m * qa * (qa - rb) - (b - a) * (rb - 1));
+        qd = (qa - 1) * (rb - 1) * (sb - 1);
       }
-    } else {
-      lo = x;
-      f_lo = f;
-      if (side == -1) f_hi *= 0.5;
-      side = -1;
-      if (x + step < hi) {
-        const double f_above = cdf(x + step) - target;
-        if (f_above >= 0) {
-          hi = x + step;
-          f_hi = f_above;
-        } else {
-          lo = x + step;
-          f_lo = f_above;
-        }
+      if (p > 0) {
+        qd = -qd;
+      } else {
+        p = -p;
+      }
+      if (2 * p < std::min(3 * m * qd - std::fabs(tol * qd), std::fabs(e * qd))) {
+        e = d;
+        d = p / qd;
+        interpolated = std::isfinite(d);
       }
     }
+    if (!interpolated) {
+      d = m;
+      e = m;
+    }
+    a = b;
+    fa = fb;
+    b += std::fabs(d) > tol ? d : (m > 0 ? tol : -tol);
+    fb = cdf(b) - target;
   }
-  return hi;
+  // The root is between b and c: the end with g >= 0.
+  if (fb >= 0) return b;
+  return fc >= 0 ? c : hi;
 }
 
 }  // namespace

@@ -412,8 +412,8 @@ struct LatencyLaw {
   Budget* budget = nullptr;
 };
 double LatencyCdf(const LatencyLaw& law, double t);
-// Smallest t with CDF(t) >= q, to a relative 1e-3 (Illinois regula falsi
-// with a bisection safeguard).
+// Smallest t with CDF(t) >= q, to a relative 1e-3 (Brent's method: inverse
+// quadratic interpolation with a bisection safeguard).
 double LatencyQuantile(const LatencyLaw& law, double q);
 double LatencyMean(const LatencyLaw& law);
 
