@@ -14,6 +14,7 @@
 #include "service/cli/deployment_flags.h"
 #include "service/cli/format.h"
 #include "service/cli/svg_plot.h"
+#include "service/planner/search.h"
 #include "service/translate/enum_names.h"
 
 namespace capplan::service {
@@ -100,6 +101,9 @@ absl::Status ApplyNumberFlags(const CliArgs& a, v1::SearchConfigsRequest* r) {
   if (duty.has_value()) r->set_duty_factor(*duty);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> budget, a.GetDouble("time-budget"));
   if (budget.has_value()) r->set_time_budget_seconds(*budget);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> threads,
+                           a.GetInt("threads", 1, kSearchMaxThreads));
+  if (threads.has_value()) r->set_threads(static_cast<uint32_t>(*threads));
   return absl::OkStatus();
 }
 
@@ -270,6 +274,7 @@ CliCommandSpec SearchCommandSpec() {
            "top-k",
            "max-candidates",
            "time-budget",
+           "threads",
            "duty-factor",
            "max-model-len",
            "svg",

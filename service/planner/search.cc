@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -167,6 +168,10 @@ absl::Status ValidateSearchRequest(const v1::SearchConfigsRequest& r) {
       (r.max_candidates() < 1 || r.max_candidates() > kSearchMaxCandidates)) {
     return Invalid("max_candidates", absl::StrCat(r.max_candidates()),
                    absl::StrCat("must be in [1, ", kSearchMaxCandidates, "]"));
+  }
+  if (r.has_threads() && (r.threads() < 1 || r.threads() > kSearchMaxThreads)) {
+    return Invalid("threads", absl::StrCat(r.threads()),
+                   absl::StrCat("must be in [1, ", kSearchMaxThreads, "]"));
   }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
     return Invalid("duty_factor", absl::StrCat(r.duty_factor()), "must be in (0, 1]");
@@ -409,7 +414,15 @@ class Searcher {
   model::StepTimeCoefficients Coefficients(const Spec& spec, const model::MemoryPlanInput& input);
   void Exact();
   bool Needed(const Survivor& s) const;
-  std::optional<v1::SearchCandidate> Evaluate(const Survivor& s);
+  // One survivor evaluated as Plan evaluates it: the candidate, or why it is
+  // refused. Reads the searcher only (safe on several threads at once).
+  struct Outcome {
+    std::optional<v1::SearchCandidate> candidate;
+    v1::SearchRefusal refusal = v1::SEARCH_REFUSAL_UNSPECIFIED;
+    std::string why;
+  };
+  Outcome Evaluate(const Survivor& s, WorkCounters* counters) const;
+  void Commit(const Survivor& s, Outcome outcome);
   void Refuse(v1::SearchRefusal reason, const Spec& spec, absl::string_view why);
   std::pair<int, double> Key(const v1::SearchCandidate& c) const;
   void Finish();
@@ -747,69 +760,106 @@ bool Searcher::Needed(const Survivor& s) const {
 void Searcher::Exact() {
   std::stable_sort(survivors_.begin(), survivors_.end(),
                    [](const Survivor& a, const Survivor& b) { return a.key < b.key; });
-  for (const Survivor& s : survivors_) {
+  const size_t threads = std::min<size_t>(request_.has_threads() ? request_.threads() : 1,
+                                          std::max<size_t>(1, std::thread::hardware_concurrency()));
+  // Batches of `threads` survivors, each pruned against the answers of the
+  // batches before it, evaluated at once, and committed in order.
+  size_t next = 0;
+  std::vector<const Survivor*> batch;
+  while (next < survivors_.size()) {
     if (PastDeadline()) return;
-    if (!Needed(s)) {
-      Refuse(v1::SEARCH_REFUSAL_DOMINATED, specs_[s.spec],
-             "its roofline bounds cannot reach either front or the top-k");
-      continue;
+    batch.clear();
+    while (next < survivors_.size() && batch.size() < threads) {
+      const Survivor& s = survivors_[next++];
+      if (!Needed(s)) {
+        Refuse(v1::SEARCH_REFUSAL_DOMINATED, specs_[s.spec],
+               "its roofline bounds cannot reach either front or the top-k");
+        continue;
+      }
+      batch.push_back(&s);
     }
-    std::optional<v1::SearchCandidate> c = Evaluate(s);
-    if (!c.has_value()) continue;
-    if (c->has_cost_per_million_output_tokens()) {
-      cost_points_.push_back(
-          {c->cost_per_million_output_tokens(), c->user_output_tokens_per_second()});
+    std::vector<Outcome> outcomes(batch.size());
+    if (batch.size() == 1) {
+      outcomes[0] = Evaluate(*batch[0], counters_);
+    } else if (!batch.empty()) {
+      std::vector<WorkCounters> counts(batch.size());
+      std::vector<std::thread> workers;
+      workers.reserve(batch.size() - 1);
+      for (size_t i = 1; i < batch.size(); ++i) {
+        workers.emplace_back([&, i] { outcomes[i] = Evaluate(*batch[i], &counts[i]); });
+      }
+      outcomes[0] = Evaluate(*batch[0], &counts[0]);
+      for (std::thread& w : workers) w.join();
+      if (counters_ != nullptr) {
+        for (const WorkCounters& c : counts) {
+          counters_->memory_plans += c.memory_plans;
+          counters_->fits += c.fits;
+        }
+      }
     }
-    capacity_points_.push_back(
-        {static_cast<double>(c->gpus_per_replica()), c->capacity().output_tokens_per_month()});
-    const auto key = Key(*c);
-    top_keys_.insert(std::upper_bound(top_keys_.begin(), top_keys_.end(), key), key);
-    exact_.push_back(*std::move(c));
+    for (size_t i = 0; i < batch.size(); ++i) Commit(*batch[i], std::move(outcomes[i]));
   }
 }
 
+void Searcher::Commit(const Survivor& s, Outcome outcome) {
+  response_.set_exact_evaluations(response_.exact_evaluations() + 1);
+  if (!outcome.candidate.has_value()) {
+    Refuse(outcome.refusal, specs_[s.spec], outcome.why);
+    return;
+  }
+  v1::SearchCandidate& c = *outcome.candidate;
+  if (c.has_cost_per_million_output_tokens()) {
+    cost_points_.push_back({c.cost_per_million_output_tokens(), c.user_output_tokens_per_second()});
+  }
+  capacity_points_.push_back(
+      {static_cast<double>(c.gpus_per_replica()), c.capacity().output_tokens_per_month()});
+  const auto key = Key(c);
+  top_keys_.insert(std::upper_bound(top_keys_.begin(), top_keys_.end(), key), key);
+  exact_.push_back(std::move(c));
+}
+
 // Plan on the candidate, then the target's sizing; refusals counted here.
-std::optional<v1::SearchCandidate> Searcher::Evaluate(const Survivor& s) {
+Searcher::Outcome Searcher::Evaluate(const Survivor& s, WorkCounters* counters) const {
   const Spec& spec = specs_[s.spec];
   const Template& t = templates_[spec.template_index];
   v1::SearchCandidate c;
   *c.mutable_deployment() = DeploymentFor(request_, t, spec);
   v1::PlanRequest plan_request = UntargetedPlanRequest(request_, c.deployment(), t.price);
-  response_.set_exact_evaluations(response_.exact_evaluations() + 1);
-  absl::StatusOr<v1::PlanResponse> plan = Plan(catalog_, plan_request, counters_);
+  absl::StatusOr<v1::PlanResponse> plan = Plan(catalog_, plan_request, counters);
+  auto refuse = [](v1::SearchRefusal reason, absl::string_view why) {
+    Outcome o;
+    o.refusal = reason;
+    o.why = std::string(why);
+    return o;
+  };
   if (!plan.ok()) {
     const bool kv = absl::StrContains(plan.status().message(), "cannot hold one request");
-    Refuse(kv ? v1::SEARCH_REFUSAL_KV_BELOW_ONE_REQUEST
-              : (plan.status().code() == absl::StatusCode::kInvalidArgument
-                     ? v1::SEARCH_REFUSAL_INVALID
-                     : v1::SEARCH_REFUSAL_SLO_MISSED),
-           spec, plan.status().message());
-    return std::nullopt;
+    return refuse(kv ? v1::SEARCH_REFUSAL_KV_BELOW_ONE_REQUEST
+                     : (plan.status().code() == absl::StatusCode::kInvalidArgument
+                            ? v1::SEARCH_REFUSAL_INVALID
+                            : v1::SEARCH_REFUSAL_SLO_MISSED),
+                  plan.status().message());
   }
   if (!plan->memory().fits()) {
-    Refuse(v1::SEARCH_REFUSAL_DOES_NOT_FIT, spec, "does not fit (with the measured figures)");
-    return std::nullopt;
+    return refuse(v1::SEARCH_REFUSAL_DOES_NOT_FIT, "does not fit (with the measured figures)");
   }
   const v1::OperatingPoint& safe =
       UsersTarget(request_) ? plan->safe_closed_loop() : plan->safe_open_loop();
   if (!safe.found() || !safe.has_tpot_seconds() || !(safe.tpot_seconds() > 0)) {
-    Refuse(safe.binding() == v1::LOAD_BINDING_STABILITY ? v1::SEARCH_REFUSAL_UNSTABLE
-                                                        : v1::SEARCH_REFUSAL_SLO_MISSED,
-           spec, "no load meets the SLO");
-    return std::nullopt;
+    return refuse(safe.binding() == v1::LOAD_BINDING_STABILITY ? v1::SEARCH_REFUSAL_UNSTABLE
+                                                               : v1::SEARCH_REFUSAL_SLO_MISSED,
+                  "no load meets the SLO");
   }
   SetTarget(request_, &plan_request);
   if (!AddSizing(plan_request, spec.gpus(), &*plan).ok()) {
-    Refuse(v1::SEARCH_REFUSAL_SLO_MISSED, spec, "no safe load for the target");
-    return std::nullopt;
+    return refuse(v1::SEARCH_REFUSAL_SLO_MISSED, "no safe load for the target");
   }
   const v1::Sizing& sizing = plan->sizing();
   const v1::SearchConstraints& k = request_.constraints();
   if (k.has_max_gpus_total() && sizing.gpus() > k.max_gpus_total()) {
-    Refuse(v1::SEARCH_REFUSAL_OVER_GPU_LIMIT, spec,
-           absl::StrFormat("%d GPUs for the target > max_gpus_total %d", sizing.gpus(),
-                           k.max_gpus_total()));
-    return std::nullopt;
+    return refuse(v1::SEARCH_REFUSAL_OVER_GPU_LIMIT,
+                  absl::StrFormat("%d GPUs for the target > max_gpus_total %d", sizing.gpus(),
+                                  k.max_gpus_total()));
   }
   const uint32_t per_node = std::max<uint32_t>(1, t.hardware->max_gpus_per_node());
   c.set_gpus_per_replica(spec.gpus());
@@ -832,7 +882,9 @@ std::optional<v1::SearchCandidate> Searcher::Evaluate(const Survivor& s) {
   c.set_kv_pool_tokens(plan->memory().kv_pool_tokens());
   *c.mutable_provenance() = plan->provenance();
   if (plan->has_scaling()) *c.mutable_scaling() = plan->scaling();
-  return c;
+  Outcome done;
+  done.candidate = std::move(c);
+  return done;
 }
 
 void AddLaunchLine(const Catalog& catalog, v1::SearchCandidate* c) {

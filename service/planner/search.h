@@ -29,6 +29,7 @@ namespace capplan::service {
 
 inline constexpr uint32_t kSearchDefaultTopK = 10;
 inline constexpr uint32_t kSearchMaxTopK = 100;
+inline constexpr uint32_t kSearchMaxThreads = 64;
 inline constexpr uint32_t kSearchDefaultMaxCandidates = 20000;
 inline constexpr uint32_t kSearchMaxCandidates = 200000;
 inline constexpr uint32_t kSearchDefaultMaxGpusPerReplica = 8;

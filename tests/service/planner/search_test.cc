@@ -61,6 +61,28 @@ TEST(SearchConfigs, EvaluatesThousandsOfCandidatesAndFindsSeveralCardTypes) {
   EXPECT_LE(r.exact_evaluations(), r.bound_evaluations());
 }
 
+// The exact phase on two threads: batches pruned against the answers before
+// them, committed in order, so the fronts and the top-k are the one-thread
+// ones (the counts of exact evaluations may grow, never shrink).
+TEST(SearchConfigs, TwoThreadsGiveTheOneThreadAnswer) {
+  const v1::SearchConfigsResponse& one = IssueSearch();
+  v1::SearchConfigsRequest two_threads = Request(kIssue);
+  two_threads.set_threads(2);
+  absl::StatusOr<v1::SearchConfigsResponse> two = SearchConfigs(Bundled(), two_threads);
+  ASSERT_TRUE(two.ok()) << two.status();
+  auto same = [](const auto& a, const auto& b, const char* what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (int i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].SerializeAsString(), b[i].SerializeAsString()) << what << "[" << i << "]";
+    }
+  };
+  same(one.cost_front(), two->cost_front(), "cost_front");
+  same(one.capacity_front(), two->capacity_front(), "capacity_front");
+  same(one.top(), two->top(), "top");
+  EXPECT_GE(two->exact_evaluations(), one.exact_evaluations());
+  EXPECT_EQ(two->candidates_enumerated(), one.candidates_enumerated());
+}
+
 // A front entry re-asked through Plan with its deployment gives the same
 // figures and meets the SLO.
 TEST(SearchConfigs, EveryFrontEntryIsWhatPlanSays) {
@@ -377,6 +399,8 @@ INSTANTIATE_TEST_SUITE_P(
                     "SearchConfigsRequest.constraints.price_per_gpu_hour[\"nvidia-l4-24gb\"] = -1"},
         InvalidCase{"TopK", "top_k: 0", "SearchConfigsRequest.top_k = 0"},
         InvalidCase{"TopKHigh", "top_k: 101", "SearchConfigsRequest.top_k = 101"},
+        InvalidCase{"ThreadsZero", "threads: 0", "SearchConfigsRequest.threads = 0"},
+        InvalidCase{"ThreadsHigh", "threads: 65", "SearchConfigsRequest.threads = 65"},
         InvalidCase{"Cap", "max_candidates: 0", "SearchConfigsRequest.max_candidates = 0"},
         InvalidCase{"CapHigh", "max_candidates: 200001",
                     "SearchConfigsRequest.max_candidates = 200001"},
