@@ -158,6 +158,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
   std::vector<v1::Baseline> baselines;
   std::vector<v1::EnginePreset> engines;
   std::vector<v1::EfficiencyPrior> priors;
+  std::vector<v1::KvStorageTierSpec> tiers;
   absl::flat_hash_map<std::string, std::string> origin;
   std::vector<std::string> errors;
   fs::path root(dir);
@@ -167,6 +168,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
   CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "baselines", budget, &baselines, &origin, &errors));
   CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "engines", budget, &engines, &origin, &errors));
   CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "priors", budget, &priors, &origin, &errors));
+  CAPPLAN_RETURN_IF_ERROR(LoadFolder(root, "tiers", budget, &tiers, &origin, &errors));
   if (!errors.empty()) {
     return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
   }
@@ -179,14 +181,17 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::LoadFromDirectory(
         dir, hardware.size(), models.size()));
   }
   return FromEntities(std::move(hardware), std::move(models), std::move(baselines),
-                      std::move(engines), std::move(origin), std::move(priors));
+                      std::move(engines), std::move(origin), std::move(priors), std::move(tiers));
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::FromEntities(
     std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
     std::vector<v1::Baseline> baselines, std::vector<v1::EnginePreset> engine_presets,
-    absl::flat_hash_map<std::string, std::string> origin, std::vector<v1::EfficiencyPrior> priors) {
+    absl::flat_hash_map<std::string, std::string> origin, std::vector<v1::EfficiencyPrior> priors,
+    std::vector<v1::KvStorageTierSpec> tiers) {
   std::shared_ptr<Catalog> catalog(new Catalog());
+  catalog->kv_tiers_ = std::move(tiers);
+  SortById(&catalog->kv_tiers_);
   catalog->hardware_ = std::move(hardware);
   catalog->models_ = std::move(models);
   catalog->baselines_ = std::move(baselines);
@@ -252,7 +257,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithEntries(
     Upsert(&all_baselines, std::move(b));
   }
   return FromEntities(std::move(all_hardware), std::move(all_models), std::move(all_baselines),
-                      engine_presets_, std::move(origin), priors_);
+                      engine_presets_, std::move(origin), priors_, kv_tiers_);
 }
 
 absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithoutBaselines(
@@ -262,7 +267,7 @@ absl::StatusOr<std::shared_ptr<const Catalog>> Catalog::WithoutBaselines(
     if (std::find(ids.begin(), ids.end(), b.id()) == ids.end()) kept.push_back(b);
   }
   return FromEntities(hardware_, models_, std::move(kept), engine_presets_, origin_,
-                      std::move(priors));
+                      std::move(priors), kv_tiers_);
 }
 
 absl::Status Catalog::Index() {
@@ -283,6 +288,9 @@ absl::Status Catalog::Index() {
   }
   for (size_t i = 0; i < priors_.size(); ++i) {
     add(&prior_index_, priors_[i].id(), i, priors_[i].id(), "id");
+  }
+  for (size_t i = 0; i < kv_tiers_.size(); ++i) {
+    add(&kv_tier_index_, kv_tiers_[i].id(), i, kv_tiers_[i].id(), "id");
   }
   for (size_t i = 0; i < engine_presets_.size(); ++i) {
     add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(), "id");
@@ -336,6 +344,9 @@ const v1::Model* Catalog::FindModel(absl::string_view id_or_repo) const {
 }
 const v1::EfficiencyPrior* Catalog::FindPrior(absl::string_view id) const {
   return Lookup(prior_index_, priors_, id);
+}
+const v1::KvStorageTierSpec* Catalog::FindKvTier(absl::string_view id) const {
+  return Lookup(kv_tier_index_, kv_tiers_, id);
 }
 const v1::Baseline* Catalog::FindBaseline(absl::string_view id) const {
   return Lookup(baseline_index_, baselines_, id);

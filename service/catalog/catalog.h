@@ -38,7 +38,8 @@ absl::Status ParseCatalogText(const std::string& text, const std::string& displa
 class Catalog {
  public:
   // Loads <dir>/hardware/*.txtpb, <dir>/models/*.txtpb, <dir>/baselines/*.txtpb,
-  // <dir>/engines/*.txtpb and <dir>/priors/*.txtpb, then validates ids, references and ranges.
+  // <dir>/engines/*.txtpb, <dir>/priors/*.txtpb and <dir>/tiers/*.txtpb (KV
+  // storage tiers), then validates ids, references and ranges.
   // Parse errors read "file:line:column: message"; validation errors name the
   // file and the field path. Only regular files inside `dir` are read
   // (ReadRegularFile: a FIFO, a device, or a symbolic link out of the tree is
@@ -53,7 +54,7 @@ class Catalog {
       std::vector<v1::Hardware> hardware, std::vector<v1::Model> models,
       std::vector<v1::Baseline> baselines, std::vector<v1::EnginePreset> engine_presets,
       absl::flat_hash_map<std::string, std::string> origin = {},
-      std::vector<v1::EfficiencyPrior> priors = {});
+      std::vector<v1::EfficiencyPrior> priors = {}, std::vector<v1::KvStorageTierSpec> tiers = {});
 
   // A copy with these cards, models and baselines added or, where the id
   // exists, replaced; each entry validated (ValidateEntity: INVALID_ARGUMENT
@@ -83,6 +84,8 @@ class Catalog {
   const std::vector<v1::EnginePreset>& engine_presets() const { return engine_presets_; }
   const std::vector<v1::EfficiencyPrior>& priors() const { return priors_; }
   const v1::EfficiencyPrior* FindPrior(absl::string_view id) const;
+  const std::vector<v1::KvStorageTierSpec>& kv_tiers() const { return kv_tiers_; }
+  const v1::KvStorageTierSpec* FindKvTier(absl::string_view id) const;
 
   // The file each entity came from ("hardware/nvidia-l4-24gb.txtpb"), by id.
   const std::string& OriginOf(absl::string_view id) const;
@@ -96,12 +99,14 @@ class Catalog {
   std::vector<v1::Baseline> baselines_;
   std::vector<v1::EnginePreset> engine_presets_;
   std::vector<v1::EfficiencyPrior> priors_;
+  std::vector<v1::KvStorageTierSpec> kv_tiers_;
   absl::flat_hash_map<std::string, std::string> origin_;
   absl::flat_hash_map<std::string, size_t> hardware_index_;
   absl::flat_hash_map<std::string, size_t> model_index_;  // ids, repos, aliases (lowercase)
   absl::flat_hash_map<std::string, size_t> baseline_index_;
   absl::flat_hash_map<std::string, size_t> engine_index_;
   absl::flat_hash_map<std::string, size_t> prior_index_;
+  absl::flat_hash_map<std::string, size_t> kv_tier_index_;
 };
 
 }  // namespace capplan::service

@@ -387,6 +387,39 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
   }
 }
 
+// Bandwidths no storage path comes near (10 TB/s) are a unit slip.
+constexpr double kMaxTierBandwidthBytesPerSecond = 1e13;
+
+void ValidateKvStorageTier(const v1::KvStorageTierSpec& t, const ValidationRules& rules,
+                           Validator* v) {
+  v->Id(t.id());
+  if (t.tier() != v1::STORAGE_TIER_HOST_DRAM && t.tier() != v1::STORAGE_TIER_LOCAL_NVME &&
+      t.tier() != v1::STORAGE_TIER_NVME_OF) {
+    v->Add("tier", absl::StrFormat(" = %s; must be STORAGE_TIER_HOST_DRAM, "
+                                   "STORAGE_TIER_LOCAL_NVME or STORAGE_TIER_NVME_OF",
+                                   v1::StorageTier_Name(t.tier())));
+  }
+  if (!(t.read_bandwidth_bytes_per_second() > 0 &&
+        t.read_bandwidth_bytes_per_second() <= kMaxTierBandwidthBytesPerSecond)) {
+    v->Add("read_bandwidth_bytes_per_second",
+           absl::StrFormat(" = %g; must be in (0, %g] bytes/s", t.read_bandwidth_bytes_per_second(),
+                           kMaxTierBandwidthBytesPerSecond));
+  }
+  if (!(t.path_bandwidth_bytes_per_second() >= 0 &&
+        t.path_bandwidth_bytes_per_second() <= kMaxTierBandwidthBytesPerSecond)) {
+    v->Add("path_bandwidth_bytes_per_second",
+           absl::StrFormat(" = %g; must be 0 (not narrower than the tier) or in (0, %g] bytes/s",
+                           t.path_bandwidth_bytes_per_second(), kMaxTierBandwidthBytesPerSecond));
+  }
+  if (t.path_per_gpu() && !(t.path_bandwidth_bytes_per_second() > 0)) {
+    v->Add("path_per_gpu", " is set; it needs the per-GPU path_bandwidth_bytes_per_second");
+  }
+  if (!(t.latency_seconds() >= 0 && t.latency_seconds() <= 1)) {
+    v->Add("latency_seconds", absl::StrFormat(" = %g; must be in [0, 1] s", t.latency_seconds()));
+  }
+  v->Cited(t, t.sources(), rules.require_citations);
+}
+
 }  // namespace
 
 bool IsValidId(const std::string& id) {
@@ -411,6 +444,9 @@ std::vector<Finding> ValidateEntity(const Message& entity, const ValidationRules
   if (auto* e = dynamic_cast<const v1::EnginePreset*>(&entity)) ValidateEnginePreset(*e, &v);
   if (auto* p = dynamic_cast<const v1::EfficiencyPrior*>(&entity)) {
     ValidateEfficiencyPrior(*p, &v);
+  }
+  if (auto* t = dynamic_cast<const v1::KvStorageTierSpec*>(&entity)) {
+    ValidateKvStorageTier(*t, rules, &v);
   }
   return v.Take();
 }

@@ -16,7 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFolders[] = {"hardware", "models", "baselines", "engines", "priors"};
+constexpr const char* kFolders[] = {"hardware", "models", "baselines",
+                                    "engines",  "priors", "tiers"};
 
 }  // namespace
 

@@ -154,6 +154,10 @@ const std::vector<FlagHelp>& FlagTable() {
        "request (closed loop)"},
       {"min-user-tokens-per-second", "R", "tok/s", "10",
        "warn when the safe point's decode rate per user (1/TPOT) is below this"},
+      {"kv-tier", "ID", "-", "none",
+       "KV storage tier (data/tiers/): restore vs recompute per context, cold-restore tok/s"},
+      {"kv-restore-context", "N,N,...", "tokens", "the input, 8k, 32k, 128k",
+       "context lengths for --kv-tier (up to max_model_len)"},
       // Sweep.
       {"concurrency", "N,N,...", "users", "the baseline's sweep",
        "closed-loop load axis: users, each sending its next request at once"},

@@ -3,9 +3,12 @@
 #include <cmath>
 #include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/cli/cli.h"
 #include "service/cli/deployment_flags.h"
@@ -102,6 +105,29 @@ void PrintScaling(const v1::ScalingAssessment& s, std::ostream& out) {
   out << "\n  " << s.note() << "\n";
 }
 
+// A KV storage tier: restore against recompute per context, and the
+// cold-restore workload's peak throughput either way.
+void PrintKvTier(const v1::KvTierReport& t, std::ostream& out) {
+  out << absl::StrFormat("\nKV tier %s (%s): %.1f GB/s into the replica, latency %.2f ms\n",
+                         t.tier_id(), t.tier_name(), t.effective_bandwidth_bytes_per_second() / 1e9,
+                         1e3 * t.latency_seconds());
+  TextTable table({"CONTEXT (tokens)", "KV (GB)", "RESTORE (s)", "RECOMPUTE (s)", "SPEEDUP (x)"});
+  for (const v1::KvRestorePoint& p : t.points()) {
+    table.AddRow(
+        {FormatCount(static_cast<double>(p.context_tokens())),
+         absl::StrFormat("%.2f", p.kv_bytes() / 1e9), absl::StrFormat("%.3f", p.restore_seconds()),
+         absl::StrFormat("%.3f", p.recompute_seconds()), absl::StrFormat("%.1f", p.speedup())});
+  }
+  table.Print(out);
+  out << absl::StrFormat(
+      "cold restore (every input restored), peak per replica: recompute %.0f tok/s; restore "
+      "%.0f tok/s (GPUs %.0f, tier %.0f: %s), %+.0f%%\n",
+      t.recompute_output_tokens_per_second(), t.restore_output_tokens_per_second(),
+      t.restore_gpu_output_tokens_per_second(), t.restore_tier_output_tokens_per_second(),
+      t.tier_bound() ? "the tier binds" : "the GPUs bind", 100 * t.throughput_gain_fraction());
+  out << "  " << t.note() << "\n";
+}
+
 void PrintSizingAndCost(const v1::PlanResponse& plan, const PlanPrintOptions& options,
                         std::ostream& out) {
   if (plan.has_sizing()) {
@@ -110,6 +136,7 @@ void PrintSizingAndCost(const v1::PlanResponse& plan, const PlanPrintOptions& op
         << ", " << Plural(s.gpus(), "GPU", "GPUs") << " (safe " << SafeLoad(s) << " per replica)\n";
   }
   if (plan.has_scaling()) PrintScaling(plan.scaling(), out);
+  if (plan.has_kv_tier()) PrintKvTier(plan.kv_tier(), out);
   if (plan.has_cost_per_million_output_tokens()) {
     const uint32_t gpus = plan.memory().deployment().gpu_count();
     out << absl::StrFormat(
@@ -192,6 +219,24 @@ absl::StatusOr<int> PlanCommand(CliContext& ctx) {
     return absl::InvalidArgumentError(
         "--target-rps, --target-users and --target-tokens-per-month exclude each other");
   }
+  if (std::optional<std::string> tier = a.Get("kv-tier"); tier.has_value()) {
+    request.set_kv_tier_id(*tier);
+  }
+  if (std::optional<std::string> contexts = a.Get("kv-restore-context"); contexts.has_value()) {
+    for (absl::string_view part : absl::StrSplit(*contexts, ',', absl::SkipWhitespace())) {
+      uint64_t l = 0;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &l) || l == 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--kv-restore-context = %s; '%s' is not a positive whole number of tokens (give e.g. "
+            "8192,32768)",
+            *contexts, part));
+      }
+      request.add_kv_restore_context_tokens(l);
+    }
+    if (request.kv_restore_context_tokens_size() == 0) {
+      return absl::InvalidArgumentError("--kv-restore-context is empty; give e.g. 8192,32768");
+    }
+  }
   PlanPrintOptions print;
   CAPPLAN_ASSIGN_OR_RETURN(print.min_user_rate, MinUserTokensPerSecond(a));
   print.currency = a.Get("currency").value_or("USD");
@@ -216,7 +261,7 @@ CliCommandSpec PlanCommandSpec() {
   for (const char* flag :
        {"input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95", "target-rps",
         "target-users", "target-tokens-per-month", "duty-factor", "price-per-gpu-hour",
-        "think-time", "currency", "min-user-tokens-per-second"}) {
+        "think-time", "currency", "min-user-tokens-per-second", "kv-tier", "kv-restore-context"}) {
     valued.push_back(flag);
   }
   for (const std::string& f : WorkloadShapeFlags()) valued.push_back(f);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "model/capacity.h"
+#include "service/planner/kv_tier.h"
 #include "service/planner/load.h"
 #include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
@@ -60,11 +61,10 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
         "give the request shape (or start from a baseline, whose measured workload is then "
         "used)");
   }
-  if (!r.kv_tier_id().empty() || r.kv_restore_context_tokens_size() > 0) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "PlanRequest.kv_tier_id = \"%s\"; KV storage tiers are not modelled yet (no tier "
-        "catalogue in data/): leave kv_tier_id and kv_restore_context_tokens unset",
-        r.kv_tier_id().substr(0, 64)));
+  if (r.kv_tier_id().empty() && r.kv_restore_context_tokens_size() > 0) {
+    return absl::InvalidArgumentError(
+        "PlanRequest.kv_restore_context_tokens is set without kv_tier_id; name the tier "
+        "(data/tiers/) the contexts are restored from");
   }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
     return absl::InvalidArgumentError(
@@ -354,6 +354,7 @@ void AddScaling(const Catalog& catalog, const v1::PlanRequest& request, const Re
   v1::PlanRequest one = request;
   one.clear_target();
   one.clear_kv_tier_id();
+  one.clear_kv_restore_context_tokens();
   one.mutable_deployment()->set_gpu_count(per_node);
   one.mutable_deployment()->mutable_parallelism()->set_tp(per_node);
   one.mutable_deployment()->mutable_parallelism()->set_pp(1);
@@ -435,6 +436,9 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   CAPPLAN_RETURN_IF_ERROR(AddCost(request, d.resolved.gpu_count, period, &response));
   AddMeasuredCapacity(catalog, d.resolved, request.deployment(), period, &response);
   AddScaling(catalog, request, d.resolved, counters, &response);
+  if (!request.kv_tier_id().empty()) {
+    CAPPLAN_ASSIGN_OR_RETURN(*response.mutable_kv_tier(), KvTierReportFor(catalog, request, load));
+  }
   return response;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_common/status_matchers.h"
@@ -81,6 +82,43 @@ deployment {
                                 HasSubstr("baselines/test-baseline.txtpb:9:12: "
                                           "deployment.engine.gpu_memory_utilization = 1.5; must "
                                           "be in (0, 1]")));
+}
+
+TEST(Catalog, KvTiersLoadAndAreValidatedAtTheirField) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  const char* kTier = R"(# proto-file: capplan/v1/catalog.proto
+# proto-message: KvStorageTierSpec
+id: "test-nvme"
+tier: STORAGE_TIER_LOCAL_NVME
+name: "a drive"
+read_bandwidth_bytes_per_second: %s
+sources { fields: "read_bandwidth_bytes_per_second" document: "https://example.com/drive" }
+)";
+  dir.Write("tiers/test-nvme.txtpb", absl::StrFormat(kTier, "6.5e9"));
+  auto catalog = Catalog::LoadFromDirectory(dir.path().string());
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  ASSERT_NE((*catalog)->FindKvTier("test-nvme"), nullptr);
+  EXPECT_EQ((*catalog)->FindKvTier("test-nvme")->read_bandwidth_bytes_per_second(), 6.5e9);
+  EXPECT_EQ((*catalog)->OriginOf("test-nvme"), "tiers/test-nvme.txtpb");
+  // 6.5e15 bytes/s: a unit slip (GB/s written as MB/s), refused at its line.
+  dir.Write("tiers/test-nvme.txtpb", absl::StrFormat(kTier, "6.5e15"));
+  EXPECT_THAT(Catalog::LoadFromDirectory(dir.path().string()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("tiers/test-nvme.txtpb:6:"),
+                             HasSubstr("read_bandwidth_bytes_per_second = 6.5e+15; must be in"))));
+  // A figure without a citation is refused.
+  dir.Write("tiers/test-nvme.txtpb", R"(# proto-file: capplan/v1/catalog.proto
+# proto-message: KvStorageTierSpec
+id: "test-nvme"
+tier: STORAGE_TIER_LOCAL_NVME
+read_bandwidth_bytes_per_second: 6.5e9
+latency_seconds: 0.0001
+sources { fields: "read_bandwidth_bytes_per_second" document: "https://example.com/drive" }
+)");
+  EXPECT_THAT(
+      Catalog::LoadFromDirectory(dir.path().string()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("latency_seconds has no citation")));
 }
 
 TEST(Catalog, UnknownReferenceIsAnError) {

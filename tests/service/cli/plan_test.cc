@@ -149,5 +149,22 @@ TEST(CliPlan, OneUserAndNoSafePointSayWhy) {
                                "lightest load fails (binding: SLOT_WAIT))"));
 }
 
+// --kv-tier: a table of restore against recompute per context, with units,
+// and the cold-restore throughput line; a bad context list is refused.
+TEST(CliPlan, AKvTierPrintsRestoreAgainstRecompute) {
+  Result r =
+      RunCapplan(With(Llama70b(), {"--max-model-len", "32768", "--kv-tier", "host-dram-pcie5-x16",
+                                   "--kv-restore-context", "8192,32768"}));
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("KV tier host-dram-pcie5-x16"));
+  EXPECT_THAT(r.out, HasSubstr("RESTORE (s)"));
+  EXPECT_THAT(LineStarting(r.out, "          32,768"), HasSubstr("."));
+  EXPECT_THAT(r.out, HasSubstr("cold restore (every input restored), peak per replica"));
+  Result bad = RunCapplan(
+      With(Llama70b(), {"--kv-tier", "host-dram-pcie5-x16", "--kv-restore-context", "8192,0"}));
+  EXPECT_NE(bad.code, kExitOk);
+  EXPECT_THAT(bad.err, HasSubstr("--kv-restore-context = 8192,0; '0' is not a positive"));
+}
+
 }  // namespace
 }  // namespace capplan::service

@@ -237,13 +237,5 @@ TEST(Plan, ReplicaWithinANodeHasNoScaling) {
   EXPECT_FALSE(plan->has_scaling());
 }
 
-TEST(Plan, KvTierIsRefusedUntilModelled) {
-  EXPECT_THAT(Plan(Bundled(), Request("deployment { model_id: \"llama-3.1-8b-instruct\" "
-                                      "hardware_id: \"nvidia-h100-sxm-80gb\" } "
-                                      "workload { input_tokens: 1000 output_tokens: 200 } "
-                                      "kv_tier_id: \"local-nvme\"")),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("PlanRequest.kv_tier_id")));
-}
-
 }  // namespace
 }  // namespace capplan::service

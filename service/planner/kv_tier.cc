@@ -1,0 +1,158 @@
+#include "service/planner/kv_tier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "model/capacity.h"
+#include "model/queueing.h"
+#include "service/catalog/suggest.h"
+
+namespace capplan::service {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Default context lengths: the workload's input and these, up to the
+// deployment's max_model_len.
+constexpr uint64_t kDefaultContexts[] = {8192, 32768, 131072};
+
+absl::StatusOr<std::vector<uint64_t>> Contexts(const v1::PlanRequest& request,
+                                               int64_t max_model_len) {
+  std::vector<uint64_t> out;
+  if (request.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "PlanRequest.kv_restore_context_tokens has %d entries; must have at most %d",
+        request.kv_restore_context_tokens_size(), kMaxKvRestoreContexts));
+  }
+  for (int i = 0; i < request.kv_restore_context_tokens_size(); ++i) {
+    const uint64_t l = request.kv_restore_context_tokens(i);
+    if (l < 1 || (max_model_len > 0 && l > static_cast<uint64_t>(max_model_len))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "PlanRequest.kv_restore_context_tokens[%d] = %d; must be in [1, %d] (the deployment's "
+          "max_model_len)",
+          i, l, max_model_len));
+    }
+    out.push_back(l);
+  }
+  if (out.empty()) {
+    const double input = request.workload().input_tokens();
+    if (input >= 1) out.push_back(static_cast<uint64_t>(std::llround(input)));
+    for (uint64_t l : kDefaultContexts) {
+      if (max_model_len <= 0 || l <= static_cast<uint64_t>(max_model_len)) out.push_back(l);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Seconds per byte moved into each GPU with `readers` GPUs of a node reading
+// at once.
+double SecondsPerGpuByte(const v1::KvStorageTierSpec& t, double readers) {
+  const double per_gpu_path = t.path_per_gpu() ? t.path_bandwidth_bytes_per_second() : kInfinity;
+  double shared = t.read_bandwidth_bytes_per_second();
+  if (!t.path_per_gpu() && t.path_bandwidth_bytes_per_second() > 0) {
+    shared = std::min(shared, t.path_bandwidth_bytes_per_second());
+  }
+  return std::max(1.0 / per_gpu_path, readers / shared);
+}
+
+// Peak request rate of the prepared deployment at `w` (μ(S) of the load model).
+absl::StatusOr<double> PeakRequestsPerSecond(const PreparedLoad& load, const model::Workload& w) {
+  CAPPLAN_ASSIGN_OR_RETURN(model::Slots slots, model::ComputeSlots(load.limits, w));
+  CAPPLAN_ASSIGN_OR_RETURN(
+      model::LoadDependentServer server,
+      model::LoadDependentServer::Create(load.performance_model, w, slots, load.query.budget));
+  return server.SaturationRate();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
+                                                 const v1::PlanRequest& request,
+                                                 const PreparedLoad& load) {
+  const v1::KvStorageTierSpec* tier = catalog.FindKvTier(request.kv_tier_id());
+  if (tier == nullptr) {
+    std::vector<SuggestionCandidate> candidates;
+    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
+      candidates.push_back({t.id(), {t.name()}});
+    }
+    std::string known;
+    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
+      absl::StrAppend(&known, known.empty() ? "" : ", ", t.id());
+    }
+    return absl::NotFoundError(absl::StrFormat(
+        "PlanRequest.kv_tier_id = \"%s\"; no such tier in the catalogue's tiers/ (%s)%s",
+        request.kv_tier_id().substr(0, 96), known.empty() ? "it has none" : known,
+        DidYouMean(SuggestIds(request.kv_tier_id(), candidates))));
+  }
+  const PreparedDeployment& d = *load.deployment;
+  const model::MemoryPlan& memory = d.model_memory;
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts, Contexts(request, memory.max_model_len));
+  const double gpus = std::max<uint32_t>(1, d.resolved.gpu_count);
+  const uint32_t per_node =
+      d.resolved.hardware != nullptr ? d.resolved.hardware->max_gpus_per_node() : 0;
+  // Alone: the replica's GPUs on one node read at once; under load, every
+  // GPU of a node full of replicas.
+  const double alone_readers = per_node > 0 ? std::min<double>(gpus, per_node) : gpus;
+  const double loaded_readers = per_node > 0 ? std::max<double>(alone_readers, per_node) : gpus;
+  const double alone = SecondsPerGpuByte(*tier, alone_readers);
+  const double loaded = SecondsPerGpuByte(*tier, loaded_readers);
+
+  v1::KvTierReport report;
+  report.set_tier_id(tier->id());
+  report.set_tier_name(tier->name());
+  report.set_effective_bandwidth_bytes_per_second(gpus / alone);
+  report.set_latency_seconds(tier->latency_seconds());
+  auto gpu_bytes = [&memory](double tokens) {
+    return tokens * memory.kv_bytes_per_token + memory.state_bytes_per_request;
+  };
+  for (uint64_t l : contexts) {
+    CAPPLAN_ASSIGN_OR_RETURN(double recompute,
+                             model::PrefillSeconds(load.performance_model, static_cast<double>(l)));
+    v1::KvRestorePoint* p = report.add_points();
+    p->set_context_tokens(l);
+    p->set_kv_bytes(gpu_bytes(l) * gpus);
+    p->set_restore_seconds(gpu_bytes(l) * alone + tier->latency_seconds());
+    p->set_recompute_seconds(recompute);
+    p->set_speedup(recompute / p->restore_seconds());
+  }
+
+  // The cold-restore workload: the request's, every input restored.
+  const model::Workload& w = load.workload;
+  const double out = w.output_tokens;
+  CAPPLAN_ASSIGN_OR_RETURN(double recompute_rps, PeakRequestsPerSecond(load, w));
+  model::Workload restored = w;
+  // All but the last input token come from the tier (the engine computes
+  // the last one to produce the first output token).
+  if (w.input_tokens > 1) {
+    restored.prefix_cache_hit_rate = std::max(w.prefix_cache_hit_rate, 1.0 - 1.0 / w.input_tokens);
+  }
+  CAPPLAN_ASSIGN_OR_RETURN(double gpu_rps, PeakRequestsPerSecond(load, restored));
+  const double tier_rps = 1.0 / (gpu_bytes(w.input_tokens) * loaded);
+  report.set_recompute_output_tokens_per_second(recompute_rps * out);
+  report.set_restore_gpu_output_tokens_per_second(gpu_rps * out);
+  report.set_restore_tier_output_tokens_per_second(tier_rps * out);
+  report.set_restore_output_tokens_per_second(std::min(gpu_rps, tier_rps) * out);
+  report.set_throughput_gain_fraction(std::min(gpu_rps, tier_rps) / recompute_rps - 1.0);
+  report.set_tier_bound(tier_rps < gpu_rps);
+  const uint32_t sharing = per_node > 0 && !tier->path_per_gpu() && gpus < per_node
+                               ? static_cast<uint32_t>(per_node / static_cast<uint32_t>(gpus))
+                               : 1;
+  report.set_replicas_sharing_tier(sharing);
+  report.set_note(absl::StrFormat(
+      "restore = KV bytes per GPU x max(1 / per-GPU path, GPUs reading / shared bandwidth) + "
+      "latency; alone: %.0f GPU(s) reading; the throughputs assume a node full of replicas "
+      "restoring at once (%.0f GPUs sharing the tier's node-wide path and read bandwidth) and a "
+      "restore that overlaps the others' decoding; recompute = the load model's prefill on an "
+      "idle replica; peak rates, not SLO-bound ones",
+      alone_readers, loaded_readers));
+  return report;
+}
+
+}  // namespace capplan::service
