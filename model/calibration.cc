@@ -122,6 +122,11 @@ absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationCont
       ob.in_service = *n;
       ob.observed_seconds = *p.ttft_seconds;
       ob.features = f.prefill;
+      // With others in service it waits for the batches launched ahead
+      // (an overlap scheduler's one decode step).
+      if (*n > 1 && ctx.scheduler.batches_launched_ahead > 0) {
+        ob.features += ctx.scheduler.batches_launched_ahead * f.per_decode_step;
+      }
       if (p.think_time_seconds == 0 && *n > 1) {
         const double life_steps =
             f.prefill_steps + std::max(0.0, o - 1.0) / f.tokens_per_decode_step;

@@ -170,6 +170,7 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
   s.slots_ = slots;
   s.workload_ = w;
   s.budget_ = budget;
+  s.launched_ahead_ = m.scheduler.batches_launched_ahead;
   s.phases_by_n_.reserve(slots.slots);
   s.rate_by_n_.reserve(slots.slots);
   for (int n = 1; n <= slots.slots; ++n) {
@@ -232,6 +233,12 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
           ? kMaxPhasesPerCompletion
           : std::clamp(static_cast<int>(std::lround(1.0 / cv2)), 1, kMaxPhasesPerCompletion);
   return s;
+}
+
+double LoadDependentServer::LaunchedAheadSeconds(int n) const {
+  const int k = std::clamp(n, 1, slots_.slots);
+  if (launched_ahead_ <= 0 || k <= 1) return 0.0;
+  return launched_ahead_ * Phase(k - 1).decode_step_seconds;
 }
 
 double LoadDependentServer::NodePrefillSeconds(int n, int j) const {
@@ -1016,10 +1023,12 @@ void AddAtoms(const LoadDependentServer &server, int n, double weight, double ra
   const bool busy = residual && n > 1;
   const RequestPhaseTimes &p = server.Phase(std::max(1, n - 1));
   const double f = busy ? std::min(1.0, rate_rps * server.Phase(n).prefill_seconds) : 0.0;
+  // The batches the scheduler launched before taking the request in.
+  const double ahead = server.LaunchedAheadSeconds(n);
   for (int j = 0; j < nodes; ++j) {
     const double w = weight / nodes;
-    const double pre = server.NodePrefillSeconds(n, j);
-    const double life = server.NodeLifeSeconds(n, j);
+    const double pre = server.NodePrefillSeconds(n, j) + ahead;
+    const double life = server.NodeLifeSeconds(n, j) + ahead;
     const double dec_width = busy ? p.decode_step_seconds : 0.0;
     ttft->atoms.push_back({w * (1 - f), pre, dec_width});
     e2e->atoms.push_back({w * (1 - f), life, dec_width});
@@ -1055,9 +1064,12 @@ void AddWaitBranches(const LoadDependentServer &server, double weight, LatencyLa
                      LatencyLaw *e2e) {
   const int nodes = server.LengthNodes();
   const int s = server.slots();
+  // Admitted at a completion, with the others still served: it waits for
+  // the batches launched ahead too.
+  const double ahead = server.LaunchedAheadSeconds(s);
   for (int j = 0; j < nodes; ++j) {
-    ttft->waits.push_back({weight / nodes, server.NodePrefillSeconds(s, j)});
-    e2e->waits.push_back({weight / nodes, server.NodeLifeSeconds(s, j)});
+    ttft->waits.push_back({weight / nodes, server.NodePrefillSeconds(s, j) + ahead});
+    e2e->waits.push_back({weight / nodes, server.NodeLifeSeconds(s, j) + ahead});
   }
 }
 

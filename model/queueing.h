@@ -149,6 +149,10 @@ class LoadDependentServer {
   double SaturationRate() const { return CompletionRate(slots_.slots); }
   // Coefficient of variation of one request's time in service at S.
   double ServiceTimeCv() const { return service_cv_; }
+  // What a request taken in with min(n, S) − 1 others in service waits for
+  // the batches the scheduler launched ahead (SchedulerConfig): one decode
+  // step of the others each; 0 for n <= 1 (an idle server runs it next).
+  double LaunchedAheadSeconds(int n) const;
   // κ of the Erlang inter-completion gap.
   int PhasesPerCompletion() const { return phases_; }
   // Request-length spread: equal-probability nodes of the log-normal length
@@ -170,6 +174,7 @@ class LoadDependentServer {
   std::vector<double> rate_by_n_;
   double service_cv_ = 0;
   int phases_ = 1;
+  int launched_ahead_ = 0;
   // Prefill time of input node j relative to the mean input, at n = 1 and S.
   std::vector<double> input_ratio_1_;
   std::vector<double> input_ratio_s_;

@@ -46,7 +46,7 @@ StepTimeCoefficients StepTimeCoefficients::Roofline() {
 
 StepTimeCoefficients StepTimeCoefficients::FromVector(const StepFeatures& v) {
   return StepTimeCoefficients{v(kAlphaFeature), v(kWeightsFeature), v(kKvFeature),
-                              v(kFlopsFeature),  v(kCommFeature),    v(kRequestFeature)};
+                              v(kFlopsFeature), v(kCommFeature),    v(kRequestFeature)};
 }
 
 double ExpertsTouched(int routed_experts, int experts_per_token, double tokens) {
@@ -269,6 +269,11 @@ absl::Status ValidateWorkload(const Workload& w) {
 absl::Status ValidatePerformanceModel(const PerformanceModel& m) {
   CAPPLAN_RETURN_IF_ERROR(ValidateStepTimeInputs(m.inputs));
   CAPPLAN_RETURN_IF_ERROR(ValidateCoefficients(m.coefficients));
+  if (m.scheduler.batches_launched_ahead < 0 ||
+      m.scheduler.batches_launched_ahead > kMaxBatchesLaunchedAhead) {
+    return Invalid("SchedulerConfig.batches_launched_ahead", m.scheduler.batches_launched_ahead,
+                   absl::StrCat("must be in [0, ", kMaxBatchesLaunchedAhead, "]"));
+  }
   if (m.scheduler.max_batched_tokens < 1) {
     return Invalid("SchedulerConfig.max_batched_tokens", m.scheduler.max_batched_tokens,
                    "must be >= 1");

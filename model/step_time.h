@@ -170,8 +170,15 @@ absl::Status ValidateWorkload(const Workload& w);
 
 // The engine scheduler's per-step token budget (vLLM max_num_batched_tokens,
 // SGLang chunked_prefill_size), shared by decode tokens and prefill chunks.
+// An overlap scheduler runs one batch ahead; a few are the most any engine
+// queues.
+inline constexpr int kMaxBatchesLaunchedAhead = 4;
 struct SchedulerConfig {
   int max_batched_tokens = 0;
+  // Batches already launched when a request is taken in (an overlap
+  // scheduler: 1): a request arriving at a busy server waits for them too,
+  // one decode step each, before its prefill (queueing.h AddAtoms).
+  int batches_launched_ahead = 0;
 };
 
 // A complete step-time model: what the service hands to the queueing model.
@@ -211,7 +218,7 @@ struct RequestPhaseTimes {
   double prefill_step_seconds = 0;  // one iteration carrying its prefill
   // The request's way in and out (part of prefill_seconds and life_seconds).
   double request_latency_seconds = 0;
-  double decode_step_seconds = 0;   // one decode iteration (with stalls)
+  double decode_step_seconds = 0;  // one decode iteration (with stalls)
 };
 RequestPhaseTimes ToPhaseTimes(const RequestPhaseFeatures& f, const StepTimeCoefficients& c,
                                double output_tokens);

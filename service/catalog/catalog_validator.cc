@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "capplan/v1/catalog.pb.h"
 #include "google/protobuf/descriptor.h"
+#include "model/step_time.h"
 
 namespace capplan::service {
 namespace {
@@ -379,6 +380,11 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
     v->Add("kv_remaining_share",
            absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));
+  }
+  if (e.batches_launched_ahead() > static_cast<uint32_t>(model::kMaxBatchesLaunchedAhead)) {
+    v->Add("batches_launched_ahead",
+           absl::StrFormat(" = %d; must be in [0, %d]", e.batches_launched_ahead(),
+                           model::kMaxBatchesLaunchedAhead));
   }
   if (e.kv_remaining_share() > 0 &&
       e.kv_admission() != v1::KV_ADMISSION_RULE_RESERVE_REMAINING_SHARE) {

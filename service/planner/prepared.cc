@@ -61,12 +61,12 @@ absl::StatusOr<double> AllReduceBandwidth(const ResolvedDeployment& r, int tp,
     const double network = hw.inter_node().bandwidth_bytes_per_second();
     if (!(network > 0)) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "hardware '%s' states no network between nodes; tp = %d spans %d-GPU nodes", hw.id(),
-          tp, hw.max_gpus_per_node()));
+          "hardware '%s' states no network between nodes; tp = %d spans %d-GPU nodes", hw.id(), tp,
+          hw.max_gpus_per_node()));
     }
     notes->push_back(absl::StrFormat(
-        "tp = %d spans nodes of %d GPUs: all-reduces cross the %s network at %.0f GB/s per GPU",
-        tp, hw.max_gpus_per_node(), hw.inter_node().kind(), network / 1e9));
+        "tp = %d spans nodes of %d GPUs: all-reduces cross the %s network at %.0f GB/s per GPU", tp,
+        hw.max_gpus_per_node(), hw.inter_node().kind(), network / 1e9));
     return std::min(network, link.bandwidth_bytes_per_second());
   }
   const bool staged = link.kind() == v1::LINK_KIND_PCIE && !link.peer_to_peer();
@@ -148,6 +148,10 @@ void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
   SetKvAdmission(d.resolved.preset.preset, &perf->limits);
   perf->scheduler.max_batched_tokens =
       static_cast<int>(std::max<int64_t>(1, m.max_num_batched_tokens));
+  if (d.resolved.preset.preset != nullptr) {
+    perf->scheduler.batches_launched_ahead =
+        static_cast<int>(d.resolved.preset.preset->batches_launched_ahead());
+  }
   if (m.max_num_seqs > 0) perf->limits.max_running_requests = static_cast<int>(m.max_num_seqs);
   if (m.state_slots > 0 && m.state_bytes_per_request > 0) {
     perf->limits.state_slots = static_cast<int>(std::min<int64_t>(m.state_slots, model::kMaxSlots));
@@ -155,11 +159,11 @@ void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
   if (!d.hardware_withheld) {
     if (memory->kv_pool_tokens() > 0) {
       perf->limits.kv_pool_tokens = static_cast<double>(memory->kv_pool_tokens());
-      perf->notes.push_back(absl::StrCat(
-          "KV admission: ", model::KvAdmissionName(perf->limits.kv_admission),
-          d.resolved.preset.preset != nullptr
-              ? absl::StrCat(" (engine preset ", d.resolved.preset.preset->id(), ")")
-              : std::string(" (no engine preset: the conservative rule)")));
+      perf->notes.push_back(
+          absl::StrCat("KV admission: ", model::KvAdmissionName(perf->limits.kv_admission),
+                       d.resolved.preset.preset != nullptr
+                           ? absl::StrCat(" (engine preset ", d.resolved.preset.preset->id(), ")")
+                           : std::string(" (no engine preset: the conservative rule)")));
     }
     return;
   }
@@ -299,7 +303,8 @@ absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
       static_cast<int>(std::max<int64_t>(1, plan.max_num_batched_tokens));
   if (plan.max_num_seqs > 0) out.limits.max_running_requests = static_cast<int>(plan.max_num_seqs);
   if (plan.state_slots > 0 && plan.state_bytes_per_request > 0) {
-    out.limits.state_slots = static_cast<int>(std::min<int64_t>(plan.state_slots, model::kMaxSlots));
+    out.limits.state_slots =
+        static_cast<int>(std::min<int64_t>(plan.state_slots, model::kMaxSlots));
   }
   if (plan.kv_pool_tokens > 0) out.limits.kv_pool_tokens = static_cast<double>(plan.kv_pool_tokens);
   return out;

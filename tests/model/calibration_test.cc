@@ -245,6 +245,37 @@ TEST(PointObservations, TtftOnlyWhereNobodyWaitsForASlot) {
   EXPECT_EQ((*o)[0].in_service, kSlots);
 }
 
+// With an overlap scheduler a row's TTFT carries one more decode step of
+// the others (batches_launched_ahead): its features are the TPOT row's
+// decode-step features on top of the plain TTFT's; one user alone waits for
+// nothing.
+TEST(PointObservations, TtftOfABusyOverlapSchedulerCarriesTheBatchLaunchedAhead) {
+  CalibrationContext plain = Context(MoeInputs());
+  CalibrationContext overlap = plain;
+  overlap.scheduler.batches_launched_ahead = 1;
+  MeasuredPoint p;
+  p.source = "row";
+  p.workload = SweepWorkload();
+  p.ttft_seconds = 0.3;
+  p.e2e_seconds = 8.0;
+  p.requests_per_second = 1.0;
+  p.concurrency = 8;
+  absl::StatusOr<std::vector<Observation>> a = PointObservations(plain, p, 0);
+  absl::StatusOr<std::vector<Observation>> b = PointObservations(overlap, p, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), 2u);
+  ASSERT_EQ(b->size(), 2u);
+  ASSERT_EQ((*b)[1].kind, ObservationKind::kTtft);
+  // TPOT features are per token of one decode step (one token per step here).
+  const StepFeatures extra = (*b)[1].features - (*a)[1].features;
+  EXPECT_TRUE(extra.isApprox((*b)[0].features, 1e-12)) << extra.transpose();
+  p.concurrency = 1;
+  a = PointObservations(plain, p, 0);
+  b = PointObservations(overlap, p, 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE((*b)[1].features.isApprox((*a)[1].features, 1e-15));
+}
+
 TEST(PointObservations, PerUserRateAndPrefillThroughput) {
   const CalibrationContext ctx = Context(MoeInputs());
   MeasuredPoint p;

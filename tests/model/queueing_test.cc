@@ -49,6 +49,37 @@ LoadDependentServer Server(const StepTimeInputs& in, const Workload& w, int slot
   return *s;
 }
 
+// An overlap scheduler (SchedulerConfig.batches_launched_ahead = 1): a
+// request taken in while others are served waits one more decode step of
+// theirs before its prefill; throughput is the same (it holds no slot then).
+TEST(LaunchedAhead, AddsOneDecodeStepToTtftWhenBusyAndNothingToThroughput) {
+  const Workload w = MakeWorkload(1024, 256);
+  PerformanceModel overlap = Model(MoeInputs());
+  overlap.scheduler.batches_launched_ahead = 1;
+  const Slots slots{16, SlotBound::kRunningRequestLimit};
+  absl::StatusOr<LoadDependentServer> plain =
+      LoadDependentServer::Create(Model(MoeInputs()), w, slots);
+  absl::StatusOr<LoadDependentServer> ahead = LoadDependentServer::Create(overlap, w, slots);
+  ASSERT_TRUE(plain.ok() && ahead.ok());
+  EXPECT_DOUBLE_EQ(ahead->SaturationRate(), plain->SaturationRate());
+  EXPECT_EQ(ahead->LaunchedAheadSeconds(1), 0.0);  // an idle server runs it next
+  EXPECT_DOUBLE_EQ(ahead->LaunchedAheadSeconds(8), ahead->Phase(7).decode_step_seconds);
+  EXPECT_EQ(plain->LaunchedAheadSeconds(8), 0.0);
+  // A closed loop of 8 users without think time: every arrival finds 7
+  // others in service, so TTFT grows by one decode step of 7.
+  absl::StatusOr<std::vector<LoadPoint>> a = ClosedLoopCurve(*plain, {8}, 0.0);
+  absl::StatusOr<std::vector<LoadPoint>> b = ClosedLoopCurve(*ahead, {8}, 0.0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ((*b)[0].requests_per_second, (*a)[0].requests_per_second);
+  EXPECT_NEAR((*b)[0].ttft->mean_seconds - (*a)[0].ttft->mean_seconds,
+              ahead->Phase(7).decode_step_seconds, 1e-9);
+  EXPECT_NEAR((*b)[0].ttft->p50_seconds - (*a)[0].ttft->p50_seconds,
+              ahead->Phase(7).decode_step_seconds, 2e-3 * (*b)[0].ttft->p50_seconds);
+  // More batches ahead than any engine queues is refused.
+  overlap.scheduler.batches_launched_ahead = kMaxBatchesLaunchedAhead + 1;
+  EXPECT_FALSE(LoadDependentServer::Create(overlap, w, slots).ok());
+}
+
 // ------------------------------------------------------------------ slots
 
 struct SlotCase {

@@ -236,4 +236,17 @@ TEST(IsValidId, AcceptsKebabCaseWithVersionDots) {
 }
 
 }  // namespace
+// An engine queues a batch or two ahead at most; more is a typo.
+TEST(EnginePresetValidation, BatchesLaunchedAheadAreBounded) {
+  v1::EnginePreset e;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "id: \"test-engine\" engine: ENGINE_KIND_SGLANG batches_launched_ahead: 1", &e));
+  EXPECT_TRUE(ValidateEntity(e).empty());
+  e.set_batches_launched_ahead(40);
+  std::vector<Finding> findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "batches_launched_ahead");
+  EXPECT_THAT(findings[0].message, ::testing::HasSubstr("= 40; must be in [0, 4]"));
+}
+
 }  // namespace capplan::service
