@@ -1,5 +1,6 @@
 #include "service/cli/search.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
@@ -101,6 +102,21 @@ absl::Status ApplyNumberFlags(const CliArgs& a, v1::SearchConfigsRequest* r) {
   if (duty.has_value()) r->set_duty_factor(*duty);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> budget, a.GetDouble("time-budget"));
   if (budget.has_value()) r->set_time_budget_seconds(*budget);
+  if (std::optional<std::string> tier = a.Get("kv-tier"); tier.has_value()) {
+    r->set_kv_tier_id(*tier);
+  }
+  if (std::optional<std::string> contexts = a.Get("kv-restore-context"); contexts.has_value()) {
+    for (absl::string_view part : absl::StrSplit(*contexts, ',', absl::SkipWhitespace())) {
+      uint64_t l = 0;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &l) || l == 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--kv-restore-context = %s; '%s' is not a positive whole number of tokens (give e.g. "
+            "8192,32768)",
+            *contexts, part));
+      }
+      r->add_kv_restore_context_tokens(l);
+    }
+  }
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> threads,
                            a.GetInt("threads", 1, kSearchMaxThreads));
   if (threads.has_value()) r->set_threads(static_cast<uint32_t>(*threads));
@@ -194,6 +210,25 @@ void PrintSearch(const v1::SearchConfigsResponse& r, std::ostream& out) {
   out << "\nlaunch lines (top):\n";
   int i = 0;
   for (const v1::SearchCandidate* c : top) out << "  #" << ++i << " " << c->launch_line() << "\n";
+  if (!top.empty() && top.front()->has_kv_tier()) {
+    out << "\nKV tier " << top.front()->kv_tier().tier_id()
+        << " (top): restore vs recompute, cold-restore peak tok/s per replica:\n";
+    i = 0;
+    for (const v1::SearchCandidate* c : top) {
+      const v1::KvTierReport& k = c->kv_tier();
+      double lo = 0, hi = 0;
+      for (const v1::KvRestorePoint& p : k.points()) {
+        lo = lo == 0 ? p.speedup() : std::min(lo, p.speedup());
+        hi = std::max(hi, p.speedup());
+      }
+      out << absl::StrFormat(
+          "  #%d restore %.1f-%.1fx faster than recompute (%d contexts); cold restore %.0f vs "
+          "%.0f tok/s recomputed (%+.0f%%, %s)\n",
+          ++i, lo, hi, k.points_size(), k.restore_output_tokens_per_second(),
+          k.recompute_output_tokens_per_second(), 100 * k.throughput_gain_fraction(),
+          k.tier_bound() ? "the tier binds" : "the GPUs bind");
+    }
+  }
   for (const std::string& n : r.notes()) out << "note: " << n << "\n";
 }
 
@@ -275,6 +310,8 @@ CliCommandSpec SearchCommandSpec() {
            "max-candidates",
            "time-budget",
            "threads",
+           "kv-tier",
+           "kv-restore-context",
            "duty-factor",
            "max-model-len",
            "svg",

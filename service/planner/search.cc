@@ -18,6 +18,8 @@
 #include "model/capacity.h"
 #include "model/memory_model.h"
 #include "model/search.h"
+#include "service/catalog/suggest.h"
+#include "service/planner/kv_tier.h"
 #include "service/planner/plan.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/hf_config.h"
@@ -235,6 +237,8 @@ v1::PlanRequest UntargetedPlanRequest(const v1::SearchConfigsRequest& r,
   *plan.mutable_slo() = SearchSlo(r);
   if (r.has_duty_factor()) plan.set_duty_factor(r.duty_factor());
   if (price.has_value()) plan.set_price_per_gpu_hour(*price);
+  plan.set_kv_tier_id(r.kv_tier_id());
+  for (uint64_t l : r.kv_restore_context_tokens()) plan.add_kv_restore_context_tokens(l);
   return plan;
 }
 
@@ -882,6 +886,7 @@ Searcher::Outcome Searcher::Evaluate(const Survivor& s, WorkCounters* counters) 
   c.set_kv_pool_tokens(plan->memory().kv_pool_tokens());
   *c.mutable_provenance() = plan->provenance();
   if (plan->has_scaling()) *c.mutable_scaling() = plan->scaling();
+  if (plan->has_kv_tier()) *c.mutable_kv_tier() = plan->kv_tier();
   Outcome done;
   done.candidate = std::move(c);
   return done;
@@ -968,11 +973,54 @@ absl::StatusOr<v1::SearchConfigsResponse> Searcher::Run() {
 
 }  // namespace
 
+namespace {
+
+// The tier is looked up and the contexts checked before anything is
+// enumerated, so a typo fails at once rather than once per candidate.
+absl::Status CheckKvTier(const Catalog& catalog, const v1::SearchConfigsRequest& r) {
+  if (r.kv_tier_id().empty()) {
+    if (r.kv_restore_context_tokens_size() > 0) {
+      return absl::InvalidArgumentError(
+          "SearchConfigsRequest.kv_restore_context_tokens is set without kv_tier_id; name the "
+          "tier (data/tiers/) the contexts are restored from");
+    }
+    return absl::OkStatus();
+  }
+  if (catalog.FindKvTier(r.kv_tier_id()) == nullptr) {
+    std::vector<SuggestionCandidate> candidates;
+    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
+      candidates.push_back({t.id(), {t.name()}});
+    }
+    return absl::NotFoundError(absl::StrFormat(
+        "SearchConfigsRequest.kv_tier_id = \"%s\"; no such tier in the catalogue's tiers/%s",
+        r.kv_tier_id().substr(0, 96), DidYouMean(SuggestIds(r.kv_tier_id(), candidates))));
+  }
+  if (r.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SearchConfigsRequest.kv_restore_context_tokens has %d entries; must have at most %d",
+        r.kv_restore_context_tokens_size(), kMaxKvRestoreContexts));
+  }
+  const uint64_t max_len = MaxModelLen(r);
+  for (int i = 0; i < r.kv_restore_context_tokens_size(); ++i) {
+    const uint64_t l = r.kv_restore_context_tokens(i);
+    if (l < 1 || l > max_len) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "SearchConfigsRequest.kv_restore_context_tokens[%d] = %d; must be in [1, %d] (the "
+          "candidates' max_model_len)",
+          i, l, max_len));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::SearchConfigsResponse> SearchConfigs(const Catalog& catalog,
                                                         const v1::SearchConfigsRequest& request,
                                                         absl::Time deadline, WorkCounters* counters,
                                                         model::Budget* stop) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSearchRequest(request));
+  CAPPLAN_RETURN_IF_ERROR(CheckKvTier(catalog, request));
   if (request.has_time_budget_seconds()) {
     deadline = std::min(deadline, absl::Now() + absl::Seconds(request.time_budget_seconds()));
   }

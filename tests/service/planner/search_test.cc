@@ -83,6 +83,42 @@ TEST(SearchConfigs, TwoThreadsGiveTheOneThreadAnswer) {
   EXPECT_EQ(two->candidates_enumerated(), one.candidates_enumerated());
 }
 
+// A KV tier: every answer carries the tier report Plan gives its
+// deployment; a tier the catalogue lacks, or a context no candidate can
+// hold, is refused before anything is enumerated.
+TEST(SearchConfigs, AKvTierComesWithEveryAnswerAsPlanGivesIt) {
+  v1::SearchConfigsRequest r = Request(kIssue);
+  r.mutable_constraints()->add_hardware_ids("nvidia-h100-sxm-80gb");
+  r.set_kv_tier_id("host-dram-pcie5-x16");
+  r.add_kv_restore_context_tokens(1024);
+  r.add_kv_restore_context_tokens(2048);
+  absl::StatusOr<v1::SearchConfigsResponse> s = SearchConfigs(Bundled(), r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_FALSE(s->top().empty());
+  for (const v1::SearchCandidate& c : s->top()) {
+    ASSERT_TRUE(c.has_kv_tier());
+    EXPECT_EQ(c.kv_tier().tier_id(), "host-dram-pcie5-x16");
+    ASSERT_EQ(c.kv_tier().points_size(), 2);
+    absl::StatusOr<v1::PlanResponse> plan = Plan(Bundled(), PlanRequestFor(r, c));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->kv_tier().SerializeAsString(), c.kv_tier().SerializeAsString());
+  }
+  v1::SearchConfigsRequest unknown = r;
+  unknown.set_kv_tier_id("local-nvme");
+  EXPECT_THAT(SearchConfigs(Bundled(), unknown),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("SearchConfigsRequest.kv_tier_id = \"local-nvme\"")));
+  v1::SearchConfigsRequest too_long = r;
+  too_long.add_kv_restore_context_tokens(1000000);
+  EXPECT_THAT(SearchConfigs(Bundled(), too_long),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SearchConfigsRequest.kv_restore_context_tokens[2] = 1000000")));
+  v1::SearchConfigsRequest no_tier = r;
+  no_tier.clear_kv_tier_id();
+  EXPECT_THAT(SearchConfigs(Bundled(), no_tier),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("without kv_tier_id")));
+}
+
 // A front entry re-asked through Plan with its deployment gives the same
 // figures and meets the SLO.
 TEST(SearchConfigs, EveryFrontEntryIsWhatPlanSays) {
