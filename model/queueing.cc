@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -432,6 +433,43 @@ namespace {
 // offset and by end; the exponential ones are kept scaled to the last atom
 // (S_i = S_(i−1)·e^(−ν(x_i − x_(i−1))) + c_i), so they neither overflow nor
 // cancel. Used only where the linear terms cannot cancel badly (Usable()).
+// The order that sorts `keys` ascending, ties in index order (what sorting
+// (key, index) pairs gives): a least-significant-digit radix sort of the
+// keys' bits mapped to unsigned integers in the doubles' order, a byte per
+// pass, passes where every key has the same byte skipped. Small inputs use
+// a comparison sort.
+std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
+  const size_t n = keys.size();
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  if (n < 64) {  // insertion sort: stable, no allocation
+    for (size_t i = 1; i < n; ++i) {
+      const uint32_t v = order[i];
+      size_t j = i;
+      for (; j > 0 && keys[order[j - 1]] > keys[v]; --j) order[j] = order[j - 1];
+      order[j] = v;
+    }
+    return order;
+  }
+  std::vector<uint64_t> bits(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t u;
+    std::memcpy(&u, &keys[i], sizeof u);
+    // Negative doubles order backwards: flip them all; positive ones above.
+    bits[i] = (u >> 63) != 0 ? ~u : u | (uint64_t{1} << 63);
+  }
+  std::vector<uint32_t> next(n);
+  for (int shift = 0; shift < 64; shift += 8) {
+    std::array<uint32_t, 257> count{};
+    for (size_t i = 0; i < n; ++i) ++count[((bits[i] >> shift) & 0xff) + 1];
+    if (std::find(count.begin() + 1, count.end(), n) != count.end()) continue;
+    for (int b = 1; b < 257; ++b) count[b] += count[b - 1];
+    for (uint32_t i : order) next[count[(bits[i] >> shift) & 0xff]++] = i;
+    order.swap(next);
+  }
+  return order;
+}
+
 class AtomPrefixSums {
  public:
   AtomPrefixSums(const std::vector<LatencyLaw::Atom> &atoms, double pq, double nu)
@@ -440,18 +478,13 @@ class AtomPrefixSums {
     auto end_of = [&atoms](size_t i) {
       return atoms[i].offset_seconds + atoms[i].uniform_width_seconds;
     };
-    std::vector<std::pair<double, size_t>> off_keys(n), end_keys(n);
+    std::vector<double> off_keys(n), end_keys(n);
     for (size_t i = 0; i < n; ++i) {
-      off_keys[i] = {atoms[i].offset_seconds, i};
-      end_keys[i] = {end_of(i), i};
+      off_keys[i] = atoms[i].offset_seconds;
+      end_keys[i] = end_of(i);
     }
-    std::sort(off_keys.begin(), off_keys.end());
-    std::sort(end_keys.begin(), end_keys.end());
-    std::vector<size_t> by_off(n), by_end(n);
-    for (size_t i = 0; i < n; ++i) {
-      by_off[i] = off_keys[i].second;
-      by_end[i] = end_keys[i].second;
-    }
+    const std::vector<uint32_t> by_off = SortedOrder(off_keys);
+    const std::vector<uint32_t> by_end = SortedOrder(end_keys);
     auto slope = [&atoms](size_t i) {
       const double w = atoms[i].uniform_width_seconds;
       return w > 0 ? atoms[i].weight / w : 0.0;
