@@ -124,8 +124,12 @@ absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationCont
       ob.features = f.prefill;
       // With others in service it waits for the batches launched ahead
       // (an overlap scheduler's one decode step).
+      // (the others' decode step: n − 1 in service, as the queueing model
+      // takes it).
       if (*n > 1 && ctx.scheduler.batches_launched_ahead > 0) {
-        ob.features += ctx.scheduler.batches_launched_ahead * f.per_decode_step;
+        const RequestPhaseFeatures others =
+            ComputeRequestPhaseFeatures(ctx.inputs, ctx.scheduler, spec, p.workload, *n - 1);
+        ob.features += ctx.scheduler.batches_launched_ahead * others.per_decode_step;
       }
       if (p.think_time_seconds == 0 && *n > 1) {
         const double life_steps =

@@ -1396,10 +1396,15 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
   double r = 0;
+  // A request taken in with j others in service first waits for the batches
+  // launched ahead (LaunchedAheadSeconds): outside the station, a delay of
+  // the user's cycle like the think time, so it lowers the throughput.
+  double ahead = 0;
   for (int j = 1; j <= n; ++j) {
     r += j / server.CompletionRate(j) * arrival[j - 1];
+    ahead += arrival[j - 1] * server.LaunchedAheadSeconds(std::min(j, s));
   }
-  const double x = n / (z + r);
+  const double x = n / (z + ahead + r);
   LoadPoint pt;
   pt.concurrency = n;
   pt.requests_per_second = x;

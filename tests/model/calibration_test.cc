@@ -266,9 +266,12 @@ TEST(PointObservations, TtftOfABusyOverlapSchedulerCarriesTheBatchLaunchedAhead)
   ASSERT_EQ(a->size(), 2u);
   ASSERT_EQ(b->size(), 2u);
   ASSERT_EQ((*b)[1].kind, ObservationKind::kTtft);
-  // TPOT features are per token of one decode step (one token per step here).
+  // One decode step of the 7 others.
   const StepFeatures extra = (*b)[1].features - (*a)[1].features;
-  EXPECT_TRUE(extra.isApprox((*b)[0].features, 1e-12)) << extra.transpose();
+  const RequestPhaseFeatures others = ComputeRequestPhaseFeatures(
+      overlap.inputs, overlap.scheduler, std::nullopt, p.workload, 7);
+  EXPECT_TRUE(extra.isApprox(others.per_decode_step, 1e-12)) << extra.transpose();
+  EXPECT_GT(extra.norm(), 0);
   p.concurrency = 1;
   a = PointObservations(plain, p, 0);
   b = PointObservations(overlap, p, 0);
