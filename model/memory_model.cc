@@ -1221,6 +1221,7 @@ StageAccount PrepareStage(const PlanView& in, const SharedAccount& s, const Memo
   for (double w : plan.weights_by_component_bytes) weights_bytes += w;
   out.layers = CountStageLayers(in, s, first, last, stage == pp - 1);
   plan.kv_bytes_per_token = out.layers.full_bytes_per_token + out.layers.window_bytes_per_token;
+  plan.window_kv_bytes_per_token = out.layers.window_bytes_per_token;
   plan.state_bytes_per_request = out.layers.state_bytes_per_request;
   GpuAccount& acc = plan.per_gpu;
   acc.weights_bytes = weights_bytes;

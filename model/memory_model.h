@@ -283,7 +283,10 @@ struct MemoryPlan {
   GpuAccount per_gpu;
   KvLayout layout;  // the binding (smallest-pool) GPU
   std::array<double, kNumComponents> weights_by_component_bytes{};
-  double kv_bytes_per_token = 0.0;       // per GPU, all its attention layers
+  double kv_bytes_per_token = 0.0;  // per GPU, all its attention layers
+  // The part of kv_bytes_per_token in sliding-window layers, which keep at
+  // most the model's window of a request's tokens.
+  double window_kv_bytes_per_token = 0.0;
   double state_bytes_per_request = 0.0;  // per GPU
   int64_t kv_pool_tokens = 0;            // as the engine reports it
   int64_t kv_blocks = 0;

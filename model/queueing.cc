@@ -951,6 +951,7 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
   // the previous b. Stops when the bracket is narrower than
   // kQuantileRelativeTolerance·b, and returns its end with g >= 0.
   double a = lo, fa = f_lo, b = hi, fb = f_hi;
+  double upper = hi;  // the lowest point seen with g >= 0 (the answer if the cap is reached)
   double c = a, fc = fa;
   double d = b - a, e = d;
   for (int i = 0; i < kQuantileMaxIterations; ++i) {
@@ -1002,10 +1003,11 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
     fa = fb;
     b += std::fabs(d) > tol ? d : (m > 0 ? tol : -tol);
     fb = cdf(b) - target;
+    if (fb >= 0) upper = std::min(upper, b);
   }
   // The root is between b and c: the end with g >= 0.
   if (fb >= 0) return b;
-  return fc >= 0 ? c : hi;
+  return fc >= 0 ? c : upper;
 }
 
 }  // namespace

@@ -73,24 +73,24 @@ absl::StatusOr<double> PeakRequestsPerSecond(const PreparedLoad& load, const mod
 
 }  // namespace
 
+absl::Status CheckKvTierId(const Catalog& catalog, absl::string_view id, absl::string_view path) {
+  if (catalog.FindKvTier(id) != nullptr) return absl::OkStatus();
+  std::vector<SuggestionCandidate> candidates;
+  std::string known;
+  for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
+    candidates.push_back({t.id(), {t.name()}});
+    absl::StrAppend(&known, known.empty() ? "" : ", ", t.id());
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "%s = \"%s\"; no such tier in the catalogue's tiers/ (%s)%s", path, id.substr(0, 96),
+      known.empty() ? "it has none" : known, DidYouMean(SuggestIds(id, candidates))));
+}
+
 absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
                                                  const v1::PlanRequest& request,
                                                  const PreparedLoad& load) {
+  CAPPLAN_RETURN_IF_ERROR(CheckKvTierId(catalog, request.kv_tier_id(), "PlanRequest.kv_tier_id"));
   const v1::KvStorageTierSpec* tier = catalog.FindKvTier(request.kv_tier_id());
-  if (tier == nullptr) {
-    std::vector<SuggestionCandidate> candidates;
-    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
-      candidates.push_back({t.id(), {t.name()}});
-    }
-    std::string known;
-    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
-      absl::StrAppend(&known, known.empty() ? "" : ", ", t.id());
-    }
-    return absl::NotFoundError(absl::StrFormat(
-        "PlanRequest.kv_tier_id = \"%s\"; no such tier in the catalogue's tiers/ (%s)%s",
-        request.kv_tier_id().substr(0, 96), known.empty() ? "it has none" : known,
-        DidYouMean(SuggestIds(request.kv_tier_id(), candidates))));
-  }
   const PreparedDeployment& d = *load.deployment;
   const model::MemoryPlan& memory = d.model_memory;
   CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts, Contexts(request, memory.max_model_len));
@@ -100,7 +100,10 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   // Alone: the replica's GPUs on one node read at once; under load, every
   // GPU of a node full of replicas.
   const double alone_readers = per_node > 0 ? std::min<double>(gpus, per_node) : gpus;
-  const double loaded_readers = per_node > 0 ? std::max<double>(alone_readers, per_node) : gpus;
+  // Whole replicas that fit a node (one, for a replica of a node or more).
+  const uint32_t sharing =
+      per_node > 0 && gpus < per_node ? per_node / static_cast<uint32_t>(gpus) : 1;
+  const double loaded_readers = sharing * alone_readers;
   const double alone = SecondsPerGpuByte(*tier, alone_readers);
   const double loaded = SecondsPerGpuByte(*tier, loaded_readers);
 
@@ -109,8 +112,12 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   report.set_tier_name(tier->name());
   report.set_effective_bandwidth_bytes_per_second(gpus / alone);
   report.set_latency_seconds(tier->latency_seconds());
-  auto gpu_bytes = [&memory](double tokens) {
-    return tokens * memory.kv_bytes_per_token + memory.state_bytes_per_request;
+  // Sliding-window layers hold (and restore) at most the window's tokens.
+  const double window = static_cast<double>(d.resolved.input.arch.sliding_window_tokens);
+  auto gpu_bytes = [&memory, window](double tokens) {
+    const double windowed = window > 0 ? std::min(tokens, window) : tokens;
+    return tokens * (memory.kv_bytes_per_token - memory.window_kv_bytes_per_token) +
+           windowed * memory.window_kv_bytes_per_token + memory.state_bytes_per_request;
   };
   for (uint64_t l : contexts) {
     CAPPLAN_ASSIGN_OR_RETURN(double recompute,
@@ -141,9 +148,6 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   report.set_restore_output_tokens_per_second(std::min(gpu_rps, tier_rps) * out);
   report.set_throughput_gain_fraction(std::min(gpu_rps, tier_rps) / recompute_rps - 1.0);
   report.set_tier_bound(tier_rps < gpu_rps);
-  const uint32_t sharing = per_node > 0 && !tier->path_per_gpu() && gpus < per_node
-                               ? static_cast<uint32_t>(per_node / static_cast<uint32_t>(gpus))
-                               : 1;
   report.set_replicas_sharing_tier(sharing);
   report.set_note(absl::StrFormat(
       "restore = KV bytes per GPU x max(1 / per-GPU path, GPUs reading / shared bandwidth) + "

@@ -29,6 +29,10 @@ namespace capplan::service {
 
 inline constexpr int kMaxKvRestoreContexts = 64;
 
+// OK when the catalogue holds tier `id`; else NOT_FOUND naming `path`, the
+// known tiers and the near ones.
+absl::Status CheckKvTierId(const Catalog& catalog, absl::string_view id, absl::string_view path);
+
 // NOT_FOUND for an unknown tier (with near ids); INVALID_ARGUMENT for a
 // context length outside [1, max_model_len] or too many of them.
 absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,

@@ -411,6 +411,9 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   v1::PlanResponse response;
   model::CapacityPeriod period;
   if (request.has_duty_factor()) period.duty_factor = request.duty_factor();
+  if (!request.kv_tier_id().empty()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckKvTierId(catalog, request.kv_tier_id(), "PlanRequest.kv_tier_id"));
+  }
   CAPPLAN_ASSIGN_OR_RETURN(LoadQuery query, QueryOf(request, r, &response));
   query.budget = budget;
   CAPPLAN_ASSIGN_OR_RETURN(PreparedDeployment d,

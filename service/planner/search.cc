@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -789,10 +790,17 @@ void Searcher::Exact() {
       std::vector<WorkCounters> counts(batch.size());
       std::vector<std::thread> workers;
       workers.reserve(batch.size() - 1);
-      for (size_t i = 1; i < batch.size(); ++i) {
-        workers.emplace_back([&, i] { outcomes[i] = Evaluate(*batch[i], &counts[i]); });
+      // Survivors no thread could be started for are evaluated here.
+      size_t started = 1;
+      for (; started < batch.size(); ++started) {
+        try {
+          workers.emplace_back([&, i = started] { outcomes[i] = Evaluate(*batch[i], &counts[i]); });
+        } catch (const std::system_error&) {
+          break;
+        }
       }
       outcomes[0] = Evaluate(*batch[0], &counts[0]);
+      for (size_t i = started; i < batch.size(); ++i) outcomes[i] = Evaluate(*batch[i], &counts[i]);
       for (std::thread& w : workers) w.join();
       if (counters_ != nullptr) {
         for (const WorkCounters& c : counts) {
@@ -986,15 +994,8 @@ absl::Status CheckKvTier(const Catalog& catalog, const v1::SearchConfigsRequest&
     }
     return absl::OkStatus();
   }
-  if (catalog.FindKvTier(r.kv_tier_id()) == nullptr) {
-    std::vector<SuggestionCandidate> candidates;
-    for (const v1::KvStorageTierSpec& t : catalog.kv_tiers()) {
-      candidates.push_back({t.id(), {t.name()}});
-    }
-    return absl::NotFoundError(absl::StrFormat(
-        "SearchConfigsRequest.kv_tier_id = \"%s\"; no such tier in the catalogue's tiers/%s",
-        r.kv_tier_id().substr(0, 96), DidYouMean(SuggestIds(r.kv_tier_id(), candidates))));
-  }
+  CAPPLAN_RETURN_IF_ERROR(
+      CheckKvTierId(catalog, r.kv_tier_id(), "SearchConfigsRequest.kv_tier_id"));
   if (r.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "SearchConfigsRequest.kv_restore_context_tokens has %d entries; must have at most %d",

@@ -93,6 +93,27 @@ TEST(KvTier, RestoreIsTheContextsBytesOverTheNarrowestPath) {
   EXPECT_EQ(r.effective_bandwidth_bytes_per_second(), tier.read_bandwidth_bytes_per_second());
 }
 
+// gpt-oss keeps half its layers' KV for a 128-token window only: restoring
+// a context moves the full layers' KV for every token and the window
+// layers' for the window, so each added token costs the full layers' bytes
+// alone, less than the memory plan's bytes per token.
+TEST(KvTier, SlidingWindowLayersRestoreAtMostTheWindow) {
+  auto plan = Plan(Bundled(), Request("deployment { model_id: \"gpt-oss-20b\" hardware_id: "
+                                      "\"nvidia-h100-sxm-80gb\" engine { max_model_len: 65536 } } "
+                                      "workload { input_tokens: 4096 output_tokens: 200 } "
+                                      "kv_tier_id: \"host-dram-pcie5-x16\" "
+                                      "kv_restore_context_tokens: [4096, 8192, 32768]"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const auto& p = plan->kv_tier().points();
+  ASSERT_EQ(p.size(), 3);
+  const double per_token_short = (p[1].kv_bytes() - p[0].kv_bytes()) / 4096;
+  const double per_token_long = (p[2].kv_bytes() - p[1].kv_bytes()) / 24576;
+  EXPECT_NEAR(per_token_long, per_token_short, 1e-9 * per_token_long);
+  const double all_layers = static_cast<double>(plan->memory().kv_bytes_per_token());
+  EXPECT_LT(per_token_long, 0.75 * all_layers);
+  EXPECT_LT(p[2].kv_bytes(), 32768 * all_layers);
+}
+
 // Host DRAM reaches each GPU over its own PCIe link: a TP4 replica reads
 // four times as fast as one GPU. A NIC port is the node's: four GPUs share it.
 TEST(KvTier, PerGpuPathsAddUpAndANodePathIsShared) {
@@ -113,7 +134,7 @@ TEST(KvTier, PerGpuPathsAddUpAndANodePathIsShared) {
                    Tier("nvme-of-100gbe-rocev2").path_bandwidth_bytes_per_second());
   // Two TP4 replicas fill an 8-GPU node and share its port.
   EXPECT_EQ(nic->kv_tier().replicas_sharing_tier(), 2u);
-  EXPECT_EQ(dram->kv_tier().replicas_sharing_tier(), 1u);
+  EXPECT_EQ(dram->kv_tier().replicas_sharing_tier(), 2u);
 }
 
 // Restoring is linear in the context; recomputing long contexts is
