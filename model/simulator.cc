@@ -53,8 +53,12 @@ struct Request {
   double output_tokens = 0;        // tokens to emit
   double generated_tokens = 0;
   std::optional<double> first_token_seconds;  // set when its prefill completes
-  double kv_reserved_tokens = 0;  // held now (incremental rules: input + generated)
-  bool waited = false;  // found no slot at its first admission attempt
+  double kv_reserved_tokens = 0;              // held now (incremental rules: input + generated)
+  bool waited = false;                        // found no slot at its first admission attempt
+  // The first iteration that may admit it: with an overlap scheduler
+  // (batches_launched_ahead) a request arriving at a busy server misses the
+  // batches already launched.
+  long eligible_iteration = 0;
 };
 
 // A future submission; the heap pops the earliest (ties by user).
@@ -215,10 +219,10 @@ class EngineSimulation {
 // One request's life with the loop's users in service (the mean-step
 // approximation), to spread the users' first submissions over.
 double EstimatedLifeSeconds(const SimulationConfig& c) {
-  const double n = std::max(1, std::min(*c.concurrency, c.limits.max_running_requests.value_or(
-                                                             *c.concurrency)));
-  const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(
-      c.model.inputs, c.model.scheduler, c.model.speculative, c.workload, n);
+  const double n =
+      std::max(1, std::min(*c.concurrency, c.limits.max_running_requests.value_or(*c.concurrency)));
+  const RequestPhaseFeatures f = ComputeRequestPhaseFeatures(c.model.inputs, c.model.scheduler,
+                                                             c.model.speculative, c.workload, n);
   return ToPhaseTimes(f, c.model.coefficients, c.workload.output_tokens).life_seconds;
 }
 
@@ -292,6 +296,8 @@ void EngineSimulation::EnqueueDueArrivals() {
     future_.pop();
     if (issued_ == first_measured_id_) m_.window_start_seconds = a.time_seconds;
     waiting_.push_back(NewRequest(a.time_seconds, a.user));
+    waiting_.back().eligible_iteration =
+        iterations_ + (running_.empty() ? 0 : c_.model.scheduler.batches_launched_ahead);
     if (!c_.concurrency) {
       future_.push({a.time_seconds + rng_.Exponential(1.0 / *c_.arrival_rate_rps), std::nullopt});
     }
@@ -305,15 +311,20 @@ void EngineSimulation::AdmitWaiting() {
     return !limits_.running_requests.has_value() ||
            static_cast<int>(running_.size()) < *limits_.running_requests;
   };
-  while (!waiting_.empty() && slot_free() && KvAdmits(waiting_.front())) {
+  auto eligible = [this](const Request& r) { return r.eligible_iteration <= iterations_; };
+  while (!waiting_.empty() && eligible(waiting_.front()) && slot_free() &&
+         KvAdmits(waiting_.front())) {
     kv_used_tokens_ += waiting_.front().kv_reserved_tokens;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
     if (marked_prefix_ > 0) --marked_prefix_;
   }
-  // Marked requests form a prefix of the FCFS queue, so this is amortised O(1).
-  for (size_t i = marked_prefix_; i < waiting_.size(); ++i) waiting_[i].waited = true;
-  marked_prefix_ = waiting_.size();
+  // Marked requests form a prefix of the FCFS queue, so this is amortised
+  // O(1); the eligible ones form a prefix too (FCFS arrivals), and only they
+  // have waited for a slot.
+  size_t i = marked_prefix_;
+  for (; i < waiting_.size() && eligible(waiting_[i]); ++i) waiting_[i].waited = true;
+  marked_prefix_ = i;
 }
 
 // Whether the pool takes `r` now: its reservation fits; under the SGLang rule
