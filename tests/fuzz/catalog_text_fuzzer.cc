@@ -26,9 +26,9 @@ bool Parse(const Selected& s, bool raw, T* entity) {
 }
 
 void Run(const uint8_t* data, size_t size) {
-  Selected s = Select(data, size, 5);
+  Selected s = Select(data, size, 6);
   const bool raw = size > 0 && (data[0] & 0x80) != 0;
-  if (size > 0) s.choice = (data[0] & 0x7f) % 5;
+  if (size > 0) s.choice = (data[0] & 0x7f) % 6;
   switch (s.choice) {
     case 0: {
       v1::Hardware hardware;
@@ -50,9 +50,14 @@ void Run(const uint8_t* data, size_t size) {
       if (Parse(s, raw, &preset)) (void)service::ToEngineBehaviour(preset);
       return;
     }
-    default: {
+    case 4: {
       v1::EfficiencyPrior prior;
       (void)Parse(s, raw, &prior);
+      return;
+    }
+    default: {
+      v1::KvStorageTierSpec tier;
+      (void)Parse(s, raw, &tier);
       return;
     }
   }

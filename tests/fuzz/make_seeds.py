@@ -57,6 +57,9 @@ RPC_SEEDS = {
         ("users_price", None, "PlanRequest",
          f'deployment {{ baseline_id: "{BASELINE_002}" }} slo {{ ttft_p95_seconds: 1 }} '
          'target_concurrent_users: 40 price_per_gpu_hour: 1'),
+        ("kv_tier", None, "PlanRequest",
+         DEPLOYMENT + 'workload { input_tokens: 4000 output_tokens: 200 } '
+         'kv_tier_id: "host-dram-pcie5-x16" kv_restore_context_tokens: [2048, 8192]'),
     ],
     "rpc_validate": [
         ("load", None, "ValidateRequest",
@@ -110,7 +113,7 @@ def write(folder, name, data):
 
 def copy_files(target, pattern, prefix=b""):
     folder = fresh(target)
-    for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
+    for path in sorted(p for p in glob.glob(os.path.join(ROOT, pattern)) if os.path.isfile(p)):
         with open(path, "rb") as f:
             write(folder, os.path.basename(path), prefix + f.read())
 
@@ -127,12 +130,12 @@ def main():
     body = body.replace(f'id: "{BASELINE_000}"', 'id: "fuzz-put-baseline"', 1)
     write(folder, "new_baseline", encode("PutBaselineRequest", "baseline {\n" + body + "\n}"))
 
-    # Catalogue text: selector 0..4 = hardware, model, baseline, engine, prior;
-    # the high bit hands the file over with its own header.
+    # Catalogue text: selector 0..5 = hardware, model, baseline, engine, prior,
+    # KV tier; the high bit hands the file over with its own header.
     folder = fresh("catalog_text")
     kinds = [("hardware", "nvidia-l4-24gb"), ("models", "qwen3-8b"),
              ("baselines", BASELINE_002), ("engines", "vllm-v1-0.11"),
-             ("priors", None)]
+             ("priors", None), ("tiers", "nvme-of-100gbe-rocev2")]
     for selector, (kind, stem) in enumerate(kinds):
         files = sorted(glob.glob(os.path.join(ROOT, "data", kind, "*.txtpb")))
         path = os.path.join(ROOT, "data", kind, stem + ".txtpb") if stem else files[0]
