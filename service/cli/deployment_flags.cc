@@ -1,8 +1,15 @@
 #include "service/cli/deployment_flags.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/catalog/entity_text.h"
 #include "service/catalog/file_util.h"
@@ -40,8 +47,8 @@ const std::vector<std::string>& DeploymentValuedFlags() {
 }
 
 const std::vector<std::string>& WorkloadShapeFlags() {
-  static const auto* const kFlags = new std::vector<std::string>{
-      "prefix-cache-hit-rate", "input-tokens-cv", "output-tokens-cv"};
+  static const auto* const kFlags =
+      new std::vector<std::string>{"prefix-cache-hit-rate", "input-tokens-cv", "output-tokens-cv"};
   return *kFlags;
 }
 
@@ -219,6 +226,26 @@ std::optional<std::string> SlowUserWarning(std::optional<double> tpot_seconds, d
       "below a readable %g tok/s (--min-user-tokens-per-second); add --tpot %.3g to the SLO to "
       "bound it",
       rate, *tpot_seconds, min_rate, 1 / min_rate);
+}
+
+absl::StatusOr<std::vector<uint64_t>> KvRestoreContexts(const CliArgs& args) {
+  std::vector<uint64_t> out;
+  const std::optional<std::string> text = args.Get("kv-restore-context");
+  if (!text.has_value()) return out;
+  for (absl::string_view part : absl::StrSplit(*text, ',', absl::SkipWhitespace())) {
+    uint64_t l = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &l) || l == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--kv-restore-context = %s; '%s' is not a positive whole number of tokens (give e.g. "
+          "8192,32768)",
+          *text, part));
+    }
+    out.push_back(l);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError("--kv-restore-context is empty; give e.g. 8192,32768");
+  }
+  return out;
 }
 
 }  // namespace capplan::service

@@ -46,6 +46,10 @@ absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>&
 inline constexpr double kDefaultMinUserTokensPerSecond = 10;
 absl::StatusOr<double> MinUserTokensPerSecond(const CliArgs& args);
 
+// --kv-restore-context N,N,...: positive whole numbers of tokens (empty
+// when the flag is absent); INVALID_ARGUMENT naming the flag and the part.
+absl::StatusOr<std::vector<uint64_t>> KvRestoreContexts(const CliArgs& args);
+
 // The warning for a safe point whose decode rate per user (1/TPOT) is below
 // `min_rate` tok/s; nullopt when it is not (or TPOT is unknown).
 std::optional<std::string> SlowUserWarning(std::optional<double> tpot_seconds, double min_rate);

@@ -222,21 +222,8 @@ absl::StatusOr<int> PlanCommand(CliContext& ctx) {
   if (std::optional<std::string> tier = a.Get("kv-tier"); tier.has_value()) {
     request.set_kv_tier_id(*tier);
   }
-  if (std::optional<std::string> contexts = a.Get("kv-restore-context"); contexts.has_value()) {
-    for (absl::string_view part : absl::StrSplit(*contexts, ',', absl::SkipWhitespace())) {
-      uint64_t l = 0;
-      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &l) || l == 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "--kv-restore-context = %s; '%s' is not a positive whole number of tokens (give e.g. "
-            "8192,32768)",
-            *contexts, part));
-      }
-      request.add_kv_restore_context_tokens(l);
-    }
-    if (request.kv_restore_context_tokens_size() == 0) {
-      return absl::InvalidArgumentError("--kv-restore-context is empty; give e.g. 8192,32768");
-    }
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts, KvRestoreContexts(a));
+  for (uint64_t l : contexts) request.add_kv_restore_context_tokens(l);
   PlanPrintOptions print;
   CAPPLAN_ASSIGN_OR_RETURN(print.min_user_rate, MinUserTokensPerSecond(a));
   print.currency = a.Get("currency").value_or("USD");

@@ -105,18 +105,8 @@ absl::Status ApplyNumberFlags(const CliArgs& a, v1::SearchConfigsRequest* r) {
   if (std::optional<std::string> tier = a.Get("kv-tier"); tier.has_value()) {
     r->set_kv_tier_id(*tier);
   }
-  if (std::optional<std::string> contexts = a.Get("kv-restore-context"); contexts.has_value()) {
-    for (absl::string_view part : absl::StrSplit(*contexts, ',', absl::SkipWhitespace())) {
-      uint64_t l = 0;
-      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &l) || l == 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "--kv-restore-context = %s; '%s' is not a positive whole number of tokens (give e.g. "
-            "8192,32768)",
-            *contexts, part));
-      }
-      r->add_kv_restore_context_tokens(l);
-    }
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts, KvRestoreContexts(a));
+  for (uint64_t l : contexts) r->add_kv_restore_context_tokens(l);
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<int64_t> threads,
                            a.GetInt("threads", 1, kSearchMaxThreads));
   if (threads.has_value()) r->set_threads(static_cast<uint32_t>(*threads));
