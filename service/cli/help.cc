@@ -252,7 +252,8 @@ const std::vector<FlagHelp>& FlagTable() {
        "candidates enumerated at most (at most 200,000; the answer says truncated)"},
       {"time-budget", "S", "s", "the RPC deadline", "stop after this long with the best so far"},
       {"search:threads", "N", "threads", "1",
-       "evaluate the survivors on N threads (at most 64 and the machine's cores; same answer)"},
+       "evaluate the survivors on N threads (at most 64 and the machine's cores; the same fronts "
+       "unless a pruning estimate is beaten)"},
       {"search:svg", "FILE", "-", "none", "also write the two Pareto fronts as an SVG plot"},
       {"speculative", "", "-", "off", "also try speculative decoding (the model's MTP layers)"},
       {"multi-node", "", "-", "off", "let one replica span nodes (TP/PP over the network)"},
