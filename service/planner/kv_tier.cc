@@ -17,11 +17,13 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// Default context lengths: the workload's input and these, up to the
-// deployment's max_model_len.
+// Default context lengths: the workload's input (the request's, or the
+// baseline's it starts from) and these, up to the deployment's
+// max_model_len, which is itself one when none of these fits under it.
 constexpr uint64_t kDefaultContexts[] = {8192, 32768, 131072};
 
 absl::StatusOr<std::vector<uint64_t>> Contexts(const v1::PlanRequest& request,
+                                               double workload_input_tokens,
                                                int64_t max_model_len) {
   std::vector<uint64_t> out;
   if (request.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
@@ -40,11 +42,17 @@ absl::StatusOr<std::vector<uint64_t>> Contexts(const v1::PlanRequest& request,
     out.push_back(l);
   }
   if (out.empty()) {
-    const double input = request.workload().input_tokens();
-    if (input >= 1) out.push_back(static_cast<uint64_t>(std::llround(input)));
-    for (uint64_t l : kDefaultContexts) {
-      if (max_model_len <= 0 || l <= static_cast<uint64_t>(max_model_len)) out.push_back(l);
+    if (workload_input_tokens >= 1) {
+      out.push_back(static_cast<uint64_t>(std::llround(workload_input_tokens)));
     }
+    bool longer = false;
+    for (uint64_t l : kDefaultContexts) {
+      if (max_model_len <= 0 || l <= static_cast<uint64_t>(max_model_len)) {
+        out.push_back(l);
+        longer = true;
+      }
+    }
+    if (!longer && max_model_len > 0) out.push_back(static_cast<uint64_t>(max_model_len));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -92,8 +100,16 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   CAPPLAN_RETURN_IF_ERROR(CheckKvTierId(catalog, request.kv_tier_id(), "PlanRequest.kv_tier_id"));
   const v1::KvStorageTierSpec* tier = catalog.FindKvTier(request.kv_tier_id());
   const PreparedDeployment& d = *load.deployment;
+  if (d.hardware_withheld || d.resolved.hardware == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "PlanRequest.kv_tier_id = \"%s\": the deployment's card is withheld by its baseline's "
+        "source, so there is no card to restore into or to recompute on; name the card "
+        "(deployment.hardware_id)",
+        tier->id()));
+  }
   const model::MemoryPlan& memory = d.model_memory;
-  CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts, Contexts(request, memory.max_model_len));
+  CAPPLAN_ASSIGN_OR_RETURN(std::vector<uint64_t> contexts,
+                           Contexts(request, load.workload.input_tokens, memory.max_model_len));
   const double gpus = std::max<uint32_t>(1, d.resolved.gpu_count);
   const uint32_t per_node =
       d.resolved.hardware != nullptr ? d.resolved.hardware->max_gpus_per_node() : 0;
@@ -119,9 +135,13 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
     return tokens * (memory.kv_bytes_per_token - memory.window_kv_bytes_per_token) +
            windowed * memory.window_kv_bytes_per_token + memory.state_bytes_per_request;
   };
+  // Recompute is the prefill's GPU time: the request's way in and out
+  // (request_latency_seconds) is the same for a restored request.
+  model::PerformanceModel prefill_only = load.performance_model;
+  prefill_only.coefficients.request_latency_seconds = 0;
   for (uint64_t l : contexts) {
     CAPPLAN_ASSIGN_OR_RETURN(double recompute,
-                             model::PrefillSeconds(load.performance_model, static_cast<double>(l)));
+                             model::PrefillSeconds(prefill_only, static_cast<double>(l)));
     v1::KvRestorePoint* p = report.add_points();
     p->set_context_tokens(l);
     p->set_kv_bytes(gpu_bytes(l) * gpus);

@@ -68,6 +68,31 @@ TEST(KvTier, ContextsNeedATierAndMustFitTheContext) {
                                               HasSubstr("kv_restore_context_tokens has 65")));
 }
 
+// A plan started from a baseline takes the baseline's measured input as a
+// context, and the deployment's max_model_len where no default fits under it.
+TEST(KvTier, ABaselinesWorkloadGivesTheDefaultContexts) {
+  v1::PlanRequest r = Request(
+      "deployment { baseline_id: \"sglang-0.5.10-qwen3.5-397b-a17b-fp8-b300cc-x4-random-1024-"
+      "1024-closed\" engine { max_model_len: 4096 } } kv_tier_id: \"nvme-of-100gbe-rocev2\"");
+  auto plan = Plan(Bundled(), r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const auto& p = plan->kv_tier().points();
+  ASSERT_EQ(p.size(), 2);
+  EXPECT_GT(p[0].context_tokens(), 0u);
+  EXPECT_LT(p[0].context_tokens(), 4096u);
+  EXPECT_EQ(p[1].context_tokens(), 4096u);
+}
+
+// A baseline whose card its source withheld has no card to restore into:
+// the tier is refused, naming the field, rather than answered from a fit
+// with no compute term.
+TEST(KvTier, AWithheldCardIsRefused) {
+  EXPECT_THAT(Plan(Bundled(), Request("deployment { baseline_id: \"seed-000-122b-moe-int4-4gpu-"
+                                      "pcie-sglang\" } kv_tier_id: \"local-nvme-gen4-pm9a3\"")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("PlanRequest.kv_tier_id"), HasSubstr("withheld"))));
+}
+
 // A restore moves each GPU's KV of the context (the memory plan's bytes per
 // token) over the narrowest path, plus the tier's latency.
 TEST(KvTier, RestoreIsTheContextsBytesOverTheNarrowestPath) {
