@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -15,8 +14,6 @@
 namespace capplan::service {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
 // Default context lengths: the workload's input (the request's, or the
 // baseline's it starts from) and these, up to the deployment's
 // max_model_len, which is itself one when none of these fits under it.
@@ -25,22 +22,10 @@ constexpr uint64_t kDefaultContexts[] = {8192, 32768, 131072};
 absl::StatusOr<std::vector<uint64_t>> Contexts(const v1::PlanRequest& request,
                                                double workload_input_tokens,
                                                int64_t max_model_len) {
-  std::vector<uint64_t> out;
-  if (request.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "PlanRequest.kv_restore_context_tokens has %d entries; must have at most %d",
-        request.kv_restore_context_tokens_size(), kMaxKvRestoreContexts));
-  }
-  for (int i = 0; i < request.kv_restore_context_tokens_size(); ++i) {
-    const uint64_t l = request.kv_restore_context_tokens(i);
-    if (l < 1 || (max_model_len > 0 && l > static_cast<uint64_t>(max_model_len))) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "PlanRequest.kv_restore_context_tokens[%d] = %d; must be in [1, %d] (the deployment's "
-          "max_model_len)",
-          i, l, max_model_len));
-    }
-    out.push_back(l);
-  }
+  CAPPLAN_RETURN_IF_ERROR(CheckKvRestoreContexts(request.kv_restore_context_tokens(), true,
+                                                 max_model_len, "PlanRequest", "the deployment's"));
+  std::vector<uint64_t> out(request.kv_restore_context_tokens().begin(),
+                            request.kv_restore_context_tokens().end());
   if (out.empty()) {
     if (workload_input_tokens >= 1) {
       out.push_back(static_cast<uint64_t>(std::llround(workload_input_tokens)));
@@ -59,15 +44,28 @@ absl::StatusOr<std::vector<uint64_t>> Contexts(const v1::PlanRequest& request,
   return out;
 }
 
-// Seconds per byte moved into each GPU with `readers` GPUs of a node reading
-// at once.
-double SecondsPerGpuByte(const v1::KvStorageTierSpec& t, double readers) {
-  const double per_gpu_path = t.path_per_gpu() ? t.path_bandwidth_bytes_per_second() : kInfinity;
+// What one GPU reads from the tier at with `readers` GPUs of a node reading
+// at once: the tier's share (its read bandwidth, or a narrower node-wide
+// path, split between the readers) and, as the link, the GPU's own path
+// (path_per_gpu) or that same share.
+struct GpuPath {
+  model::KvTier tier;
+  double link_bytes_per_second = 0;
+  double BytesPerSecond() const {
+    return std::min(tier.bandwidth_bytes_per_second, link_bytes_per_second);
+  }
+};
+GpuPath PathFor(const v1::KvStorageTierSpec& t, double readers) {
   double shared = t.read_bandwidth_bytes_per_second();
   if (!t.path_per_gpu() && t.path_bandwidth_bytes_per_second() > 0) {
     shared = std::min(shared, t.path_bandwidth_bytes_per_second());
   }
-  return std::max(1.0 / per_gpu_path, readers / shared);
+  GpuPath p;
+  p.tier.bandwidth_bytes_per_second = shared / readers;
+  p.tier.latency_seconds = t.latency_seconds();
+  p.link_bytes_per_second =
+      t.path_per_gpu() ? t.path_bandwidth_bytes_per_second() : p.tier.bandwidth_bytes_per_second;
+  return p;
 }
 
 // Peak request rate of the prepared deployment at `w` (μ(S) of the load model).
@@ -80,6 +78,31 @@ absl::StatusOr<double> PeakRequestsPerSecond(const PreparedLoad& load, const mod
 }
 
 }  // namespace
+
+absl::Status CheckKvRestoreContexts(const google::protobuf::RepeatedField<uint64_t>& contexts,
+                                    bool tier_named, int64_t max_model_len, absl::string_view path,
+                                    absl::string_view whose) {
+  if (!tier_named && !contexts.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ".kv_restore_context_tokens is set without kv_tier_id; name the tier "
+                     "(data/tiers/) the contexts are restored from"));
+  }
+  if (contexts.size() > kMaxKvRestoreContexts) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.kv_restore_context_tokens has %d entries; must have at most %d", path,
+                        contexts.size(), kMaxKvRestoreContexts));
+  }
+  for (int i = 0; i < contexts.size(); ++i) {
+    const uint64_t l = contexts[i];
+    if (l < 1 || (max_model_len > 0 && l > static_cast<uint64_t>(max_model_len))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.kv_restore_context_tokens[%d] = %d; must be in [1, %d] (%s max_model_len)", path, i,
+          l, max_model_len, whose));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckKvTierId(const Catalog& catalog, absl::string_view id, absl::string_view path) {
   if (catalog.FindKvTier(id) != nullptr) return absl::OkStatus();
@@ -120,13 +143,13 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   const uint32_t sharing =
       per_node > 0 && gpus < per_node ? per_node / static_cast<uint32_t>(gpus) : 1;
   const double loaded_readers = sharing * alone_readers;
-  const double alone = SecondsPerGpuByte(*tier, alone_readers);
-  const double loaded = SecondsPerGpuByte(*tier, loaded_readers);
+  const GpuPath alone = PathFor(*tier, alone_readers);
+  const GpuPath loaded = PathFor(*tier, loaded_readers);
 
   v1::KvTierReport report;
   report.set_tier_id(tier->id());
   report.set_tier_name(tier->name());
-  report.set_effective_bandwidth_bytes_per_second(gpus / alone);
+  report.set_effective_bandwidth_bytes_per_second(gpus * alone.BytesPerSecond());
   report.set_latency_seconds(tier->latency_seconds());
   // Sliding-window layers hold (and restore) at most the window's tokens.
   const double window = static_cast<double>(d.resolved.input.arch.sliding_window_tokens);
@@ -142,12 +165,15 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
   for (uint64_t l : contexts) {
     CAPPLAN_ASSIGN_OR_RETURN(double recompute,
                              model::PrefillSeconds(prefill_only, static_cast<double>(l)));
+    CAPPLAN_ASSIGN_OR_RETURN(
+        model::KvRestoreEstimate e,
+        model::EstimateKvRestore(gpu_bytes(l), alone.tier, alone.link_bytes_per_second, recompute));
     v1::KvRestorePoint* p = report.add_points();
     p->set_context_tokens(l);
     p->set_kv_bytes(gpu_bytes(l) * gpus);
-    p->set_restore_seconds(gpu_bytes(l) * alone + tier->latency_seconds());
-    p->set_recompute_seconds(recompute);
-    p->set_speedup(recompute / p->restore_seconds());
+    p->set_restore_seconds(e.restore_seconds);
+    p->set_recompute_seconds(e.recompute_seconds);
+    p->set_speedup(e.speedup);
   }
 
   // The cold-restore workload: the request's, every input restored.
@@ -161,7 +187,7 @@ absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,
     restored.prefix_cache_hit_rate = std::max(w.prefix_cache_hit_rate, 1.0 - 1.0 / w.input_tokens);
   }
   CAPPLAN_ASSIGN_OR_RETURN(double gpu_rps, PeakRequestsPerSecond(load, restored));
-  const double tier_rps = 1.0 / (gpu_bytes(w.input_tokens) * loaded);
+  const double tier_rps = loaded.BytesPerSecond() / gpu_bytes(w.input_tokens);
   report.set_recompute_output_tokens_per_second(recompute_rps * out);
   report.set_restore_gpu_output_tokens_per_second(gpu_rps * out);
   report.set_restore_tier_output_tokens_per_second(tier_rps * out);

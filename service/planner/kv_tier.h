@@ -33,6 +33,14 @@ inline constexpr int kMaxKvRestoreContexts = 64;
 // known tiers and the near ones.
 absl::Status CheckKvTierId(const Catalog& catalog, absl::string_view id, absl::string_view path);
 
+// The request's restore contexts: at most kMaxKvRestoreContexts, each in
+// [1, max_model_len] (no upper bound when max_model_len is 0), and none
+// without a tier. INVALID_ARGUMENT names `path` (the request message),
+// the entry and `whose` max_model_len it is.
+absl::Status CheckKvRestoreContexts(const google::protobuf::RepeatedField<uint64_t>& contexts,
+                                    bool tier_named, int64_t max_model_len, absl::string_view path,
+                                    absl::string_view whose);
+
 // NOT_FOUND for an unknown tier (with near ids); INVALID_ARGUMENT for a
 // context length outside [1, max_model_len] or too many of them.
 absl::StatusOr<v1::KvTierReport> KvTierReportFor(const Catalog& catalog,

@@ -61,10 +61,9 @@ absl::Status CheckRequest(const v1::PlanRequest& r) {
         "give the request shape (or start from a baseline, whose measured workload is then "
         "used)");
   }
-  if (r.kv_tier_id().empty() && r.kv_restore_context_tokens_size() > 0) {
-    return absl::InvalidArgumentError(
-        "PlanRequest.kv_restore_context_tokens is set without kv_tier_id; name the tier "
-        "(data/tiers/) the contexts are restored from");
+  if (r.kv_tier_id().empty()) {
+    CAPPLAN_RETURN_IF_ERROR(CheckKvRestoreContexts(r.kv_restore_context_tokens(), false, 0,
+                                                   "PlanRequest", "the deployment's"));
   }
   if (r.has_duty_factor() && !(r.duty_factor() > 0 && r.duty_factor() <= 1)) {
     return absl::InvalidArgumentError(

@@ -986,32 +986,11 @@ namespace {
 // The tier is looked up and the contexts checked before anything is
 // enumerated, so a typo fails at once rather than once per candidate.
 absl::Status CheckKvTier(const Catalog& catalog, const v1::SearchConfigsRequest& r) {
-  if (r.kv_tier_id().empty()) {
-    if (r.kv_restore_context_tokens_size() > 0) {
-      return absl::InvalidArgumentError(
-          "SearchConfigsRequest.kv_restore_context_tokens is set without kv_tier_id; name the "
-          "tier (data/tiers/) the contexts are restored from");
-    }
-    return absl::OkStatus();
-  }
-  CAPPLAN_RETURN_IF_ERROR(
-      CheckKvTierId(catalog, r.kv_tier_id(), "SearchConfigsRequest.kv_tier_id"));
-  if (r.kv_restore_context_tokens_size() > kMaxKvRestoreContexts) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "SearchConfigsRequest.kv_restore_context_tokens has %d entries; must have at most %d",
-        r.kv_restore_context_tokens_size(), kMaxKvRestoreContexts));
-  }
-  const uint64_t max_len = MaxModelLen(r);
-  for (int i = 0; i < r.kv_restore_context_tokens_size(); ++i) {
-    const uint64_t l = r.kv_restore_context_tokens(i);
-    if (l < 1 || l > max_len) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "SearchConfigsRequest.kv_restore_context_tokens[%d] = %d; must be in [1, %d] (the "
-          "candidates' max_model_len)",
-          i, l, max_len));
-    }
-  }
-  return absl::OkStatus();
+  CAPPLAN_RETURN_IF_ERROR(CheckKvRestoreContexts(
+      r.kv_restore_context_tokens(), !r.kv_tier_id().empty(), static_cast<int64_t>(MaxModelLen(r)),
+      "SearchConfigsRequest", "the candidates'"));
+  if (r.kv_tier_id().empty()) return absl::OkStatus();
+  return CheckKvTierId(catalog, r.kv_tier_id(), "SearchConfigsRequest.kv_tier_id");
 }
 
 }  // namespace
