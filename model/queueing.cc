@@ -436,19 +436,28 @@ namespace {
 // The order that sorts `keys` ascending, ties in index order (what sorting
 // (key, index) pairs gives): a least-significant-digit radix sort of the
 // keys' bits mapped to unsigned integers in the doubles' order, a byte per
-// pass, passes where every key has the same byte skipped. Small inputs use
-// a comparison sort.
+// pass, passes where every key has the same byte skipped. Inputs below
+// kMinRadixSortKeys use a comparison sort (a pass costs its 256 buckets).
+constexpr size_t kMinRadixSortKeys = 128;
 std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
   const size_t n = keys.size();
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  if (n < 64) {  // insertion sort: stable, no allocation
+  if (n < 32) {  // insertion sort: stable, no allocation
     for (size_t i = 1; i < n; ++i) {
       const uint32_t v = order[i];
       size_t j = i;
       for (; j > 0 && keys[order[j - 1]] > keys[v]; --j) order[j] = order[j - 1];
       order[j] = v;
     }
+    return order;
+  }
+  if (std::is_sorted(keys.begin(), keys.end())) return order;
+  if (n < kMinRadixSortKeys) {  // eight radix passes cost more than a comparison sort here
+    std::vector<std::pair<double, uint32_t>> pairs(n);
+    for (size_t i = 0; i < n; ++i) pairs[i] = {keys[i], static_cast<uint32_t>(i)};
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < n; ++i) order[i] = pairs[i].second;
     return order;
   }
   std::vector<uint64_t> bits(n);
@@ -478,13 +487,23 @@ class AtomPrefixSums {
     auto end_of = [&atoms](size_t i) {
       return atoms[i].offset_seconds + atoms[i].uniform_width_seconds;
     };
-    std::vector<double> off_keys(n), end_keys(n);
+    std::vector<double> off_keys(n);
+    bool one_width = true;
+    bool any_slope = false;
     for (size_t i = 0; i < n; ++i) {
       off_keys[i] = atoms[i].offset_seconds;
-      end_keys[i] = end_of(i);
+      one_width = one_width && atoms[i].uniform_width_seconds == atoms[0].uniform_width_seconds;
+      any_slope = any_slope || atoms[i].uniform_width_seconds > 0;
     }
     const std::vector<uint32_t> by_off = SortedOrder(off_keys);
-    const std::vector<uint32_t> by_end = SortedOrder(end_keys);
+    // Atoms of one width end in the order they start (o + w is monotone in o).
+    std::vector<uint32_t> by_end_storage;
+    if (!one_width) {
+      std::vector<double> end_keys(n);
+      for (size_t i = 0; i < n; ++i) end_keys[i] = end_of(i);
+      by_end_storage = SortedOrder(end_keys);
+    }
+    const std::vector<uint32_t> &by_end = one_width ? by_off : by_end_storage;
     auto slope = [&atoms](size_t i) {
       const double w = atoms[i].uniform_width_seconds;
       return w > 0 ? atoms[i].weight / w : 0.0;
@@ -499,17 +518,25 @@ class AtomPrefixSums {
     e_off_.assign(n, 0.0);
     c_end_.assign(n, 0.0);
     f_end_.assign(n, 0.0);
+    // The exponential sums of slopes are zero when every atom is a point.
+    const bool slope_sums = pq_ > 0 && any_slope;
     double slope_total = 0;
     for (size_t r = 0; r < n; ++r) {
       const size_t i = by_off[r];
       off_[r] = atoms[i].offset_seconds;
       a_off_[r + 1] = a_off_[r] + slope(i);
       b_off_[r + 1] = b_off_[r] + slope(i) * off_[r];
-      const double decay = r > 0 && pq_ > 0 ? std::exp(-nu_ * (off_[r] - off_[r - 1])) : 0.0;
-      e_off_[r] = (r > 0 ? e_off_[r - 1] * decay : 0.0) + slope(i);
+      if (slope_sums) {
+        const double decay = r > 0 ? std::exp(-nu_ * (off_[r] - off_[r - 1])) : 0.0;
+        e_off_[r] = (r > 0 ? e_off_[r - 1] * decay : 0.0) + slope(i);
+      }
       slope_total += slope(i);
     }
     double last_end = 0;
+    // (1 − e^(−νw))/(νw) and e^(−νw) of the last width seen (atoms share few).
+    double width_seen = std::nan("");
+    double full_factor = 1;
+    double width_decay = 1;
     for (size_t r = 0; r < n; ++r) {
       const size_t i = by_end[r];
       const double w = atoms[i].uniform_width_seconds;
@@ -519,10 +546,17 @@ class AtomPrefixSums {
       b_end_[r + 1] = b_end_[r] + slope(i) * atoms[i].offset_seconds;
       w_end_[r + 1] = w_end_[r] + atoms[i].weight;
       if (pq_ > 0) {
-        const double decay = r > 0 ? std::exp(-nu_ * (end_[r] - end_[r - 1])) : 0.0;
-        const double k = w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 1.0;
-        c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * k;
-        f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * std::exp(-nu_ * w);
+        if (!(w == width_seen)) {
+          width_seen = w;
+          full_factor = w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 1.0;
+          width_decay = w > 0 ? std::exp(-nu_ * w) : 1.0;
+        }
+        const double gap = r > 0 ? end_[r] - end_[r - 1] : 0.0;
+        const double decay = r == 0 ? 0.0 : gap == 0 ? 1.0 : std::exp(-nu_ * gap);
+        c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * full_factor;
+        if (slope_sums) {
+          f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * width_decay;
+        }
       }
     }
     // The linear and π/ν terms are differences of sums of this size.
@@ -1393,7 +1427,8 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
 LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
-                          const std::vector<double> &log_mu_prefix, double z, int n) {
+                          const std::vector<double> &log_mu_prefix, double z, int n,
+                          bool latencies) {
   const int s = server.slots();
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
@@ -1423,7 +1458,15 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   pt.mean_batch_size = in_service;
   pt.mean_queue_length = queue;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
-  SetClosedLoopLatencies(server, arrival, n, x, z, in_service, pt);
+  if (latencies) {
+    SetClosedLoopLatencies(server, arrival, n, x, z, in_service, pt);
+  } else {
+    // As SetClosedLoopLatencies counts it: arrivals finding every slot taken.
+    for (int j = s; j < n; ++j) {
+      if (arrival[j] >= kNegligibleWeight) pt.slot_wait_probability += arrival[j];
+    }
+    pt.latencies_skipped = true;
+  }
   return pt;
 }
 
@@ -1521,7 +1564,7 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda) {
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool latencies) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -1549,33 +1592,62 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda) {
   pt.mean_queue_length = law.pi_s * rho2 / ((1 - rho2) * (1 - rho2));
   pt.slot_wait_probability = law.p_wait;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
-  SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, pt);
+  if (latencies) {
+    SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, pt);
+  } else {
+    pt.latencies_skipped = true;
+  }
   return pt;
+}
+
+}  // namespace
+
+namespace {
+
+// Whether the points after `p` still need their latency laws.
+bool LatenciesNeededAfter(const LoadPoint &p, const std::optional<LatencyCutoff> &cutoff) {
+  if (!cutoff.has_value() || p.latencies_skipped) return !p.latencies_skipped;
+  return !PointFailure(p, *cutoff->slo, *cutoff->safety).has_value();
+}
+
+absl::Status CheckCutoff(const std::optional<LatencyCutoff> &cutoff) {
+  if (cutoff.has_value() && (cutoff->slo == nullptr || cutoff->safety == nullptr)) {
+    return absl::InvalidArgumentError("LatencyCutoff: give both the SLO and the safety options");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer &server,
                                                        absl::Span<const int> concurrencies,
-                                                       double think_time_seconds) {
+                                                       double think_time_seconds,
+                                                       std::optional<LatencyCutoff> cutoff) {
   CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
+  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
+  bool latencies = true;
   for (int n : concurrencies) {
-    out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n));
+    out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n, latencies));
+    latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();
   }
   return out;
 }
 
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &server,
-                                                     absl::Span<const double> rates_rps) {
+                                                     absl::Span<const double> rates_rps,
+                                                     std::optional<LatencyCutoff> cutoff) {
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
+  bool latencies = true;
   for (double lambda : rates_rps) {
-    out.push_back(OpenLoopPoint(server, lambda));
+    out.push_back(OpenLoopPoint(server, lambda, latencies));
+    latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();
   }
   return out;
@@ -1634,6 +1706,26 @@ absl::Status ValidateSlo(const Slo &slo) {
   return absl::OkStatus();
 }
 
+std::optional<BindingLimit> PointFailure(const LoadPoint &p, const Slo &slo,
+                                         const SafetyOptions &options) {
+  if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
+  if (slo.ttft_p95_seconds.has_value() && p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
+    return BindingLimit::kTtftP95;
+  }
+  if (slo.tpot_seconds.has_value() && p.tpot_seconds.has_value() &&
+      *p.tpot_seconds > *slo.tpot_seconds) {
+    return BindingLimit::kTpot;
+  }
+  if (slo.e2e_p95_seconds.has_value() && p.e2e.has_value() &&
+      p.e2e->p95_seconds > *slo.e2e_p95_seconds) {
+    return BindingLimit::kE2eP95;
+  }
+  if (p.slot_wait_probability > options.max_slot_wait_probability) {
+    return BindingLimit::kSlotWait;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint> &points,
                                                           const Slo &slo,
                                                           const SafetyOptions &options) {
@@ -1643,27 +1735,9 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<Load
   if (points.empty()) {
     return absl::InvalidArgumentError("FindSafeOperatingPoint.points is empty");
   }
-  auto failure = [&](const LoadPoint &p) -> std::optional<BindingLimit> {
-    if (!p.stable || !p.ttft.has_value()) return BindingLimit::kStability;
-    if (slo.ttft_p95_seconds.has_value() && p.ttft->p95_seconds > *slo.ttft_p95_seconds) {
-      return BindingLimit::kTtftP95;
-    }
-    if (slo.tpot_seconds.has_value() && p.tpot_seconds.has_value() &&
-        *p.tpot_seconds > *slo.tpot_seconds) {
-      return BindingLimit::kTpot;
-    }
-    if (slo.e2e_p95_seconds.has_value() && p.e2e.has_value() &&
-        p.e2e->p95_seconds > *slo.e2e_p95_seconds) {
-      return BindingLimit::kE2eP95;
-    }
-    if (p.slot_wait_probability > options.max_slot_wait_probability) {
-      return BindingLimit::kSlotWait;
-    }
-    return std::nullopt;
-  };
   SafeOperatingPoint out;
   for (size_t i = 0; i < points.size(); ++i) {
-    const std::optional<BindingLimit> f = failure(points[i]);
+    const std::optional<BindingLimit> f = PointFailure(points[i], slo, options);
     if (f.has_value()) {
       out.binding = *f;
       return out;
@@ -1687,16 +1761,18 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   absl::StatusOr<LoadDependentServer> server =
       LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
   if (!server.ok()) return server.status();
+  std::optional<LatencyCutoff> cutoff;
+  if (r.latencies_until_unsafe) cutoff = LatencyCutoff{&r.slo, &r.safety};
   absl::StatusOr<std::vector<LoadPoint>> points =
-      closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds)
-             : OpenLoopCurve(*server, r.arrival_rates_rps);
+      closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds, cutoff)
+             : OpenLoopCurve(*server, r.arrival_rates_rps, cutoff);
   if (!points.ok()) return points.status();
   LoadCurve out;
   out.closed_loop = closed;
   out.slots = *slots;
   out.saturation_rps = server->SaturationRate();
   out.points = *std::move(points);
-  if (out.points.front().ttft.has_value()) {
+  if (!r.latencies_until_unsafe && out.points.front().ttft.has_value()) {
     absl::StatusOr<std::optional<Knee>> knee = FindKnee(out.points, r.knee);
     if (!knee.ok()) return knee.status();
     out.knee = *knee;

@@ -219,19 +219,38 @@ struct LoadPoint {
   std::optional<LatencyPercentiles> ttft;
   std::optional<LatencyPercentiles> e2e;
   std::optional<double> tpot_seconds;
+  // The curve was asked to stop its latency figures at the first unsafe
+  // point (LatencyCutoff) and this point lies beyond it: ttft and e2e are
+  // absent although the point may be stable.
+  bool latencies_skipped = false;
   double load() const;  // concurrency or arrival rate
+};
+
+struct Slo;
+struct SafetyOptions;
+// For callers that read only the safe operating point of a curve (Plan and
+// the search): the latency laws, which are most of a point's cost, are
+// computed up to and including the first point that fails the SLO or the
+// slot-wait cap (PointFailure), in the curve's order, and skipped after it
+// (latencies_skipped); throughput, batch, queue and slot-wait figures are
+// computed at every point. The safe point and its binding limit are the
+// whole curve's.
+struct LatencyCutoff {
+  const Slo* slo = nullptr;
+  const SafetyOptions* safety = nullptr;
 };
 
 // Closed loop at each concurrency (strictly increasing, 1..16384, at most
 // 4096 points) with mean think time Z >= 0 seconds.
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer& server,
-                                                       absl::Span<const int> concurrencies,
-                                                       double think_time_seconds);
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(
+    const LoadDependentServer& server, absl::Span<const int> concurrencies,
+    double think_time_seconds, std::optional<LatencyCutoff> cutoff = std::nullopt);
 
 // Open loop at each arrival rate (strictly increasing, > 0, at most 4096).
 // Points with λ >= μ_λ(S) come back stable = false, without latency figures.
-absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer& server,
-                                                     absl::Span<const double> rates_rps);
+absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(
+    const LoadDependentServer& server, absl::Span<const double> rates_rps,
+    std::optional<LatencyCutoff> cutoff = std::nullopt);
 
 // ---------------------------------------------------------------- analysis
 
@@ -289,6 +308,11 @@ struct SafeOperatingPoint {
   BindingLimit binding = BindingLimit::kLoadRange;
 };
 
+// Why a point is not safe (nullopt: it is), checked in BindingLimit order:
+// unstable or without TTFT, TTFT p95, TPOT, e2e p95, slot wait.
+std::optional<BindingLimit> PointFailure(const LoadPoint& p, const Slo& slo,
+                                         const SafetyOptions& options);
+
 absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<LoadPoint>& points,
                                                           const Slo& slo,
                                                           const SafetyOptions& options = {});
@@ -310,6 +334,9 @@ struct LoadCurveRequest {
   SafetyOptions safety;
   // Optional: stops the computation (its status is returned) when stopped.
   Budget* budget = nullptr;
+  // Latency figures only up to the first unsafe point (LatencyCutoff); the
+  // knee is then not sought.
+  bool latencies_until_unsafe = false;
 };
 
 struct LoadCurve {

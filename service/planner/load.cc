@@ -210,9 +210,10 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
 }
 
 absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
-                                        const std::string& axis_field) {
+                                        const std::string& axis_field, CurveFigures figures) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
   model::LoadCurveRequest req = CurveRequest(load, axis);
+  req.latencies_until_unsafe = figures == CurveFigures::kToSafePoint;
   CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
   req.budget = load.query.budget;
   absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);

@@ -173,8 +173,13 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog,
 // kSearchGridWorkFactor times the cap. The budget's status when it stops the
 // work.
 inline constexpr double kSearchGridWorkFactor = 3;
+// kToSafePoint: latency figures only up to the first point that fails the
+// query's SLO (model::LatencyCutoff), for callers that read the safe
+// operating point alone; no knee.
+enum class CurveFigures { kEveryPoint, kToSafePoint };
 absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
-                                        const std::string& axis_field = "");
+                                        const std::string& axis_field = "",
+                                        CurveFigures figures = CurveFigures::kEveryPoint);
 
 // INVALID_ARGUMENT when a request of the workload (input + output tokens)
 // does not fit the deployment's context (its max_model_len, or the model's

@@ -735,6 +735,83 @@ TEST(PredictLoadCurve, OpenLoopPastSaturationStillAnswers) {
   EXPECT_EQ(c->safe.binding, BindingLimit::kStability);
 }
 
+// Latency figures up to the first unsafe point only (Plan's curves): the safe
+// point, its binding limit and every figure up to it are the whole curve's;
+// past it the points keep their throughput and slot-wait figures.
+void ExpectCutoffKeepsTheSafePoint(LoadCurveRequest r, BindingLimit expected_binding) {
+  absl::StatusOr<LoadCurve> whole = PredictLoadCurve(r);
+  r.latencies_until_unsafe = true;
+  absl::StatusOr<LoadCurve> cut = PredictLoadCurve(r);
+  ASSERT_TRUE(whole.ok() && cut.ok()) << whole.status() << cut.status();
+  EXPECT_EQ(whole->safe.binding, expected_binding);
+  EXPECT_EQ(cut->safe.binding, whole->safe.binding);
+  ASSERT_TRUE(whole->safe.index.has_value());
+  EXPECT_EQ(cut->safe.index, whole->safe.index);
+  EXPECT_FALSE(cut->knee.has_value());
+  const size_t first_unsafe = static_cast<size_t>(*whole->safe.index) + 1;
+  ASSERT_LT(first_unsafe + 1, whole->points.size()) << "the SLO should bind inside the curve";
+  ASSERT_EQ(cut->points.size(), whole->points.size());
+  for (size_t i = 0; i < whole->points.size(); ++i) {
+    const LoadPoint& a = whole->points[i];
+    const LoadPoint& b = cut->points[i];
+    EXPECT_EQ(b.requests_per_second, a.requests_per_second) << i;
+    EXPECT_EQ(b.mean_batch_size, a.mean_batch_size) << i;
+    EXPECT_EQ(b.slot_wait_probability, a.slot_wait_probability) << i;
+    EXPECT_EQ(b.tpot_seconds, a.tpot_seconds) << i;
+    if (i <= first_unsafe) {
+      ASSERT_TRUE(b.ttft.has_value() && a.ttft.has_value()) << i;
+      EXPECT_FALSE(b.latencies_skipped) << i;
+      EXPECT_EQ(b.ttft->p95_seconds, a.ttft->p95_seconds) << i;
+      EXPECT_EQ(b.e2e->p95_seconds, a.e2e->p95_seconds) << i;
+    } else {
+      EXPECT_TRUE(b.latencies_skipped) << i;
+      EXPECT_FALSE(b.ttft.has_value()) << i;
+      EXPECT_FALSE(b.e2e.has_value()) << i;
+    }
+  }
+}
+
+TEST(LatencyCutoff, ClosedLoopBoundByTheSlotWaitKeepsTheWholeCurvesSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(MoeInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 16;
+  for (int n = 1; n <= 40; ++n) r.concurrencies.push_back(n);
+  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kSlotWait);
+}
+
+TEST(LatencyCutoff, ClosedLoopBoundByTtftKeepsTheWholeCurvesSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(MoeInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 64;
+  for (int n = 1; n <= 64; ++n) r.concurrencies.push_back(n);
+  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  // An SLO between the TTFT p95 at 10 and at 30 users.
+  r.slo.ttft_p95_seconds =
+      0.5 * (probe->points[9].ttft->p95_seconds + probe->points[29].ttft->p95_seconds);
+  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTtftP95);
+}
+
+TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(DenseInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 64;
+  r.arrival_rates_rps = {0.1};
+  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  const double mu = probe->saturation_rps;
+  r.arrival_rates_rps.clear();
+  for (int k = 1; k <= 64; ++k) r.arrival_rates_rps.push_back(mu * 0.99 * k / 64);
+  r.safety.max_slot_wait_probability = 1.0;
+  absl::StatusOr<LoadCurve> full = PredictLoadCurve(r);
+  ASSERT_TRUE(full.ok()) << full.status();
+  r.slo.tpot_seconds = 0.5 * (*full->points[15].tpot_seconds + *full->points[40].tpot_seconds);
+  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTpot);
+}
+
 TEST(PredictLoadCurve, RejectsBothOrNoLoadAxis) {
   LoadCurveRequest r;
   r.model = Model(DenseInputs());

@@ -42,6 +42,22 @@ void BM_ClosedLoopSweep64(benchmark::State& state) {
 }
 BENCHMARK(BM_ClosedLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
 
+// The same sweep with a 5 s mean think time: the arrival theorem's mixture
+// over every population below n (the atoms of every j), not one population.
+void BM_ClosedLoopSweep64ThinkTime(benchmark::State& state) {
+  const int slots = static_cast<int>(state.range(0));
+  std::vector<int> ns;
+  for (int i = 1; i <= 64; ++i) ns.push_back(i * slots / 32);
+  for (auto _ : state) {
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
+    absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(*s, ns, 5.0);
+    benchmark::DoNotOptimize(c);
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_ClosedLoopSweep64ThinkTime)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond);
+
 void BM_OpenLoopSweep64(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
   absl::StatusOr<LoadDependentServer> probe =
