@@ -36,6 +36,9 @@ constexpr double kNegligibleWeight = 1e-15;
 // Below this geometric ratio the closed form cancels badly; sum instead.
 constexpr double kRootsOfUnityMinRatio = 0.05;
 constexpr int kQuantileMaxIterations = 200;
+// A quantile search given a guess (the previous load point's quantile,
+// scaled by the means) brackets ±2% around it first.
+constexpr double kGuessSpan = 0.02;
 }  // namespace
 
 const char *SlotBoundName(SlotBound bound) {
@@ -610,6 +613,8 @@ class CdfEvaluator {
       : law_(law), prefix_(law.atoms, law.prefill_wait_probability, law.prefill_wait_rate) {
     pq_ = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0;
     nu_ = law.prefill_wait_rate;
+    for (const LatencyLaw::WaitBranch &b : law.waits) total_weight_ += b.weight;
+    for (const LatencyLaw::Atom &a : law.atoms) total_weight_ += a.weight;
     // The atoms one by one only where the prefix sums cannot serve.
     if (!prefix_.Usable()) PrepareDirectAtoms();
     // Explicit Erlang waits of few phases are evaluated for all branches at
@@ -644,6 +649,7 @@ class CdfEvaluator {
   }
 
   const LatencyLaw &law() const { return law_; }
+  double total_weight() const { return total_weight_; }
 
  private:
   double Evaluate(double t) const {
@@ -920,6 +926,7 @@ class CdfEvaluator {
   mutable std::vector<double> weight_;
   double pq_ = 0;
   double nu_ = 0;
+  double total_weight_ = 0;
   double complete_lag_ = 0;
   std::vector<Entry> atoms_;
   std::vector<double> complete_weight_;  // index i: the weight of atoms_[0..i)
@@ -944,8 +951,9 @@ double LatencyMean(const LatencyLaw &law) {
 
 namespace {
 
-// Smallest t >= lo with CDF(t) >= q.
-double QuantileFrom(const CdfEvaluator &cdf, double q, double lo);
+// Smallest t >= lo with CDF(t) >= q. A guess (> lo; 0: none) starts the
+// bracket just around it instead of at lo.
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo, double guess = 0);
 
 }  // namespace
 
@@ -955,28 +963,59 @@ double LatencyQuantile(const LatencyLaw &law, double q) {
 
 namespace {
 
-double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
+double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound, double guess) {
   const LatencyLaw &law = cdf.law();
-  double total = 0;
-  for (const LatencyLaw::WaitBranch &b : law.waits) total += b.weight;
-  for (const LatencyLaw::Atom &a : law.atoms) total += a.weight;
   // Guard against weights summing to slightly under 1.
-  const double target = std::min(q, total) * (1 - 1e-12);
-  double lo = lo_bound;
-  double f_lo = cdf(lo) - target;
-  if (f_lo >= 0) return lo;
-  // Bracket within a factor of two: from just above the previous quantile
-  // (or the mean), doubling until the CDF reaches the target.
-  double hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
-  double f_hi = cdf(hi) - target;
-  for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
-    if (Stopped(law.budget)) return hi;
-    lo = hi;
-    f_lo = f_hi;
-    hi *= 2;
+  const double target = std::min(q, cdf.total_weight()) * (1 - 1e-12);
+  double lo = lo_bound, f_lo = 0, hi = 0, f_hi = 0;
+  if (guess > lo_bound && std::isfinite(guess)) {
+    // A bracket of ±kGuessSpan around the guess, widened (doubling its
+    // step) on the side where the root lies; lo_bound is the floor.
+    double step = kGuessSpan * guess;
+    lo = std::max(lo_bound, guess - step);
+    f_lo = cdf(lo) - target;
+    if (f_lo >= 0) {
+      hi = lo;
+      f_hi = f_lo;
+      for (int i = 0; f_lo >= 0; ++i) {
+        if (hi == lo_bound) return lo_bound;
+        if (i >= kQuantileMaxIterations || Stopped(law.budget)) return hi;
+        step *= 2;
+        lo = std::max(lo_bound, hi - step);
+        f_lo = cdf(lo) - target;
+        if (f_lo >= 0) {
+          hi = lo;
+          f_hi = f_lo;
+        }
+      }
+    } else {
+      hi = guess + step;
+      f_hi = cdf(hi) - target;
+      for (int i = 0; f_hi < 0; ++i) {
+        if (i >= kQuantileMaxIterations || Stopped(law.budget)) return hi;
+        lo = hi;
+        f_lo = f_hi;
+        step *= 2;
+        hi += step;
+        f_hi = cdf(hi) - target;
+      }
+    }
+  } else {
+    f_lo = cdf(lo) - target;
+    if (f_lo >= 0) return lo;
+    // Bracket within a factor of two: from just above the previous quantile
+    // (or the mean), doubling until the CDF reaches the target.
+    hi = lo_bound > 0 ? 1.25 * lo_bound : std::max(LatencyMean(law), 1e-12);
     f_hi = cdf(hi) - target;
+    for (int i = 0; i < kQuantileMaxIterations && f_hi < 0; ++i) {
+      if (Stopped(law.budget)) return hi;
+      lo = hi;
+      f_lo = f_hi;
+      hi *= 2;
+      f_hi = cdf(hi) - target;
+    }
+    if (f_hi < 0) return hi;
   }
-  if (f_hi < 0) return hi;
   // Brent's method on g(t) = CDF(t) − target over [lo, hi], g(lo) < 0 <=
   // g(hi): inverse quadratic interpolation or a secant step where it stays
   // well inside the bracket, bisection where it does not; a step is never
@@ -1048,15 +1087,38 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound) {
 
 namespace {
 
-LatencyPercentiles Summarise(const LatencyLaw &law) {
+// The previous point of the curve guesses each quantile: its quantile times
+// the ratio of the two laws' means (0: no guess).
+double Guess(double previous_quantile, double previous_mean, double mean) {
+  return previous_mean > 0 && mean > 0 ? previous_quantile * (mean / previous_mean) : 0.0;
+}
+
+LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *previous) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
+  const double pm = previous != nullptr ? previous->mean_seconds : 0.0;
+  auto guess = [&](double LatencyPercentiles::*field) {
+    return previous != nullptr ? Guess(previous->*field, pm, p.mean_seconds) : 0.0;
+  };
   // Quantiles are monotone in q: each search starts at the previous one.
   const CdfEvaluator cdf(law);
-  p.p50_seconds = QuantileFrom(cdf, 0.50, 0.0);
-  p.p90_seconds = QuantileFrom(cdf, 0.90, p.p50_seconds);
-  p.p95_seconds = QuantileFrom(cdf, 0.95, p.p90_seconds);
-  p.p99_seconds = QuantileFrom(cdf, 0.99, p.p95_seconds);
+  p.p50_seconds = QuantileFrom(cdf, 0.50, 0.0, guess(&LatencyPercentiles::p50_seconds));
+  p.p90_seconds = QuantileFrom(cdf, 0.90, p.p50_seconds, guess(&LatencyPercentiles::p90_seconds));
+  p.p95_seconds = QuantileFrom(cdf, 0.95, p.p90_seconds, guess(&LatencyPercentiles::p95_seconds));
+  p.p99_seconds = QuantileFrom(cdf, 0.99, p.p95_seconds, guess(&LatencyPercentiles::p99_seconds));
+  return p;
+}
+
+EndToEndPercentiles SummariseEndToEnd(const LatencyLaw &law, const EndToEndPercentiles *previous) {
+  EndToEndPercentiles p;
+  p.mean_seconds = LatencyMean(law);
+  const double pm = previous != nullptr ? previous->mean_seconds : 0.0;
+  const CdfEvaluator cdf(law);
+  p.p50_seconds = QuantileFrom(
+      cdf, 0.50, 0.0, previous != nullptr ? Guess(previous->p50_seconds, pm, p.mean_seconds) : 0);
+  p.p95_seconds =
+      QuantileFrom(cdf, 0.95, p.p50_seconds,
+                   previous != nullptr ? Guess(previous->p95_seconds, pm, p.mean_seconds) : 0);
   return p;
 }
 
@@ -1391,7 +1453,8 @@ std::vector<double> LogCompletionRatePrefix(const LoadDependentServer &server, i
 // think time the co-arrivals queue for the prefill path together; every
 // atom then sees the prefill stage's queueing on the others' arrivals.
 void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector<double> &arrival,
-                            int n, double x, double z, double in_service, LoadPoint &pt) {
+                            int n, double x, double z, double in_service, const LoadPoint *previous,
+                            LoadPoint &pt) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double cv_r = server.ServiceTimeCv();
@@ -1419,16 +1482,17 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
   // Others' arrivals only: a user never queues behind itself.
   ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
                     &ttft, &e2e);
-  pt.ttft = Summarise(ttft);
-  pt.e2e = Summarise(e2e);
+  const bool guess = previous != nullptr && previous->ttft.has_value() && previous->e2e.has_value();
+  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr);
+  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr);
 }
 
 // One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
 LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
-                          const std::vector<double> &log_mu_prefix, double z, int n,
-                          bool latencies) {
+                          const std::vector<double> &log_mu_prefix, double z, int n, bool latencies,
+                          const LoadPoint *previous) {
   const int s = server.slots();
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
@@ -1459,7 +1523,7 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   pt.mean_queue_length = queue;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
   if (latencies) {
-    SetClosedLoopLatencies(server, arrival, n, x, z, in_service, pt);
+    SetClosedLoopLatencies(server, arrival, n, x, z, in_service, previous, pt);
   } else {
     // As SetClosedLoopLatencies counts it: arrivals finding every slot taken.
     for (int j = s; j < n; ++j) {
@@ -1532,7 +1596,7 @@ OpenLoopStationary StationaryLaw(const HoldingRate &rate, double lambda, int s, 
 // below); the prefill stage's queueing for Poisson arrivals.
 void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStationary &law,
                           double lambda, double rho, double saturated_rate_rps, double in_service,
-                          LoadPoint &pt) {
+                          const LoadPoint *previous, LoadPoint &pt) {
   const int s = server.slots();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
@@ -1558,13 +1622,15 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
     AddAtoms(server, s, law.p_wait, lambda, true, &ttft, &e2e);
   }
   ApplyPrefillQueue(server, lambda, in_service, 1.0, &ttft, &e2e);
-  pt.ttft = Summarise(ttft);
-  pt.e2e = Summarise(e2e);
+  const bool guess = previous != nullptr && previous->ttft.has_value() && previous->e2e.has_value();
+  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr);
+  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr);
 }
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool latencies) {
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool latencies,
+                        const LoadPoint *previous) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -1593,7 +1659,7 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool l
   pt.slot_wait_probability = law.p_wait;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
   if (latencies) {
-    SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, pt);
+    SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, previous, pt);
   } else {
     pt.latencies_skipped = true;
   }
@@ -1630,7 +1696,10 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   out.reserve(concurrencies.size());
   bool latencies = true;
   for (int n : concurrencies) {
-    out.push_back(ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n, latencies));
+    const LoadPoint *previous = out.empty() ? nullptr : &out.back();
+    LoadPoint pt =
+        ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n, latencies, previous);
+    out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();
   }
@@ -1646,7 +1715,9 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &
   out.reserve(rates_rps.size());
   bool latencies = true;
   for (double lambda : rates_rps) {
-    out.push_back(OpenLoopPoint(server, lambda, latencies));
+    const LoadPoint *previous = out.empty() ? nullptr : &out.back();
+    LoadPoint pt = OpenLoopPoint(server, lambda, latencies, previous);
+    out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();
   }

@@ -199,6 +199,14 @@ struct LatencyPercentiles {
   double p99_seconds = 0;
 };
 
+// End-to-end latency: the figures the planner reports and checks (the SLO
+// is on the p95); its p90 and p99 are not searched for.
+struct EndToEndPercentiles {
+  double mean_seconds = 0;
+  double p50_seconds = 0;
+  double p95_seconds = 0;
+};
+
 // One point of a load curve. Exactly one of concurrency / arrival_rate_rps.
 struct LoadPoint {
   std::optional<int> concurrency;
@@ -217,7 +225,7 @@ struct LoadPoint {
   double slot_wait_probability = 0;
   // Absent when unstable.
   std::optional<LatencyPercentiles> ttft;
-  std::optional<LatencyPercentiles> e2e;
+  std::optional<EndToEndPercentiles> e2e;
   std::optional<double> tpot_seconds;
   // The curve was asked to stop its latency figures at the first unsafe
   // point (LatencyCutoff) and this point lies beyond it: ttft and e2e are

@@ -812,6 +812,48 @@ TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
   ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTpot);
 }
 
+// Along a curve each quantile search starts from the previous point's
+// answer (scaled by the means); a point computed alone starts from nothing.
+// Both find the quantile to the search's 0.1%.
+TEST(QuantileSearch, APointOfACurveAgreesWithThePointAloneToATenthOfAPercent) {
+  for (double think : {0.0, 2.0}) {
+    const LoadDependentServer server = Server(MoeInputs(), MakeWorkload(1000, 200, 0.5), 32);
+    std::vector<int> ns;
+    for (int n = 1; n <= 64; n += 3) ns.push_back(n);
+    absl::StatusOr<std::vector<LoadPoint>> curve = ClosedLoopCurve(server, ns, think);
+    ASSERT_TRUE(curve.ok()) << curve.status();
+    for (size_t i = 0; i < ns.size(); ++i) {
+      absl::StatusOr<std::vector<LoadPoint>> alone = ClosedLoopCurve(server, {ns[i]}, think);
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      const LatencyPercentiles& a = *(*curve)[i].ttft;
+      const LatencyPercentiles& b = *(*alone)[0].ttft;
+      for (auto [x, y] : {std::pair{a.p50_seconds, b.p50_seconds},
+                          {a.p90_seconds, b.p90_seconds},
+                          {a.p95_seconds, b.p95_seconds},
+                          {a.p99_seconds, b.p99_seconds},
+                          {(*curve)[i].e2e->p95_seconds, (*alone)[0].e2e->p95_seconds}}) {
+        EXPECT_NEAR(x, y, 1.5e-3 * y) << "n = " << ns[i] << ", think " << think;
+      }
+    }
+  }
+  const LoadDependentServer server = Server(DenseInputs(), MakeWorkload(1000, 200, 0.5), 32);
+  std::vector<double> rates;
+  for (int k = 1; k <= 32; ++k) rates.push_back(server.SaturationRate() * 0.97 * k / 32);
+  absl::StatusOr<std::vector<LoadPoint>> open = OpenLoopCurve(server, rates);
+  ASSERT_TRUE(open.ok()) << open.status();
+  for (size_t i = 0; i < rates.size(); ++i) {
+    absl::StatusOr<std::vector<LoadPoint>> alone = OpenLoopCurve(server, {rates[i]});
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    if (!(*open)[i].ttft.has_value()) continue;
+    EXPECT_NEAR((*open)[i].ttft->p99_seconds, (*alone)[0].ttft->p99_seconds,
+                1.5e-3 * (*alone)[0].ttft->p99_seconds)
+        << "rate " << rates[i];
+    EXPECT_NEAR((*open)[i].ttft->p50_seconds, (*alone)[0].ttft->p50_seconds,
+                1.5e-3 * (*alone)[0].ttft->p50_seconds)
+        << "rate " << rates[i];
+  }
+}
+
 TEST(PredictLoadCurve, RejectsBothOrNoLoadAxis) {
   LoadCurveRequest r;
   r.model = Model(DenseInputs());

@@ -340,7 +340,7 @@ model::LoadPoint StablePoint() {
   p.mean_queue_length = 0.5;
   p.slot_wait_probability = 0.125;
   p.ttft = model::LatencyPercentiles{0.3, 0.25, 0.4, 0.5, 0.75};
-  p.e2e = model::LatencyPercentiles{4.0, 3.5, 5.0, 6.0, 7.0};
+  p.e2e = model::EndToEndPercentiles{4.0, 3.5, 6.0};
   p.tpot_seconds = 0.02;
   return p;
 }
