@@ -1331,6 +1331,7 @@ absl::StatusOr<PreparedMemoryModel> PreparedMemoryModel::Create(MemoryPlanInput 
   base.engine = ResolveForHardware(base.engine, base.hardware);
   m.tallies_ = TallyWeightTensors(LoadedArchitecture(base.arch, false));
   m.mtp_tallies_ = TallyWeightTensors(LoadedArchitecture(base.arch, true));
+  m.counts_ = ComputeParameterCounts(base.arch);
   m.base_ = std::move(base);
   return m;
 }

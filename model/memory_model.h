@@ -374,9 +374,12 @@ class PreparedMemoryModel {
 
   // The base input, its engine resolved for the card.
   const MemoryPlanInput& base() const { return base_; }
+  // ComputeParameterCounts(base().arch).
+  const ParameterCounts& parameter_counts() const { return counts_; }
 
  private:
   MemoryPlanInput base_;
+  ParameterCounts counts_;
   bool high_memory_ = false;
   std::vector<WeightTally> tallies_;      // no MTP layers loaded
   std::vector<WeightTally> mtp_tallies_;  // the MTP layers speculative decoding loads

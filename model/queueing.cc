@@ -1302,7 +1302,9 @@ namespace {
 // (one load-dependent station + a delay station of mean Z), from its product
 // form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
 // where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
-std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix, double z, int n) {
+// log_factorial[k] = log k! for k <= n.
+std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix,
+                                    const std::vector<double> &log_factorial, double z, int n) {
   std::vector<double> p(n + 1, 0.0);
   if (z <= 0) {
     p[n] = 1.0;
@@ -1312,7 +1314,7 @@ std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix, do
   std::vector<double> lp(n + 1);
   double mx = -std::numeric_limits<double>::infinity();
   for (int j = 0; j <= n; ++j) {
-    lp[j] = (n - j) * log_z - std::lgamma(n - j + 1.0) - log_mu_prefix[j];
+    lp[j] = (n - j) * log_z - log_factorial[n - j] - log_mu_prefix[j];
     mx = std::max(mx, lp[j]);
   }
   double total = 0;
@@ -1491,17 +1493,20 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
 LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
-                          const std::vector<double> &log_mu_prefix, double z, int n, bool latencies,
+                          const std::vector<double> &log_mu_prefix,
+                          const std::vector<double> &log_factorial, double z, int n, bool latencies,
                           const LoadPoint *previous) {
   const int s = server.slots();
-  const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, z, n - 1);
-  const std::vector<double> cur = ClosedMarginals(log_mu_prefix, z, n);
+  const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1);
+  const std::vector<double> cur = ClosedMarginals(log_mu_prefix, log_factorial, z, n);
   double r = 0;
   // A request taken in with j others in service first waits for the batches
   // launched ahead (LaunchedAheadSeconds): outside the station, a delay of
   // the user's cycle like the think time, so it lowers the throughput.
   double ahead = 0;
+  // (Populations of probability 0, all but one without think time, add 0.)
   for (int j = 1; j <= n; ++j) {
+    if (arrival[j - 1] == 0) continue;
     r += j / server.CompletionRate(j) * arrival[j - 1];
     ahead += arrival[j - 1] * server.LaunchedAheadSeconds(std::min(j, s));
   }
@@ -1515,6 +1520,7 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   double queue = 0;
   std::vector<std::pair<int, double>> tpot_w;
   for (int j = 1; j <= n; ++j) {
+    if (cur[j] == 0) continue;
     in_service += std::min(j, s) * cur[j];
     queue += std::max(0, j - s) * cur[j];
     tpot_w.emplace_back(std::min(j, s), cur[j]);
@@ -1692,13 +1698,17 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
   CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
+  std::vector<double> log_factorial(concurrencies.back() + 1, 0.0);
+  if (think_time_seconds > 0) {
+    for (size_t k = 1; k < log_factorial.size(); ++k) log_factorial[k] = std::lgamma(k + 1.0);
+  }
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
   bool latencies = true;
   for (int n : concurrencies) {
     const LoadPoint *previous = out.empty() ? nullptr : &out.back();
-    LoadPoint pt =
-        ClosedLoopPoint(server, log_mu_prefix, think_time_seconds, n, latencies, previous);
+    LoadPoint pt = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds, n,
+                                   latencies, previous);
     out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();

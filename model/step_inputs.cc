@@ -39,6 +39,11 @@ double AllReduceBytesPerToken(const ModelArchitecture& arch, int tp) {
 
 StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
                                         int tp, int pp) {
+  return StepInputsFromMemoryPlan(arch, plan, tp, pp, ComputeParameterCounts(arch));
+}
+
+StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
+                                        int tp, int pp, const ParameterCounts& counts) {
   tp = std::max(1, tp);
   pp = std::max(1, pp);
   double dense = 0;
@@ -60,8 +65,7 @@ StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const Mem
   }
   in.kv_bytes_per_token_per_gpu = plan.kv_bytes_per_token * pp;
   in.state_bytes_per_sequence_per_gpu = plan.state_bytes_per_request * pp;
-  in.active_parameters_per_token_per_gpu =
-      static_cast<double>(ComputeParameterCounts(arch).active_per_token) / tp;
+  in.active_parameters_per_token_per_gpu = static_cast<double>(counts.active_per_token) / tp;
   in.attention_flops_per_token_per_context_token_per_gpu = AttentionFlopsPerContextToken(arch, tp);
   in.allreduce_bytes_per_token_per_gpu = AllReduceBytesPerToken(arch, tp);
   return in;

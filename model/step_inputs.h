@@ -18,6 +18,11 @@ namespace capplan::model {
 // peak FLOP/s are left for the caller to fill.
 StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
                                         int tp, int pp);
+// The same with the architecture's parameter counts computed once by the
+// caller (ComputeParameterCounts(arch): a search bounds many candidates of
+// one model).
+StepTimeInputs StepInputsFromMemoryPlan(const ModelArchitecture& arch, const MemoryPlan& plan,
+                                        int tp, int pp, const ParameterCounts& counts);
 
 // One draft pass of speculative decoding with an MTP / draft layer (k = 1,
 // acceptance 0: the caller sets both): the draft layer's weights at the

@@ -289,14 +289,17 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
 
 absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
                                            const model::MemoryPlanInput& input,
-                                           const model::MemoryPlan& plan) {
+                                           const model::MemoryPlan& plan,
+                                           const model::ParameterCounts* counts) {
   if (r.hardware == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(r.path, ": no card to bound on"));
   }
   BoundInputs out;
   const int tp = static_cast<int>(std::max<int64_t>(1, input.parallelism.tp));
   const int pp = static_cast<int>(std::max<int64_t>(1, input.parallelism.pp));
-  out.model.inputs = model::StepInputsFromMemoryPlan(input.arch, plan, tp, pp);
+  out.model.inputs = counts != nullptr
+                         ? model::StepInputsFromMemoryPlan(input.arch, plan, tp, pp, *counts)
+                         : model::StepInputsFromMemoryPlan(input.arch, plan, tp, pp);
   std::vector<std::string> notes;
   CAPPLAN_RETURN_IF_ERROR(SetHardwareSpeeds(r, false, tp, &out.model.inputs, &notes));
   out.model.scheduler.max_batched_tokens =

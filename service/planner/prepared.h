@@ -129,9 +129,11 @@ struct BoundInputs {
 };
 // `input` is the resolved input with another parallelism or engine settings
 // (same card and weight format).
+// `counts` (optional): the model's parameter counts, computed once.
 absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& resolved,
                                            const model::MemoryPlanInput& input,
-                                           const model::MemoryPlan& plan);
+                                           const model::MemoryPlan& plan,
+                                           const model::ParameterCounts* counts = nullptr);
 
 // Where the coefficients came from.
 struct FitSource {

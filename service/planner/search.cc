@@ -658,7 +658,8 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
                                         const model::MemoryPlan& plan) {
   const Spec& s = specs_[index];
   const Template& t = templates_[s.template_index];
-  absl::StatusOr<BoundInputs> in = BoundInputsFor(*t.resolved, input, plan);
+  absl::StatusOr<BoundInputs> in = BoundInputsFor(
+      *t.resolved, input, plan, t.memory.has_value() ? &t.memory->parameter_counts() : nullptr);
   if (!in.ok()) {
     Refuse(v1::SEARCH_REFUSAL_NO_MODEL, s, in.status().message());
     return std::nullopt;

@@ -58,6 +58,27 @@ TEST(StepInputsFromMemoryPlan, SplitsRoutedExpertsAndScalesByPipelineStages) {
   EXPECT_EQ(in.memory_bandwidth_bytes_per_second, 0) << "hardware is the caller's";
 }
 
+// A search bounds many candidates of one model with its counts computed
+// once: the active parameters per GPU come from the counts it is given.
+TEST(StepInputsFromMemoryPlan, GivenCountsAreTheOnesUsed) {
+  ModelArchitecture a = Dense();
+  a.moe = MoeSpec{8, 2, 0, 512, 0};
+  MemoryPlan plan;
+  plan.weights_by_component_bytes[static_cast<int>(Component::kAttention)] = 100;
+  const ParameterCounts counts = ComputeParameterCounts(a);
+  ASSERT_GT(counts.active_per_token, 0);
+  const StepTimeInputs once = StepInputsFromMemoryPlan(a, plan, 4, 1, counts);
+  const StepTimeInputs each = StepInputsFromMemoryPlan(a, plan, 4, 1);
+  EXPECT_DOUBLE_EQ(once.active_parameters_per_token_per_gpu,
+                   each.active_parameters_per_token_per_gpu);
+  EXPECT_DOUBLE_EQ(once.active_parameters_per_token_per_gpu, counts.active_per_token / 4.0);
+  ParameterCounts other = counts;
+  other.active_per_token *= 2;
+  EXPECT_DOUBLE_EQ(
+      StepInputsFromMemoryPlan(a, plan, 4, 1, other).active_parameters_per_token_per_gpu,
+      2 * each.active_parameters_per_token_per_gpu);
+}
+
 TEST(GemmFormatPreference, LowPrecisionCheckpointsFirstThen16Bit) {
   using G = GemmFormat;
   EXPECT_EQ(GemmFormatPreference(WeightFormat::kFp8Block, NumberType::kBf16),
