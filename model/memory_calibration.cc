@@ -22,6 +22,12 @@ constexpr double kActivationScalePrior = 1.0;  // the width formula as it stands
 constexpr double kActivationPriorWeightBytes = 2.0 * kGiB;
 // fp32 logits and their probabilities (a fused top-k/top-p sampler).
 constexpr double kSamplerCopiesPrior = 2.0;
+// The dummy sampler run that vLLM's profile ends with computes the logits
+// of max_num_seqs rows (vllm/v1/worker/gpu_model_runner.py,
+// _dummy_sampler_run) and the sampler casts them to float32 before it
+// samples (vllm/v1/sample/sampler.py, Sampler.forward): one fp32 copy of
+// [max_num_seqs, vocab] at least, so no fit may give fewer.
+constexpr double kSamplerCopiesFloor = 1.0;
 constexpr double kSamplerPriorWeightBytes = 0.02 * kGiB;
 constexpr double kDecoderPriorWeightBytes = 0.02 * kGiB;
 // Byte terms: weight per byte of deviation, towards a CUDA context's worth
@@ -65,6 +71,12 @@ absl::Status CheckSystem(const std::vector<FitRow>& rows, const std::vector<FitC
   if (rows.empty()) return Invalid("no rows");
   if (columns.empty()) return Invalid("no columns");
   const int n = static_cast<int>(columns.size());
+  for (const FitColumn& c : columns) {
+    if (!std::isfinite(c.floor) || c.floor < 0) {
+      return Invalid(absl::StrCat("column '", c.name, "' has floor ", c.floor,
+                                  "; a floor must be finite and >= 0"));
+    }
+  }
   auto bad = [n](int c) { return c < -1 || c >= n; };
   for (size_t i = 0; i < rows.size(); ++i) {
     const FitRow& r = rows[i];
@@ -119,16 +131,19 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
       a(m + c, c) = columns[c].prior_weight_bytes;
       b(m + c) = columns[c].prior_weight_bytes * columns[c].prior;
     }
+    // A pinned column sits at its floor: its part moves to the right side.
     for (int c = 0; c < n; ++c) {
-      if (pinned[c]) a.col(c).setZero();
+      if (!pinned[c]) continue;
+      b -= a.col(c) * columns[c].floor;
+      a.col(c).setZero();
     }
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
     const Eigen::VectorXd solved = cod.solve(b);
     rank = static_cast<int>(cod.rank());
-    for (int c = 0; c < n; ++c) theta[c] = pinned[c] ? 0.0 : solved(c);
+    for (int c = 0; c < n; ++c) theta[c] = pinned[c] ? columns[c].floor : solved(c);
     bool changed = false;
     std::vector<double> clipped(theta);
-    for (double& t : clipped) t = std::max(0.0, t);
+    for (int c = 0; c < n; ++c) clipped[c] = std::max(columns[c].floor, clipped[c]);
     for (int i = 0; i < m; ++i) {
       const bool now = TokenDominates(rows[i], clipped);
       changed |= now != token[i];
@@ -136,7 +151,7 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
     }
     if (!changed) {
       for (int c = 0; c < n; ++c) {
-        if (theta[c] < 0.0 && !pinned[c]) {
+        if (theta[c] < columns[c].floor && !pinned[c]) {
           pinned[c] = true;
           changed = true;
         }
@@ -144,7 +159,7 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
     }
     if (!changed) break;
   }
-  for (double& t : theta) t = std::max(0.0, t);
+  for (int c = 0; c < n; ++c) theta[c] = std::max(columns[c].floor, theta[c]);
   return rank;
 }
 
@@ -197,7 +212,7 @@ absl::StatusOr<LinearFit> FitNonNegative(const std::vector<FitRow>& rows,
   const int n = static_cast<int>(columns.size());
   const int m = static_cast<int>(rows.size());
   std::vector<double> priors(n);
-  for (int c = 0; c < n; ++c) priors[c] = std::max(0.0, columns[c].prior);
+  for (int c = 0; c < n; ++c) priors[c] = std::max(columns[c].floor, columns[c].prior);
   // Two starts for the non-convex robust fit, the better objective kept:
   // a Huber fit (every log pulls, the far ones linearly), and the priors.
   std::vector<double> from_huber = priors;
@@ -305,6 +320,7 @@ FitColumn ColumnNamed(const std::string& name) {
   } else if (name.find("sampler copies") != std::string::npos) {
     c.prior = kSamplerCopiesPrior;
     c.prior_weight_bytes = kSamplerPriorWeightBytes;
+    c.floor = kSamplerCopiesFloor;
   } else if (name.find("decoder copies") != std::string::npos) {
     c.prior_weight_bytes = kDecoderPriorWeightBytes;
   } else {
@@ -472,7 +488,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
   for (auto& [name, f] : families) {
     LinearFit fit;
     if (f.rows.empty()) {
-      for (const FitColumn& c : f.columns) fit.theta.push_back(std::max(0.0, c.prior));
+      for (const FitColumn& c : f.columns) fit.theta.push_back(std::max(c.floor, c.prior));
     } else {
       absl::StatusOr<LinearFit> solved = FitNonNegative(f.rows, f.columns);
       if (!solved.ok()) return solved.status();

@@ -31,10 +31,14 @@ namespace capplan::model {
 // towards `prior` with `prior_weight_bytes` of residual per unit of deviation
 // (0 = no pull), which keeps a coefficient that no log determines at its
 // prior instead of leaving the system rank-deficient.
+// `floor` is the least value the coefficient can physically take (a
+// sampler materialises its fp32 logits at least once); the fit never goes
+// below it.
 struct FitColumn {
   std::string name;
   double prior = 0.0;
   double prior_weight_bytes = 0.0;
+  double floor = 0.0;
 };
 
 // One observation: y ≈ Σ θ[c] · x + max(θ[token] · token, θ[sampler] · sampler).
@@ -48,14 +52,15 @@ struct FitRow {
 };
 
 struct LinearFit {
-  std::vector<double> theta;  // per column, each >= 0
+  std::vector<double> theta;  // per column, each >= its floor (>= 0)
   double rms_residual_bytes = 0.0;
   int rank = 0;  // numerical rank of the final design (prior rows included)
 };
 
 // Non-negative regularised least squares with the max() resolved by
-// iterating which phase dominates each row; negative coefficients are pinned
-// at zero. InvalidArgument on an empty or non-finite system or a bad column.
+// iterating which phase dominates each row; coefficients below their floor
+// (0 unless the column states one) are pinned at it. InvalidArgument on an
+// empty or non-finite system, a bad column or a negative or non-finite floor.
 absl::StatusOr<LinearFit> FitNonNegative(const std::vector<FitRow>& rows,
                                          const std::vector<FitColumn>& columns);
 

@@ -295,6 +295,18 @@ absl::Status Catalog::Index() {
   for (size_t i = 0; i < engine_presets_.size(); ++i) {
     add(&engine_index_, engine_presets_[i].id(), i, engine_presets_[i].id(), "id");
   }
+  for (const v1::EnginePreset& preset : engine_presets_) {
+    const std::string& fallback = preset.below_compute_capability_preset();
+    if (fallback.empty()) continue;
+    const auto it = engine_index_.find(fallback);
+    if (it == engine_index_.end() || engine_presets_[it->second].engine() != preset.engine() ||
+        fallback == preset.id()) {
+      errors.push_back(absl::StrFormat(
+          "%s: below_compute_capability_preset = \"%s\"; must name another preset of the "
+          "same engine",
+          where(preset.id()), fallback));
+    }
+  }
   for (size_t i = 0; i < models_.size(); ++i) {
     const v1::Model& model = models_[i];
     add(&model_index_, absl::AsciiStrToLower(model.id()), i, model.id(), "id");

@@ -219,6 +219,15 @@ void ValidateHardware(const v1::Hardware& h, const ValidationRules& rules, Valid
   v->Positive("memory_bytes", static_cast<double>(h.memory_bytes()));
   v->Positive("usable_memory_bytes", static_cast<double>(h.usable_memory_bytes()));
   HardwareRanges(h, v);
+  if (!h.compute_capability().empty()) {
+    const std::vector<std::string> parts = absl::StrSplit(h.compute_capability(), '.');
+    int major = 0, minor = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
+        !absl::SimpleAtoi(parts[1], &minor) || major < 1 || minor < 0) {
+      v->Add("compute_capability",
+             absl::StrFormat(" = \"%s\"; must be major.minor like 8.0", h.compute_capability()));
+    }
+  }
   if (h.usable_memory_bytes() > h.memory_bytes() * 11 / 10) {
     v->Add("usable_memory_bytes",
            absl::StrFormat(" = %d; must not exceed memory_bytes = %d by more "
@@ -367,7 +376,8 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
   }
   for (const auto& [name, value] :
        {std::pair<std::string, std::string>{"min_version", e.min_version()},
-        {"max_version", e.max_version()}}) {
+        {"max_version", e.max_version()},
+        {"min_compute_capability", e.min_compute_capability()}}) {
     if (value.empty()) continue;
     for (absl::string_view part : absl::StrSplit(value, '.')) {
       int n;
@@ -376,6 +386,12 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
         break;
       }
     }
+  }
+  if (e.min_compute_capability().empty() != e.below_compute_capability_preset().empty()) {
+    v->Add(e.min_compute_capability().empty() ? "below_compute_capability_preset"
+                                              : "min_compute_capability",
+           " is set alone; give min_compute_capability and below_compute_capability_preset "
+           "together");
   }
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
     v->Add("kv_remaining_share",

@@ -334,7 +334,8 @@ absl::Status ResolveEngine(const Catalog& catalog, const v1::Deployment& d,
             r->model.id().empty() ? "config.json" : r->model.id()));
   }
   absl::StatusOr<PresetChoice> preset =
-      ChoosePreset(catalog.engine_presets(), r->engine.kind(), r->engine.version());
+      ChoosePreset(catalog.engine_presets(), r->engine.kind(), r->engine.version(),
+                   r->hardware != nullptr ? r->hardware->compute_capability() : "");
   if (!preset.ok()) {
     return absl::Status(preset.status().code(),
                         absl::StrCat(path, ".engine.version: ", preset.status().message()));

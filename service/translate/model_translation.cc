@@ -515,7 +515,8 @@ int CompareVersions(const std::vector<int>& a, const std::vector<int>& b) {
 }
 
 absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& presets,
-                                          v1::EngineKind kind, absl::string_view version) {
+                                          v1::EngineKind kind, absl::string_view version,
+                                          absl::string_view compute_capability) {
   const v1::EnginePreset* newest = nullptr;
   std::vector<const v1::EnginePreset*> candidates;
   for (const v1::EnginePreset& p : presets) {
@@ -555,6 +556,24 @@ absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& p
   if (choice.preset == nullptr) {
     return Invalid("engine.version", absl::StrCat("\"", version, "\""),
                    absl::StrCat("no ", v1::EngineKind_Name(kind), " preset covers this version"));
+  }
+  const std::vector<int> cc = ParseVersion(compute_capability);
+  if (!cc.empty() && !choice.preset->min_compute_capability().empty() &&
+      CompareVersions(cc, ParseVersion(choice.preset->min_compute_capability())) < 0) {
+    const std::string& id = choice.preset->below_compute_capability_preset();
+    const auto fallback = std::find_if(presets.begin(), presets.end(),
+                                       [&](const v1::EnginePreset& p) { return p.id() == id; });
+    if (fallback == presets.end()) {
+      return absl::NotFoundError(absl::StrCat("engine preset '", choice.preset->id(),
+                                              "' names below_compute_capability_preset '", id,
+                                              "', which the catalogue lacks"));
+    }
+    choice.note =
+        absl::StrCat("compute capability ", compute_capability, " is below ",
+                     choice.preset->min_compute_capability(), ", which ", choice.preset->id(),
+                     " needs: the engine falls back to the rule of ", fallback->id());
+    choice.preset = &*fallback;
+    return choice;
   }
   if (choice.preset == newest && !newest->checked_through_version().empty() &&
       CompareVersions(v, ParseVersion(newest->checked_through_version())) > 0) {

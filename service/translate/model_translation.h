@@ -71,8 +71,12 @@ struct PresetChoice {
 // newest preset's checked_through_version takes that preset with
 // newer_than_newest set. NotFound when no preset exists for the engine;
 // InvalidArgument when the version is older than every preset or unparsable.
+// On a card whose compute capability (when stated) is below the preset's
+// min_compute_capability, the preset it names for such cards is taken instead,
+// with a note.
 absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& presets,
-                                          v1::EngineKind kind, absl::string_view version);
+                                          v1::EngineKind kind, absl::string_view version,
+                                          absl::string_view compute_capability = "");
 
 }  // namespace capplan::service
 

@@ -46,12 +46,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // (vLLM 0.14 on ROCm, Radeon RX 9070 XT: a 0.34 GiB pool that is what 0.75 of
 // the card leaves after 9.49 GiB of weights and ~2.1 GiB of overhead; the
 // model's 1.76 GiB of activation + non-torch puts it at +160 %) the refit
-// puts 24 and 18 of 40 in band; the narrow share sits on its floor.
+// puts 24 and 18 of 40 in band. With vLLM 0.8-0.10's fall-back to V0 below
+// compute capability 8.0 (the T4 log planned by the V0 rule) and the
+// sampler's physical floor of one fp32 logits copy (vLLM 0.21's fit had
+// gone to 0.41 copies), 24 and 22 of 40: the narrow floor rises to 0.54
+// (22 of 40); V0's consumer-card logs moved out of band as the T4 joined
+// their fit (their profile batch is the rule still missing).
 constexpr double kKvWideTolerance = 0.05;
 constexpr double kKvWideShare = 0.55;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.45;
+constexpr double kKvNarrowShare = 0.54;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted

@@ -56,6 +56,35 @@ TEST(FitNonNegative, PinsANegativeCoefficientAtZero) {
   EXPECT_GT(fit->theta[0], 0.0);
 }
 
+// A coefficient with a physical floor (a sampler holds its logits at least
+// once) stays on it where the data would take it lower, and the other
+// coefficients refit around it; a floor the data clear changes nothing.
+TEST(FitNonNegative, PinsACoefficientBelowItsFloorAtTheFloor) {
+  std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  columns[1].floor = 0.3 * kGiB;
+  absl::StatusOr<LinearFit> fit = FitNonNegative(LinearRows(2.0 * kGiB, 0.1 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->theta[1], 0.3 * kGiB);
+  // The base absorbs what the pinned term overstates: below the unpinned 2 GiB.
+  EXPECT_LT(fit->theta[0], 2.0 * kGiB);
+  EXPECT_GT(fit->theta[0], 0.0);
+  columns[1].floor = 0.05 * kGiB;
+  fit = FitNonNegative(LinearRows(2.0 * kGiB, 0.1 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->theta[1], 0.1 * kGiB, 1e-6 * kGiB);
+  EXPECT_NEAR(fit->theta[0], 2.0 * kGiB, 1e-6 * kGiB);
+}
+
+TEST(FitNonNegative, RefusesANegativeOrNonFiniteFloor) {
+  std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  columns[1].floor = -1.0;
+  EXPECT_THAT(FitNonNegative(LinearRows(2.0 * kGiB, 0.1 * kGiB), columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'per rank' has floor -1")));
+  columns[1].floor = std::nan("");
+  EXPECT_THAT(FitNonNegative(LinearRows(2.0 * kGiB, 0.1 * kGiB), columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be finite and >= 0")));
+}
+
 TEST(FitNonNegative, OneUnexplainedLogDoesNotMoveTheFit) {
   const std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
   std::vector<FitRow> rows = LinearRows(0.5 * kGiB, 0.2 * kGiB);

@@ -121,6 +121,29 @@ sources { fields: "read_bandwidth_bytes_per_second" document: "https://example.c
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("latency_seconds has no citation")));
 }
 
+// An engine preset's rule for older cards names another preset of its engine.
+TEST(Catalog, AComputeCapabilityFallBackToAMissingPresetIsAnError) {
+  TempDir dir;
+  WriteMiniCatalogue(dir);
+  dir.Write("engines/test-v1.txtpb", R"(# proto-file: capplan/v1/catalog.proto
+# proto-message: EnginePreset
+id: "test-v1"
+engine: ENGINE_KIND_VLLM
+min_compute_capability: "8.0"
+below_compute_capability_preset: "test-v0"
+)");
+  EXPECT_THAT(Catalog::LoadFromDirectory(dir.path().string()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("engines/test-v1.txtpb: below_compute_capability_preset = "
+                                 "\"test-v0\"; must name another preset of the same engine")));
+  dir.Write("engines/test-v0.txtpb", R"(# proto-file: capplan/v1/catalog.proto
+# proto-message: EnginePreset
+id: "test-v0"
+engine: ENGINE_KIND_VLLM
+)");
+  EXPECT_TRUE(Catalog::LoadFromDirectory(dir.path().string()).ok());
+}
+
 TEST(Catalog, UnknownReferenceIsAnError) {
   TempDir dir;
   WriteMiniCatalogue(dir);

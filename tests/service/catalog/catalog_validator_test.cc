@@ -250,3 +250,43 @@ TEST(EnginePresetValidation, BatchesLaunchedAheadAreBounded) {
 }
 
 }  // namespace capplan::service
+
+namespace capplan::service {
+namespace {
+
+// The fall-back rule comes as a pair: the capability and the preset for
+// cards below it; a card's capability is major.minor.
+TEST(EnginePresetValidation, ComputeCapabilityFallBackComesAsAPair) {
+  v1::EnginePreset e;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "id: \"test-engine\" engine: ENGINE_KIND_VLLM min_compute_capability: \"8.0\" "
+      "below_compute_capability_preset: \"test-engine-old\"",
+      &e));
+  EXPECT_TRUE(ValidateEntity(e).empty());
+  e.clear_below_compute_capability_preset();
+  std::vector<Finding> findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "min_compute_capability");
+  EXPECT_THAT(findings[0].message, ::testing::HasSubstr("is set alone"));
+  e.set_min_compute_capability("eight");
+  findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_THAT(findings[0].message, ::testing::HasSubstr("must be dotted numbers"));
+}
+
+TEST(HardwareValidation, ComputeCapabilityIsMajorDotMinor) {
+  v1::Hardware h;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
+  h.set_compute_capability("7.5");
+  EXPECT_TRUE(ValidateEntity(h).empty());
+  for (const char* bad : {"7", "7.5.1", "x.5", "0.5", "7.-1"}) {
+    h.set_compute_capability(bad);
+    std::vector<Finding> findings = ValidateEntity(h);
+    ASSERT_EQ(findings.size(), 1u) << bad;
+    EXPECT_EQ(findings[0].field_path, "compute_capability") << bad;
+    EXPECT_THAT(findings[0].message, ::testing::HasSubstr("must be major.minor like 8.0")) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace capplan::service

@@ -152,6 +152,34 @@ INSTANTIATE_TEST_SUITE_P(
                       PresetCase{v1::ENGINE_KIND_TRTLLM, "1.0.0", "trtllm-1.0", false},
                       PresetCase{v1::ENGINE_KIND_TRTLLM, "1.2.0rc1", "trtllm-1.1", true}));
 
+// vLLM 0.8-0.10 fall back from V1 to V0 below compute capability 8.0 (a T4
+// at 7.5): the V0 engine's memory rule, with a note. At 8.0 and above, or
+// where the card states none, V1 as the version says; from 0.11 (no V0 left)
+// the version's preset whatever the card.
+TEST(ChoosePreset, V1FallsBackToV0BelowComputeCapability8) {
+  const std::vector<v1::EnginePreset> presets = BundledPresets();
+  absl::StatusOr<PresetChoice> t4 = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "7.5");
+  ASSERT_TRUE(t4.ok()) << t4.status();
+  EXPECT_EQ(t4->preset->id(), "vllm-v0-profiled");
+  EXPECT_EQ(t4->note,
+            "compute capability 7.5 is below 8.0, which vllm-v1-0.8 needs: the engine falls back "
+            "to the rule of vllm-v0-profiled");
+  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.10.1.1", "7.0")->preset->id(),
+            "vllm-v0-profiled");
+  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "8.0")->preset->id(),
+            "vllm-v1-0.8");
+  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "")->preset->id(), "vllm-v1-0.8");
+  EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.11.0", "7.5")->preset->id(),
+            "vllm-v1-0.11");
+  // A fallback the catalogue lacks is an error, not a silent V1.
+  std::vector<v1::EnginePreset> broken = presets;
+  for (v1::EnginePreset& p : broken) {
+    if (p.id() == "vllm-v1-0.8") p.set_below_compute_capability_preset("vllm-v0-gone");
+  }
+  EXPECT_THAT(ChoosePreset(broken, v1::ENGINE_KIND_VLLM, "0.8.2", "7.5"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("'vllm-v0-gone'")));
+}
+
 TEST(ChoosePreset, NoVersionAssumesTheNewest) {
   const std::vector<v1::EnginePreset> presets = BundledPresets();  // c points into it
   const absl::StatusOr<PresetChoice> c = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "");
