@@ -286,15 +286,13 @@ double LoadDependentServer::NodeLifeSeconds(int n, int j) const {
   return p.life_seconds + (output_nodes_[j] - workload_.output_tokens) * p.tpot_seconds;
 }
 
-std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
-  if (cv <= 0 || nodes <= 1) return {mean};
-  const double s2 = std::log1p(cv * cv);
-  const double sigma = std::sqrt(s2);
-  std::vector<double> out;
-  double sum = 0;
+namespace {
+
+// Φ⁻¹((j + ½)/nodes), j = 0..nodes − 1, by bisection on Φ(z) = erfc(−z/√2)/2.
+std::vector<double> StandardNormalNodes(int nodes) {
+  std::vector<double> z;
   for (int j = 0; j < nodes; ++j) {
     const double p = (j + 0.5) / nodes;
-    // Φ⁻¹(p) by bisection on Φ(z) = erfc(−z/√2)/2.
     double lo = -40;
     double hi = 40;
     for (int it = 0; it < 200 && hi - lo > 1e-13; ++it) {
@@ -305,7 +303,26 @@ std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
         hi = mid;
       }
     }
-    out.push_back(std::exp(sigma * 0.5 * (lo + hi) - 0.5 * s2));
+    z.push_back(0.5 * (lo + hi));
+  }
+  return z;
+}
+
+}  // namespace
+
+std::vector<double> LogNormalNodes(double mean, double cv, int nodes) {
+  if (cv <= 0 || nodes <= 1) return {mean};
+  const double s2 = std::log1p(cv * cv);
+  const double sigma = std::sqrt(s2);
+  // The standard normal's nodes for the usual count are computed once.
+  static const std::vector<double> usual = StandardNormalNodes(kLengthNodes);
+  const std::vector<double> other =
+      nodes == kLengthNodes ? std::vector<double>{} : StandardNormalNodes(nodes);
+  const std::vector<double> &z = nodes == kLengthNodes ? usual : other;
+  std::vector<double> out;
+  double sum = 0;
+  for (int j = 0; j < nodes; ++j) {
+    out.push_back(std::exp(sigma * z[j] - 0.5 * s2));
     sum += out.back();
   }
   for (double &v : out) v *= mean * nodes / sum;
@@ -1236,12 +1253,20 @@ std::vector<double> CoArrivalPositions(int others, double q) {
   const int kmax = static_cast<int>(std::min<double>(
       others, std::ceil(mean + kPoissonSpanSigmas * std::sqrt(mean) + kPoissonSpanSlack)));
   std::vector<double> pk(kmax + 1, 0.0);
-  for (int k = 0; k <= kmax; ++k) {
-    double log_p = std::lgamma(others + 1.0) - std::lgamma(k + 1.0) - std::lgamma(others - k + 1.0);
-    // Guarded so that q = 1 gives 0·log(0) = 0, not NaN.
-    if (k > 0) log_p += k * std::log(q);
-    if (others - k > 0) log_p += (others - k) * std::log1p(-q);
-    pk[k] = std::exp(log_p);
+  if (q >= 1.0) {
+    pk[kmax] = 1.0;  // every other user co-arrives (kmax = others)
+  } else {
+    // The mode's probability in log space, the others by the ratio
+    // P(k + 1) / P(k) = (others − k)/(k + 1) · q/(1 − q) outwards from it.
+    const int mode = std::clamp(static_cast<int>(std::floor((others + 1) * q)), 0, kmax);
+    double log_p =
+        std::lgamma(others + 1.0) - std::lgamma(mode + 1.0) - std::lgamma(others - mode + 1.0);
+    if (mode > 0) log_p += mode * std::log(q);
+    if (others - mode > 0) log_p += (others - mode) * std::log1p(-q);
+    const double odds = q / (1.0 - q);
+    pk[mode] = std::exp(log_p);
+    for (int k = mode; k < kmax; ++k) pk[k + 1] = pk[k] * (others - k) / (k + 1.0) * odds;
+    for (int k = mode; k > 0; --k) pk[k - 1] = pk[k] * k / ((others - k + 1.0) * odds);
   }
   // P(U = u) = Σ_{k >= u} P(K = k) / (k + 1).
   std::vector<double> pu(kmax + 1, 0.0);

@@ -462,8 +462,8 @@ std::vector<LoadPoint> KneeCurve() {
 TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
   // U = uniform position among K + 1 arrivals, K ~ Binomial(n, q):
   // E[U] = n·q / 2 and P(U = 0) = E[1/(K+1)] = (1 − (1−q)^(n+1)) / ((n+1)q).
-  for (const auto& [n, q] :
-       std::vector<std::pair<int, double>>{{1, 0.3}, {7, 0.05}, {40, 0.01}, {2000, 0.02}}) {
+  for (const auto& [n, q] : std::vector<std::pair<int, double>>{
+           {1, 0.3}, {7, 0.05}, {40, 0.01}, {2000, 0.02}, {500, 0.9}, {3000, 0.5}}) {
     const std::vector<double> pu = CoArrivalPositions(n, q);
     double total = 0;
     double mean = 0;
@@ -481,6 +481,10 @@ TEST(CoArrivalPositions, MatchesClosedFormsOfTheBinomialPosition) {
   }
   EXPECT_EQ(CoArrivalPositions(0, 0.5), std::vector<double>{1.0});
   EXPECT_EQ(CoArrivalPositions(5, 0.0), std::vector<double>{1.0});
+  // Waves (q = 1): all n others co-arrive, the position is uniform on 0..n.
+  const std::vector<double> waves = CoArrivalPositions(9, 1.0);
+  ASSERT_EQ(waves.size(), 10u);
+  for (double p : waves) EXPECT_NEAR(p, 0.1, 1e-15);
 }
 
 TEST(FindKnee, NoKneeWhenTtftStaysFlat) {
