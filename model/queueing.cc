@@ -37,8 +37,8 @@ constexpr double kNegligibleWeight = 1e-15;
 constexpr double kRootsOfUnityMinRatio = 0.05;
 constexpr int kQuantileMaxIterations = 200;
 // A quantile search given a guess (the previous load point's quantile,
-// scaled by the means) brackets ±2% around it first.
-constexpr double kGuessSpan = 0.02;
+// scaled by the means) brackets ±0.5% around it first.
+constexpr double kGuessSpan = 0.005;
 }  // namespace
 
 const char *SlotBoundName(SlotBound bound) {
