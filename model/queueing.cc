@@ -553,29 +553,41 @@ class AtomPrefixSums {
       slope_total += slope(i);
     }
     double last_end = 0;
-    // (1 − e^(−νw))/(νw) and e^(−νw) of the last width seen (atoms share few).
-    double width_seen = std::nan("");
-    double full_factor = 1;
-    double width_decay = 1;
+    // (1 − e^(−νw))/(νw) and e^(−νw) per atom, in the order the atoms come
+    // (each population's few widths in turn: the last two seen are kept).
+    std::vector<double> full_factor(pq_ > 0 ? n : 0, 1.0), width_decay(pq_ > 0 ? n : 0, 1.0);
+    if (pq_ > 0) {
+      std::array<double, 2> seen = {std::nan(""), std::nan("")};
+      std::array<double, 2> seen_factor = {1, 1}, seen_decay = {1, 1};
+      size_t next = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double w = atoms[i].uniform_width_seconds;
+        if (!(w > 0)) continue;
+        size_t k = w == seen[0] ? 0 : w == seen[1] ? 1 : 2;
+        if (k == 2) {
+          k = next;
+          next = 1 - next;
+          seen[k] = w;
+          seen_factor[k] = -std::expm1(-nu_ * w) / (nu_ * w);
+          seen_decay[k] = std::exp(-nu_ * w);
+        }
+        full_factor[i] = seen_factor[k];
+        width_decay[i] = seen_decay[k];
+      }
+    }
     for (size_t r = 0; r < n; ++r) {
       const size_t i = by_end[r];
-      const double w = atoms[i].uniform_width_seconds;
       end_[r] = end_of(i);
       last_end = std::max(last_end, std::fabs(end_[r]));
       a_end_[r + 1] = a_end_[r] + slope(i);
       b_end_[r + 1] = b_end_[r] + slope(i) * atoms[i].offset_seconds;
       w_end_[r + 1] = w_end_[r] + atoms[i].weight;
       if (pq_ > 0) {
-        if (!(w == width_seen)) {
-          width_seen = w;
-          full_factor = w > 0 ? -std::expm1(-nu_ * w) / (nu_ * w) : 1.0;
-          width_decay = w > 0 ? std::exp(-nu_ * w) : 1.0;
-        }
         const double gap = r > 0 ? end_[r] - end_[r - 1] : 0.0;
         const double decay = r == 0 ? 0.0 : gap == 0 ? 1.0 : std::exp(-nu_ * gap);
-        c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * full_factor;
+        c_end_[r] = (r > 0 ? c_end_[r - 1] * decay : 0.0) + atoms[i].weight * full_factor[i];
         if (slope_sums) {
-          f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * width_decay;
+          f_end_[r] = (r > 0 ? f_end_[r - 1] * decay : 0.0) + slope(i) * width_decay[i];
         }
       }
     }
@@ -802,12 +814,32 @@ class CdfEvaluator {
     const double r = *w.geometric_ratio;
     if (kappa == 1 || r < kRootsOfUnityMinRatio) return;
     const double sr = std::pow(r, 1.0 / kappa);
+    std::vector<std::complex<double>> computed;
+    if (kappa > kMaxPhasesPerCompletion) {  // a law built by hand: not in the table
+      for (int j = 0; 2 * j <= kappa; ++j)
+        computed.push_back(std::polar(1.0, 2.0 * M_PI * j / kappa));
+    }
+    const std::vector<std::complex<double>> &omegas =
+        kappa > kMaxPhasesPerCompletion ? computed : RootsOfUnity(kappa);
     for (int j = 0; 2 * j <= kappa; ++j) {
-      const std::complex<double> om = std::polar(1.0, 2.0 * M_PI * j / kappa);
+      const std::complex<double> om = omegas[j];
       const double twice = (j == 0 || 2 * j == kappa) ? 1.0 : 2.0;
       roots_.push_back({sr * om - 1.0, twice * (1.0 - 1.0 / r) / (1.0 - std::conj(om) / sr)});
     }
     kappa_ = kappa;
+  }
+
+  // ω^j = e^(2πij/κ), j = 0..κ/2, for every κ a gap can have (built once).
+  static const std::vector<std::complex<double>> &RootsOfUnity(int kappa) {
+    static const std::array<std::vector<std::complex<double>>, kMaxPhasesPerCompletion + 1> table =
+        [] {
+          std::array<std::vector<std::complex<double>>, kMaxPhasesPerCompletion + 1> t;
+          for (int k = 1; k <= kMaxPhasesPerCompletion; ++k) {
+            for (int j = 0; 2 * j <= k; ++j) t[k].push_back(std::polar(1.0, 2.0 * M_PI * j / k));
+          }
+          return t;
+        }();
+    return table[kappa];
   }
 
   double RootsOfUnityWaitCdf(double t) const {
