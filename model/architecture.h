@@ -55,6 +55,9 @@ struct LinearAttentionSpec {
   int64_t key_head_dim = 0;
   int64_t value_head_dim = 0;
   int64_t conv_kernel_size = 0;
+  // Bytes per element of the recurrent state the checkpoint states (fp32:
+  // 4); 0 = the engine's default.
+  double recurrent_state_bytes = 0;
 };
 
 // Mamba2: d_inner = num_heads × head_dim.

@@ -1050,8 +1050,8 @@ double SizeTrtllmPool(const SharedAccount& s, const StageLayers& l, double avail
 // vLLM V1 hybrid allocator: layers of each kind form groups of equal size
 // sharing one block pool; a block holds `group` layers' pages. Returns the
 // bytes one max_model_len request needs.
-double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double available_bytes,
-                      MemoryPlan& plan) {
+double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, const EngineBehaviour& e,
+                      const EngineSettings& settings, double available_bytes, MemoryPlan& plan) {
   GpuAccount& acc = plan.per_gpu;
   const int64_t bs = plan.block_size;
   std::vector<int64_t> counts;
@@ -1078,17 +1078,28 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, double a
   const int64_t blocks = static_cast<int64_t>(std::floor(available_bytes / page_bytes));
   const int64_t groups = g_full + g_swa + g_state;
   plan.kv_blocks = blocks;
-  plan.kv_pool_tokens = blocks / groups * block;
   acc.kv_pool_bytes = blocks * page_bytes;
   const int64_t full_blocks = CeilDiv(plan.max_model_len, block);
   // A sliding-window layer keeps window (+ one step's batch) tokens.
   const int64_t window_blocks =
       CeilDiv(a.sliding_window_tokens - 1 + plan.max_num_batched_tokens, block) + 1;
   const int64_t swa_blocks = std::min(window_blocks, full_blocks);
-  const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state;
+  // A recurrent-state group holds one block per request, or more with prefix
+  // caching (vLLM's Mamba 'align' mode keeps two).
+  const int64_t state_blocks = g_state > 0 && settings.enable_prefix_caching.value_or(false)
+                                   ? std::max<int64_t>(1, e.state_blocks_with_prefix_caching)
+                                   : 1;
+  const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state * state_blocks;
+  // What the engine prints as its token capacity (the figure the log states).
+  plan.kv_pool_tokens =
+      e.hybrid_tokens_from_concurrency && per_request > 0
+          ? static_cast<int64_t>(std::floor(static_cast<double>(blocks) / per_request *
+                                            static_cast<double>(plan.max_model_len)))
+          : blocks / groups * block;
   plan.layout =
-      KvLayout{blocks, block, g_full, g_swa, window_blocks, g_state, std::nullopt, std::nullopt, 0};
-  if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state);
+      KvLayout{blocks,       block,        g_full, g_swa, window_blocks, g_state * state_blocks,
+               std::nullopt, std::nullopt, 0};
+  if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state * state_blocks);
   if (l.state_layers > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
   return per_request * page_bytes;
 }
@@ -1120,7 +1131,7 @@ double SizePools(const PlanView& in, const SharedAccount& s, const StageLayers& 
   if (s.trtllm_budget) return SizeTrtllmPool(s, l, available_bytes, plan);
   if (s.engine->hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
       (l.full_layers + l.window_layers) > 0) {
-    return SizeHybridPool(in.arch, l, available_bytes, plan);
+    return SizeHybridPool(in.arch, l, *s.engine, in.settings, available_bytes, plan);
   }
   return SizePagedPool(l, available_bytes, plan);
 }

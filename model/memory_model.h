@@ -166,6 +166,11 @@ struct EngineBehaviour {
   int64_t vocab_padding_multiple = 64;
   // V1's hybrid allocator: sliding-window layers keep window (+ batch) tokens.
   bool hybrid_kv_cache_groups = false;
+  // Its printed token count: the concurrency for max_model_len-token
+  // requests x max_model_len (else blocks / groups x block).
+  bool hybrid_tokens_from_concurrency = false;
+  // Blocks per request of a recurrent-state group with prefix caching on.
+  int64_t state_blocks_with_prefix_caching = 1;
   double conv_state_bytes = 2.0;
   double ssm_state_bytes = 4.0;
   double mamba_full_memory_ratio = 0.9;  // SGLang split of state vs KV memory
@@ -224,6 +229,9 @@ struct EngineSettings {
   // the model's activation dtype.
   std::optional<NumberType> kv_cache_dtype;
   std::optional<bool> enable_chunked_prefill;
+  // nullopt = the engine's default (taken as off for hybrid recurrent models,
+  // as vLLM 0.19 ran them).
+  std::optional<bool> enable_prefix_caching;
   SpeculativeMethod speculative_method = SpeculativeMethod::kNone;
   int64_t num_speculative_tokens = 0;
 };
@@ -272,7 +280,9 @@ struct KvLayout {
   int64_t full_groups = 1;    // groups needing cdiv(len, block) blocks per request
   int64_t window_groups = 0;  // sliding-window groups: min(window_blocks, cdiv(len, block))
   int64_t window_blocks = 0;
-  int64_t state_groups = 0;            // recurrent-state groups: one block per request
+  // Blocks per request of the recurrent-state groups: one per group, two
+  // with vLLM's Mamba 'align' mode (prefix caching on).
+  int64_t state_groups = 0;
   std::optional<int64_t> state_slots;  // separate state pool (SGLang)
   // A separate sliding-window pool (SGLang): its tokens and the window.
   std::optional<int64_t> window_pool_tokens;

@@ -234,8 +234,9 @@ absl::Status ReadKvCacheDtype(const JsonReader& r, v1::Quantization* out) {
   std::string type;
   CAPPLAN_ASSIGN_OR_RETURN(type, sr.String("type", "int"));
   if (bits != 8 || absl::AsciiStrToLower(type) != "float") {
-    return sr.Error("num_bits", *sr.Find("num_bits"),
-                    absl::StrCat("with type \"", type, "\": supported KV cache schemes: 8-bit float (FP8)"));
+    return sr.Error(
+        "num_bits", *sr.Find("num_bits"),
+        absl::StrCat("with type \"", type, "\": supported KV cache schemes: 8-bit float (FP8)"));
   }
   out->set_kv_cache_dtype(v1::KV_CACHE_DTYPE_FP8);
   return absl::OkStatus();
@@ -570,6 +571,19 @@ absl::Status ReadLinearAttention(const ConfigText& c, const LayerKinds& kinds, v
   l->set_value_head_dim(x);
   CAPPLAN_ASSIGN_OR_RETURN(x, r.Int("linear_conv_kernel_dim", 1, 4));
   l->set_conv_kernel_size(x);
+  std::string state_dtype;
+  CAPPLAN_ASSIGN_OR_RETURN(state_dtype, r.String("mamba_ssm_dtype", ""));
+  if (state_dtype == "float32") {
+    l->set_recurrent_state_dtype(v1::NUMBER_FORMAT_FP32);
+  } else if (state_dtype == "bfloat16") {
+    l->set_recurrent_state_dtype(v1::NUMBER_FORMAT_BF16);
+  } else if (state_dtype == "float16") {
+    l->set_recurrent_state_dtype(v1::NUMBER_FORMAT_FP16);
+  } else if (!state_dtype.empty()) {
+    google::protobuf::Value v;
+    v.set_string_value(state_dtype);
+    return r.Error("mamba_ssm_dtype", v, "must be float32, bfloat16 or float16");
+  }
   return absl::OkStatus();
 }
 

@@ -167,6 +167,17 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
     a.linear_attention =
         model::LinearAttentionSpec{l.num_key_heads(), l.num_value_heads(), l.key_head_dim(),
                                    l.value_head_dim(), l.conv_kernel_size()};
+    switch (l.recurrent_state_dtype()) {
+      case v1::NUMBER_FORMAT_FP32:
+        a.linear_attention->recurrent_state_bytes = 4;
+        break;
+      case v1::NUMBER_FORMAT_BF16:
+      case v1::NUMBER_FORMAT_FP16:
+        a.linear_attention->recurrent_state_bytes = 2;
+        break;
+      default:
+        break;
+    }
   }
   if (m.has_mamba() && m.mamba().num_heads() > 0) {
     const v1::MambaConfig& x = m.mamba();
@@ -321,6 +332,7 @@ model::EngineSettings ToEngineSettings(const v1::EngineConfig& e) {
   s.block_size = e.block_size();
   s.enforce_eager = e.enforce_eager();
   s.max_cudagraph_batch_size = e.max_cudagraph_batch_size();
+  if (e.has_enable_prefix_caching()) s.enable_prefix_caching = e.enable_prefix_caching();
   switch (e.kv_cache_dtype()) {
     case v1::KV_CACHE_DTYPE_BF16:
       s.kv_cache_dtype = model::NumberType::kBf16;
@@ -423,6 +435,10 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   }
   if (p.vocab_padding_multiple() > 0) e.vocab_padding_multiple = p.vocab_padding_multiple();
   e.hybrid_kv_cache_groups = p.hybrid_kv_cache_groups();
+  e.hybrid_tokens_from_concurrency = p.hybrid_tokens_from_concurrency();
+  if (p.state_blocks_with_prefix_caching() > 0) {
+    e.state_blocks_with_prefix_caching = p.state_blocks_with_prefix_caching();
+  }
   if (p.conv_state_bytes_per_element() > 0) e.conv_state_bytes = p.conv_state_bytes_per_element();
   if (p.ssm_state_bytes_per_element() > 0) e.ssm_state_bytes = p.ssm_state_bytes_per_element();
   if (p.mamba_full_memory_ratio() > 0) e.mamba_full_memory_ratio = p.mamba_full_memory_ratio();

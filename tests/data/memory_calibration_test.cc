@@ -51,12 +51,16 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // sampler's physical floor of one fp32 logits copy (vLLM 0.21's fit had
 // gone to 0.41 copies), 24 and 22 of 40: the narrow floor rises to 0.54
 // (22 of 40); V0's consumer-card logs moved out of band as the T4 joined
-// their fit (their profile batch is the rule still missing).
+// their fit (their profile batch is the rule still missing). With vLLM's
+// hybrid rules (the checkpoint's fp32 recurrent state, two state blocks per
+// request in the Mamba 'align' mode, and from 0.21 the printed tokens as
+// concurrency x max_model_len) the vLLM 0.27.1 Qwen3.6-27B log goes from
+// -42% to +0.5%: 25 and 23 of 40, the floors 0.61 and 0.56.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.55;
+constexpr double kKvWideShare = 0.61;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.54;
+constexpr double kKvNarrowShare = 0.56;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted

@@ -232,6 +232,74 @@ TEST(PlanMemory, VllmHybridGrowsAttentionBlockToTheMambaPage) {
   EXPECT_DOUBLE_EQ(plan->max_concurrency_at_max_model_len, plan->kv_blocks / 124.0);
 }
 
+// Qwen3.5-27B's shape (16 full + 48 Gated-DeltaNet layers, 4 KV heads of
+// 256; GDN 16 key / 48 value heads of 128, conv 4) with the fp32 recurrent
+// state its config.json states: state page per layer conv 3 · 10,240 · 2 =
+// 61,440 B + recurrent 48 · 128 · 128 · 4 = 3,145,728 B; attention 4,096 B
+// per token per layer; block = 16 · cdiv(3,207,168, 16 · 4,096) = 784 (what
+// vLLM 0.27.1 logs). Groups of 16: 1 attention + 3 state groups. With
+// prefix caching the Mamba 'align' mode holds 2 blocks per state group, and
+// vLLM 0.21+ prints the concurrency at max_model_len times max_model_len.
+ModelArchitecture Qwen35Dense27bShape() {
+  ModelArchitecture a = Dense();
+  a.hidden_size = 5120;
+  a.num_attention_heads = 24;
+  a.num_kv_heads = 4;
+  a.head_dim = 256;
+  a.native_context_tokens = 262144;
+  a.layers.clear();
+  for (int i = 0; i < 64; ++i) {
+    a.layers.push_back(
+        {(i + 1) % 4 == 0 ? AttentionKind::kFull : AttentionKind::kLinear, MlpKind::kDense});
+  }
+  a.linear_attention = LinearAttentionSpec{.num_key_heads = 16,
+                                           .num_value_heads = 48,
+                                           .key_head_dim = 128,
+                                           .value_head_dim = 128,
+                                           .conv_kernel_size = 4,
+                                           .recurrent_state_bytes = 4};
+  return a;
+}
+
+TEST(PlanMemory, VllmHybridPrintsConcurrencyTimesContextFrom021WithAlignedStateBlocks) {
+  EngineBehaviour e = Vllm();
+  e.hybrid_kv_cache_groups = true;
+  e.conv_state_bytes = 2;
+  e.ssm_state_bytes = 2;  // the engine's default; the checkpoint's fp32 wins
+  e.state_blocks_with_prefix_caching = 2;
+  MemoryPlanInput in = Input(Qwen35Dense27bShape(), e);
+  in.hardware.memory_bytes = 80e9;
+  in.settings.memory_fraction = 0.9;
+  in.settings.max_model_len = 4096;
+  in.settings.enable_prefix_caching = true;
+  absl::StatusOr<MemoryPlan> old_rule = PlanMemory(in);
+  ASSERT_TRUE(old_rule.ok()) << old_rule.status();
+  EXPECT_EQ(old_rule->block_size, 784);
+  const int64_t blocks = old_rule->kv_blocks;
+  ASSERT_GT(blocks, 100);
+  // A block holds 16 layers' pages of 784 · 4,096 B (the state page padded up).
+  EXPECT_DOUBLE_EQ(old_rule->per_gpu.kv_pool_bytes, blocks * 784.0 * 4096 * 16);
+  EXPECT_EQ(old_rule->kv_pool_tokens, blocks / 4 * 784);
+  // Per request: cdiv(4,096, 784) = 6 attention blocks + 3 groups · 2.
+  EXPECT_DOUBLE_EQ(old_rule->max_concurrency_at_max_model_len, blocks / 12.0);
+  in.engine.hybrid_tokens_from_concurrency = true;
+  absl::StatusOr<MemoryPlan> new_rule = PlanMemory(in);
+  ASSERT_TRUE(new_rule.ok()) << new_rule.status();
+  EXPECT_EQ(new_rule->kv_blocks, blocks);
+  EXPECT_EQ(new_rule->kv_pool_tokens, static_cast<int64_t>(std::floor(blocks / 12.0 * 4096)));
+  // Without prefix caching one block per state group: 6 + 3.
+  in.settings.enable_prefix_caching = false;
+  absl::StatusOr<MemoryPlan> no_cache = PlanMemory(in);
+  ASSERT_TRUE(no_cache.ok()) << no_cache.status();
+  EXPECT_EQ(no_cache->kv_pool_tokens, static_cast<int64_t>(std::floor(blocks / 9.0 * 4096)));
+  // With the engine's bf16 state (a checkpoint that states none) the page
+  // halves: block 16 · cdiv(1,634,304, 65,536) = 400.
+  in.arch.linear_attention->recurrent_state_bytes = 0;
+  absl::StatusOr<MemoryPlan> bf16_state = PlanMemory(in);
+  ASSERT_TRUE(bf16_state.ok()) << bf16_state.status();
+  EXPECT_EQ(bf16_state->block_size, 400);
+}
+
 TEST(MaxConcurrencyAt, CountsBlocksPerRequestByGroup) {
   // Full only: 1,000 blocks of 16, requests of 1,000 tokens need 63 blocks.
   EXPECT_DOUBLE_EQ(

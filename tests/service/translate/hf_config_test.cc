@@ -215,6 +215,28 @@ TEST(ModelFromHfConfig, Qwen35DenseGatesAttentionByItsModelType) {
   EXPECT_TRUE(Parse(json).gated_attention_output());
 }
 
+// Qwen3.5's config states its recurrent state in fp32 (mamba_ssm_dtype),
+// which vLLM takes over its bf16 default: twice the state page.
+TEST(ModelFromHfConfig, Qwen35ReadsTheRecurrentStateDtype) {
+  std::string json = IngestConfig("Qwen__Qwen3.5-27B.json");
+  const v1::Model m = Parse(json);
+  EXPECT_EQ(m.linear_attention().recurrent_state_dtype(), v1::NUMBER_FORMAT_FP32);
+  ASSERT_TRUE(Arch(m).linear_attention.has_value());
+  EXPECT_EQ(Arch(m).linear_attention->recurrent_state_bytes, 4);
+  const std::string key = "\"mamba_ssm_dtype\": \"float32\"";
+  const size_t at = json.find(key);
+  ASSERT_NE(at, std::string::npos);
+  std::string bf16 = json;
+  bf16.replace(at, key.size(), "\"mamba_ssm_dtype\": \"bfloat16\"");
+  EXPECT_EQ(Parse(bf16).linear_attention().recurrent_state_dtype(), v1::NUMBER_FORMAT_BF16);
+  std::string bad = json;
+  bad.replace(at, key.size(), "\"mamba_ssm_dtype\": \"int4\"");
+  EXPECT_THAT(
+      ModelFromHfConfig(bad),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("mamba_ssm_dtype = \"int4\"; must be float32, bfloat16 or float16")));
+}
+
 TEST(ModelFromHfConfig, Gemma4MoeReadsTopKExpertsAndTheDenseMlpBesideThem) {
   const v1::Model m = Parse(IngestConfig("google__gemma-4-26B-A4B.json"));
   EXPECT_EQ(m.moe().num_routed_experts(), 128u);
