@@ -1632,23 +1632,29 @@ struct OpenLoopStationary {
 };
 
 OpenLoopStationary StationaryLaw(const HoldingRate &rate, double lambda, int s, double rho) {
-  std::vector<double> lp(s + 1, 0.0);  // log π_n (unnormalised), n = 0..S
-  const double log_lambda = std::log(lambda);
+  // π_n ∝ Π_{i<=n} λ / μ_λ(i), kept as mantissa · 2^exponent so that long
+  // products neither overflow nor underflow (no logarithm per population).
+  std::vector<double> mant(s + 1, 1.0);
+  std::vector<int> expo(s + 1, 0);
   for (int n = 1; n <= s; ++n) {
-    lp[n] = lp[n - 1] + log_lambda - std::log(rate(n));
+    int e = 0;
+    mant[n] = std::frexp(mant[n - 1] * (lambda / rate(n)), &e);
+    expo[n] = expo[n - 1] + e;
   }
-  const double log_tail = lp[s] - std::log1p(-rho);  // Σ_{n >= S}
-  double shift = log_tail;
-  for (int n = 0; n < s; ++n) shift = std::max(shift, lp[n]);
-  double total = std::exp(log_tail - shift);
+  // The tail Σ_{n >= S} = π_S / (1 − ρ); the largest exponent sets the scale.
+  int top = expo[s];
+  for (int n = 0; n < s; ++n) top = std::max(top, expo[n]);
+  auto scaled = [&](int n) { return std::ldexp(mant[n], expo[n] - top); };
+  const double tail = scaled(s) / (1 - rho);
+  double total = tail;
   OpenLoopStationary out;
   out.pi.resize(s);
   for (int n = 0; n < s; ++n) {
-    out.pi[n] = std::exp(lp[n] - shift);
+    out.pi[n] = scaled(n);
     total += out.pi[n];
   }
   for (double &p : out.pi) p /= total;
-  out.p_wait = std::exp(log_tail - shift) / total;
+  out.p_wait = tail / total;
   out.pi_s = out.p_wait * (1 - rho);
   return out;
 }
