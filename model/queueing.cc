@@ -1631,14 +1631,39 @@ struct OpenLoopStationary {
   double pi_s = 0;         // π_S
 };
 
-OpenLoopStationary StationaryLaw(const HoldingRate &rate, double lambda, int s, double rho) {
+// std::frexp for a positive normal double by its bits (a call otherwise).
+inline double SplitExponent(double x, int *e) {
+  uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  if (biased == 0 || biased == 0x7ff || x <= 0) return std::frexp(x, e);
+  *e = biased - 1022;
+  u = (u & ~(uint64_t{0x7ff} << 52)) | (uint64_t{1022} << 52);
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// n / μ(n) for n = 1..S (index n − 1): a request's time in service with n in
+// service, computed once per curve.
+std::vector<double> ServiceTimes(const LoadDependentServer &server) {
+  std::vector<double> t(server.slots());
+  for (int n = 1; n <= server.slots(); ++n) t[n - 1] = n / server.CompletionRate(n);
+  return t;
+}
+
+OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<double> &service_times,
+                                 double lambda, int s, double rho) {
   // π_n ∝ Π_{i<=n} λ / μ_λ(i), kept as mantissa · 2^exponent so that long
   // products neither overflow nor underflow (no logarithm per population).
   std::vector<double> mant(s + 1, 1.0);
   std::vector<int> expo(s + 1, 0);
+  // λ / μ_λ(n) = λ · (n/μ(n) + W_p) / n (HoldingRate), without a division
+  // chain per population.
+  const double wait = rate.prefill_wait_seconds;
   for (int n = 1; n <= s; ++n) {
     int e = 0;
-    mant[n] = std::frexp(mant[n - 1] * (lambda / rate(n)), &e);
+    const double ratio = lambda * (service_times[n - 1] + wait) / n;
+    mant[n] = SplitExponent(mant[n - 1] * ratio, &e);
     expo[n] = expo[n - 1] + e;
   }
   // The tail Σ_{n >= S} = π_S / (1 − ρ); the largest exponent sets the scale.
@@ -1698,8 +1723,8 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool latencies,
-                        const LoadPoint *previous) {
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<double> &service_times,
+                        double lambda, bool latencies, const LoadPoint *previous) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -1710,7 +1735,7 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, double lambda, bool l
                                    std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
   const double rho2 = lambda / rate(s);
   if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
-  const OpenLoopStationary law = StationaryLaw(rate, lambda, s, rho2);
+  const OpenLoopStationary law = StationaryLaw(rate, service_times, lambda, s, rho2);
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
   pt.utilization = rho2;
@@ -1786,10 +1811,11 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &
   CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
+  const std::vector<double> service_times = ServiceTimes(server);
   bool latencies = true;
   for (double lambda : rates_rps) {
     const LoadPoint *previous = out.empty() ? nullptr : &out.back();
-    LoadPoint pt = OpenLoopPoint(server, lambda, latencies, previous);
+    LoadPoint pt = OpenLoopPoint(server, service_times, lambda, latencies, previous);
     out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (Stopped(server.budget())) return server.budget()->status();
