@@ -28,6 +28,10 @@ constexpr double kSamplerCopiesPrior = 2.0;
 // samples (vllm/v1/sample/sampler.py, Sampler.forward): one fp32 copy of
 // [max_num_seqs, vocab] at least, so no fit may give fewer.
 constexpr double kSamplerCopiesFloor = 1.0;
+// A prior counted in the engine's own code (EngineBehaviour.
+// sampler_logit_copies_prior) holds firmly: a few logs of other engines'
+// builds (ROCm, say) move it by about a copy, not by several.
+constexpr double kCountedSamplerPriorWeightBytes = 0.2 * kGiB;
 constexpr double kSamplerPriorWeightBytes = 0.02 * kGiB;
 constexpr double kDecoderPriorWeightBytes = 0.02 * kGiB;
 // Byte terms: weight per byte of deviation, towards a CUDA context's worth
@@ -469,6 +473,11 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     for (const std::string* name :
          {&pc.activation, &pc.sampler, &pc.base, &pc.rank, &pc.unified, &pc.driver, &pc.decoder}) {
       f.Column(*name);
+    }
+    if (e.sampler_logit_copies_prior > 0 && !pc.sampler.empty()) {
+      FitColumn& c = f.columns[f.Column(pc.sampler)];
+      c.prior = std::max(c.floor, e.sampler_logit_copies_prior);
+      c.prior_weight_bytes = kCountedSamplerPriorWeightBytes;
     }
   }
   for (const StartupLog* log : used) {

@@ -1090,12 +1090,15 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, const En
                                    ? std::max<int64_t>(1, e.state_blocks_with_prefix_caching)
                                    : 1;
   const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state * state_blocks;
-  // What the engine prints as its token capacity (the figure the log states).
-  plan.kv_pool_tokens =
+  // Tokens of attention the pool holds, and what the engine prints (the
+  // figure a log states): from 0.21 the concurrency at max_model_len times
+  // max_model_len, which grows with the state blocks' share, not a capacity.
+  plan.kv_pool_tokens = blocks / groups * block;
+  plan.reported_kv_pool_tokens =
       e.hybrid_tokens_from_concurrency && per_request > 0
           ? static_cast<int64_t>(std::floor(static_cast<double>(blocks) / per_request *
                                             static_cast<double>(plan.max_model_len)))
-          : blocks / groups * block;
+          : plan.kv_pool_tokens;
   plan.layout =
       KvLayout{blocks,       block,        g_full, g_swa, window_blocks, g_state * state_blocks,
                std::nullopt, std::nullopt, 0};
@@ -1127,13 +1130,19 @@ double SizePagedPool(const StageLayers& l, double available_bytes, MemoryPlan& p
 
 double SizePools(const PlanView& in, const SharedAccount& s, const StageLayers& l,
                  double available_bytes, MemoryPlan& plan) {
-  if (s.sglang_budget) return SizeSglangPools(s, l, available_bytes, plan);
-  if (s.trtllm_budget) return SizeTrtllmPool(s, l, available_bytes, plan);
+  if (s.sglang_budget || s.trtllm_budget) {
+    const double per_request = s.sglang_budget ? SizeSglangPools(s, l, available_bytes, plan)
+                                               : SizeTrtllmPool(s, l, available_bytes, plan);
+    plan.reported_kv_pool_tokens = plan.kv_pool_tokens;
+    return per_request;
+  }
   if (s.engine->hybrid_kv_cache_groups && (l.window_layers > 0 || l.state_layers > 0) &&
       (l.full_layers + l.window_layers) > 0) {
     return SizeHybridPool(in.arch, l, *s.engine, in.settings, available_bytes, plan);
   }
-  return SizePagedPool(l, available_bytes, plan);
+  const double per_request = SizePagedPool(l, available_bytes, plan);
+  plan.reported_kv_pool_tokens = plan.kv_pool_tokens;
+  return per_request;
 }
 
 // The largest of the terms `in`: those the budget pays, or those that live
@@ -1375,7 +1384,7 @@ absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& in, int64_t kv_
   auto tokens_at = [&](double available_bytes) {
     MemoryPlan plan = account.plan;
     SizePools(view, shared, account.layers, available_bytes, plan);
-    return plan.kv_pool_tokens;
+    return plan.reported_kv_pool_tokens;
   };
   // The pools grow with the bytes they get: bisect for the smallest budget
   // that reports the tokens.

@@ -139,6 +139,9 @@ struct EngineBehaviour {
   std::string preset_id;
   // Presets of one group share their fitted sampler_logit_copies (empty = own).
   std::string sampler_fit_group;
+  // The sampler copies its profile-run code holds (0 = not counted): the
+  // fit's prior.
+  double sampler_logit_copies_prior = 0;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;
 
@@ -298,7 +301,14 @@ struct MemoryPlan {
   // most the model's window of a request's tokens.
   double window_kv_bytes_per_token = 0.0;
   double state_bytes_per_request = 0.0;  // per GPU
-  int64_t kv_pool_tokens = 0;            // as the engine reports it
+  // Tokens the pool holds (what request slots are counted from): as the
+  // engine reports it, except where it prints a derived figure.
+  int64_t kv_pool_tokens = 0;
+  // What the engine prints ("GPU KV cache size", "max_total_num_tokens",
+  // ...): kv_pool_tokens, except vLLM 0.21+ on hybrid models, which print
+  // the concurrency at max_model_len x max_model_len. What a start-up log
+  // is compared with.
+  int64_t reported_kv_pool_tokens = 0;
   int64_t kv_blocks = 0;
   int64_t state_slots = 0;  // hybrid models: requests whose state fits
   double max_concurrency_at_max_model_len = 0.0;
@@ -396,7 +406,8 @@ class PreparedMemoryModel {
 };
 
 // The pool budget (KV and state bytes the engine sized its pools from) at
-// which `input`'s plan reports `kv_pool_tokens`: the inverse of the pool
+// which `input`'s plan reports `kv_pool_tokens` as the engine prints it
+// (MemoryPlan.reported_kv_pool_tokens): the inverse of the pool
 // sizing on the binding stage, for reading an engine log's pool back into
 // bytes. InvalidArgument for a non-positive count.
 absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& input, int64_t kv_pool_tokens);

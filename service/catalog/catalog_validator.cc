@@ -393,6 +393,11 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
            " is set alone; give min_compute_capability and below_compute_capability_preset "
            "together");
   }
+  if (!(e.sampler_logit_copies_prior() >= 0 && e.sampler_logit_copies_prior() <= 64)) {
+    v->Add("sampler_logit_copies_prior",
+           absl::StrFormat(" = %g; must be in [0, 64] (copies of the fp32 logits)",
+                           e.sampler_logit_copies_prior()));
+  }
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
     v->Add("kv_remaining_share",
            absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));

@@ -227,6 +227,11 @@ void PrintMemoryPlan(const v1::MemoryPlan& plan, std::ostream& out) {
   out << "KV cache per token (per GPU): "
       << FormatCount(static_cast<double>(plan.kv_bytes_per_token())) << " bytes\n";
   out << "KV pool: " << FormatCount(static_cast<double>(plan.kv_pool_tokens())) << " tokens\n";
+  if (plan.has_engine_reported_kv_pool_tokens()) {
+    out << "the engine prints: "
+        << FormatCount(static_cast<double>(plan.engine_reported_kv_pool_tokens()))
+        << " tokens (its concurrency at max_model_len x max_model_len)\n";
+  }
   if (plan.state_slots() > 0) {
     out << "state slots: "
         << Plural(static_cast<int64_t>(plan.state_slots()), "request", "requests") << "\n";

@@ -33,8 +33,23 @@ bool AttachBaseline(const v1::Baseline& baseline, bool speculation, bool expert_
         pool.expert_parallel() != expert_parallel) {
       continue;
     }
+    // A baseline's pool is what its engine printed: beside the model's
+    // printed figure. It then stands for the pool (as a measured figure
+    // always has; where the engine prints a derived figure, vLLM 0.21+ on
+    // hybrid models, this is an approximation the notes name).
+    const uint64_t predicted = plan->has_engine_reported_kv_pool_tokens()
+                                   ? plan->engine_reported_kv_pool_tokens()
+                                   : plan->kv_pool_tokens();
     AddMeasured(provenance, "kv_pool_tokens", baseline.id(), pool.name(),
-                static_cast<double>(pool.tokens()), static_cast<double>(plan->kv_pool_tokens()));
+                static_cast<double>(pool.tokens()), static_cast<double>(predicted));
+    if (plan->has_engine_reported_kv_pool_tokens()) {
+      plan->add_notes(absl::StrFormat(
+          "baseline %s states the pool the engine printed (%d tokens); this engine prints the "
+          "concurrency at max_model_len x max_model_len for hybrid models, which is taken as the "
+          "pool",
+          baseline.id(), pool.tokens()));
+      plan->clear_engine_reported_kv_pool_tokens();
+    }
     plan->set_kv_pool_tokens(pool.tokens());
     used = true;
   }

@@ -244,12 +244,16 @@ namespace {
 
 // The user's measured pool replaces the memory model's (and what follows
 // from it).
+// The stated figure is what the engine printed; it stands for the pool (where
+// the engine prints a derived figure, vLLM 0.21+ on hybrid models, an
+// approximation).
 void ApplyStatedPool(const ResolvedDeployment& r, model::MemoryPlan* m) {
   const uint64_t stated = *r.stated_kv_pool_tokens;
   m->notes.push_back(absl::StrFormat(
       "KV pool %d tokens as stated (engine.kv_pool_tokens); the memory model gives %d", stated,
-      m->kv_pool_tokens));
+      m->reported_kv_pool_tokens > 0 ? m->reported_kv_pool_tokens : m->kv_pool_tokens));
   m->kv_pool_tokens = static_cast<int64_t>(stated);
+  m->reported_kv_pool_tokens = static_cast<int64_t>(stated);
   if (m->max_model_len > 0) {
     m->max_concurrency_at_max_model_len =
         static_cast<double>(stated) / static_cast<double>(m->max_model_len);
@@ -277,6 +281,7 @@ absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
   // A stated pool wins over a matching baseline's too.
   if (d.resolved.stated_kv_pool_tokens.has_value()) {
     d.memory.set_kv_pool_tokens(*d.resolved.stated_kv_pool_tokens);
+    d.memory.clear_engine_reported_kv_pool_tokens();
   }
   absl::StatusOr<DeploymentPerformance> perf = DescribePerformance(&d, input, counters);
   if (perf.ok()) {

@@ -70,6 +70,9 @@ v1::MemoryPlan ToApiMemoryPlan(const ResolvedDeployment& r, const model::MemoryP
   FillWeightsByComponent(m, plan.mutable_weights_by_component());
   plan.set_kv_bytes_per_token(Bytes(m.kv_bytes_per_token));
   plan.set_kv_pool_tokens(m.kv_pool_tokens > 0 ? m.kv_pool_tokens : 0);
+  if (m.reported_kv_pool_tokens > 0 && m.reported_kv_pool_tokens != m.kv_pool_tokens) {
+    plan.set_engine_reported_kv_pool_tokens(m.reported_kv_pool_tokens);
+  }
   plan.set_state_slots(m.state_slots > 0 ? m.state_slots : 0);
   plan.set_max_concurrency_at_max_model_len(m.max_concurrency_at_max_model_len);
   plan.set_fits(m.fits);

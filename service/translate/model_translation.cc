@@ -486,6 +486,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.running_requests_per_context = p.running_requests_per_context();
   e.min_running_requests = p.min_running_requests();
   e.sampler_fit_group = p.sampler_fit_group();
+  e.sampler_logit_copies_prior = p.sampler_logit_copies_prior();
   e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
   e.decoder_logit_copies = p.decoder_logit_copies();
   e.activation_token_scale = p.activation_token_scale();

@@ -55,9 +55,12 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // hybrid rules (the checkpoint's fp32 recurrent state, two state blocks per
 // request in the Mamba 'align' mode, and from 0.21 the printed tokens as
 // concurrency x max_model_len) the vLLM 0.27.1 Qwen3.6-27B log goes from
-// -42% to +0.5%: 25 and 23 of 40, the floors 0.61 and 0.56.
+// -42% to +0.5%: 25 and 23 of 40. With V0's sampler prior counted in its
+// code (8 fp32 copies: the profile run's top-p/top-k sort; the fit gives
+// 9.8) instead of the fused V1 sampler's 2, the T4 and the 4090 x 2 V0
+// logs come into the 5% band: 27 and 23 of 40, the floors 0.66 and 0.56.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.61;
+constexpr double kKvWideShare = 0.66;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
 constexpr double kKvNarrowShare = 0.56;
@@ -102,7 +105,8 @@ Prediction Predict(const model::StartupLog& log, const model::EngineBehaviour& e
   absl::StatusOr<model::MemoryPlan> plan = model::PlanMemory(in);
   EXPECT_TRUE(plan.ok()) << log.id << ": " << plan.status();
   if (!plan.ok()) return {};
-  return {static_cast<double>(plan->kv_pool_tokens), plan->per_gpu.weights_bytes};
+  // A log states what its engine printed.
+  return {static_cast<double>(plan->reported_kv_pool_tokens), plan->per_gpu.weights_bytes};
 }
 
 // CAPPLAN_MEMORY_DETAIL=1: the model's account of each log next to what the

@@ -136,6 +136,29 @@ TEST_F(CliBundledTest, MemoryAnswersTheSameOfflineAndThroughTheServer) {
   EXPECT_THAT(json.out, HasSubstr("\"per_gpu\""));
 }
 
+// vLLM 0.21+ prints a hybrid model's pool as its concurrency at
+// max_model_len x max_model_len: the plan shows that figure beside the pool,
+// which 0.19 printed as the pool itself.
+TEST_F(CliBundledTest, MemoryOfAHybridModelShowsWhatTheEnginePrints) {
+  const std::vector<std::string> base = {
+      "memory",   "--model", "qwen3.5-27b",     "--gpu", "nvidia-h100-sxm-80gb",
+      "--engine", "vllm",    "--max-model-len", "4096"};
+  std::vector<std::string> v027 = base;
+  v027.insert(v027.end(), {"--engine-version", "0.27.1"});
+  Result r = RunCapplan(v027);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the engine prints: "));
+  v027.push_back("--json");
+  Result json = RunCapplan(v027);
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"engine_reported_kv_pool_tokens\""));
+  std::vector<std::string> v019 = base;
+  v019.insert(v019.end(), {"--engine-version", "0.19.0"});
+  Result old = RunCapplan(v019);
+  ASSERT_EQ(old.code, kExitOk) << old.err;
+  EXPECT_THAT(old.out, Not(HasSubstr("the engine prints")));
+}
+
 TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheFlagAndTheField) {
   Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
                          "--tp", "3", "--gpus", "3"});
