@@ -467,11 +467,9 @@ double LayerStateBytes(const ModelArchitecture& a, AttentionKind kind, int64_t a
     const double channels =
         (2.0 * s.num_key_heads * s.key_head_dim + 1.0 * s.num_value_heads * s.value_head_dim) /
         attention_tp;
-    const double recurrent_bytes =
-        s.recurrent_state_bytes > 0 ? s.recurrent_state_bytes : ssm_state_bytes;
     return channels * (s.conv_kernel_size - 1) * conv_state_bytes +
            1.0 * s.num_value_heads / attention_tp * s.key_head_dim * s.value_head_dim *
-               recurrent_bytes;
+               ssm_state_bytes;
   }
   if (kind == AttentionKind::kMamba && a.mamba) {
     const MambaSpec& m = *a.mamba;

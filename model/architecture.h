@@ -56,7 +56,8 @@ struct LinearAttentionSpec {
   int64_t value_head_dim = 0;
   int64_t conv_kernel_size = 0;
   // Bytes per element of the recurrent state the checkpoint states (fp32:
-  // 4); 0 = the engine's default.
+  // 4); 0 = none stated. Engines that take it (EngineBehaviour.
+  // state_dtype_from_checkpoint) use it instead of their default.
   double recurrent_state_bytes = 0;
 };
 

@@ -922,8 +922,13 @@ StageLayers CountStageLayers(const PlanView& in, const SharedAccount& s, int fir
       out.full_bytes_per_token += kv_bytes_per_token;
     } else {
       ++out.state_layers;
-      out.state_bytes_per_request += LayerStateBytes(
-          in.arch, k, s.attention_tp, s.engine->conv_state_bytes, s.engine->ssm_state_bytes);
+      const bool checkpoint_dtype = s.engine->state_dtype_from_checkpoint &&
+                                    k == AttentionKind::kLinear && in.arch.linear_attention &&
+                                    in.arch.linear_attention->recurrent_state_bytes > 0;
+      out.state_bytes_per_request +=
+          LayerStateBytes(in.arch, k, s.attention_tp, s.engine->conv_state_bytes,
+                          checkpoint_dtype ? in.arch.linear_attention->recurrent_state_bytes
+                                           : s.engine->ssm_state_bytes);
     }
   }
   return out;
@@ -1089,6 +1094,13 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, const En
   const int64_t state_blocks = g_state > 0 && settings.enable_prefix_caching.value_or(false)
                                    ? std::max<int64_t>(1, e.state_blocks_with_prefix_caching)
                                    : 1;
+  if (g_state > 0 && e.state_blocks_with_prefix_caching > 1 &&
+      !settings.enable_prefix_caching.has_value()) {
+    plan.notes.push_back(absl::StrFormat(
+        "prefix caching not stated: taken as off for this hybrid model (one state block per "
+        "request, as vLLM 0.19 ran one without the flag); with it on the engine holds %d",
+        e.state_blocks_with_prefix_caching));
+  }
   const int64_t per_request = g_full * full_blocks + g_swa * swa_blocks + g_state * state_blocks;
   // Tokens of attention the pool holds, and what the engine prints (the
   // figure a log states): from 0.21 the concurrency at max_model_len times

@@ -174,6 +174,9 @@ struct EngineBehaviour {
   bool hybrid_tokens_from_concurrency = false;
   // Blocks per request of a recurrent-state group with prefix caching on.
   int64_t state_blocks_with_prefix_caching = 1;
+  // The recurrent state in the dtype the checkpoint states (its
+  // linear-attention recurrent_state_bytes), not ssm_state_bytes.
+  bool state_dtype_from_checkpoint = false;
   double conv_state_bytes = 2.0;
   double ssm_state_bytes = 4.0;
   double mamba_full_memory_ratio = 0.9;  // SGLang split of state vs KV memory

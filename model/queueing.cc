@@ -459,11 +459,12 @@ namespace {
 // pass, passes where every key has the same byte skipped. Inputs below
 // kMinRadixSortKeys use a comparison sort (a pass costs its 256 buckets).
 constexpr size_t kMinRadixSortKeys = 128;
+constexpr size_t kMaxInsertionSortKeys = 32;
 std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
   const size_t n = keys.size();
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  if (n < 32) {  // insertion sort: stable, no allocation
+  if (n < kMaxInsertionSortKeys) {  // insertion sort: stable, no allocation
     for (size_t i = 1; i < n; ++i) {
       const uint32_t v = order[i];
       size_t j = i;
@@ -1017,7 +1018,7 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound, double g
   // Guard against weights summing to slightly under 1.
   const double target = std::min(q, cdf.total_weight()) * (1 - 1e-12);
   double lo = lo_bound, f_lo = 0, hi = 0, f_hi = 0;
-  if (guess > lo_bound && std::isfinite(guess)) {
+  if (guess > lo_bound && std::isnormal(guess) && std::isnormal(kGuessSpan * guess)) {
     // A bracket of ±kGuessSpan around the guess, widened (doubling its
     // step) on the side where the root lies; lo_bound is the floor.
     double step = kGuessSpan * guess;
@@ -1506,6 +1507,16 @@ std::vector<double> LogCompletionRatePrefix(const LoadDependentServer &server, i
   return log_mu_prefix;
 }
 
+// Share of arriving users who find all S slots taken (j >= S others in
+// service; populations of negligible weight left out, as the wait law does).
+double SlotWaitProbability(const std::vector<double> &arrival, int s, int n) {
+  double p = 0;
+  for (int j = s; j < n; ++j) {
+    if (arrival[j] >= kNegligibleWeight) p += arrival[j];
+  }
+  return p;
+}
+
 // The closed loop's TTFT and e2e laws at population n with throughput x: an
 // arrival that finds j < S others in service is admitted at once (atoms);
 // one that finds j >= S waits for j − S + 1 completions at μ(S). Without
@@ -1529,7 +1540,6 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
     wait_w += w;
     ttft.wait.erlangs.push_back(CompletionWait(j - s + 1, s, cv_r, mu_s, w, z > 0));
   }
-  pt.slot_wait_probability = wait_w;
   if (wait_w > 0) {
     for (WaitLaw::Erlang &e : ttft.wait.erlangs) e.weight /= wait_w;
     e2e.wait = ttft.wait;
@@ -1585,13 +1595,10 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   pt.mean_batch_size = in_service;
   pt.mean_queue_length = queue;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+  pt.slot_wait_probability = SlotWaitProbability(arrival, s, n);
   if (latencies) {
     SetClosedLoopLatencies(server, arrival, n, x, z, in_service, previous, pt);
   } else {
-    // As SetClosedLoopLatencies counts it: arrivals finding every slot taken.
-    for (int j = s; j < n; ++j) {
-      if (arrival[j] >= kNegligibleWeight) pt.slot_wait_probability += arrival[j];
-    }
     pt.latencies_skipped = true;
   }
   return pt;
@@ -1771,10 +1778,14 @@ bool LatenciesNeededAfter(const LoadPoint &p, const std::optional<LatencyCutoff>
 }
 
 absl::Status CheckCutoff(const std::optional<LatencyCutoff> &cutoff) {
-  if (cutoff.has_value() && (cutoff->slo == nullptr || cutoff->safety == nullptr)) {
-    return absl::InvalidArgumentError("LatencyCutoff: give both the SLO and the safety options");
+  if (!cutoff.has_value()) return absl::OkStatus();
+  if (cutoff->slo == nullptr || cutoff->safety == nullptr) {
+    return absl::InvalidArgumentError(
+        "LatencyCutoff.slo / LatencyCutoff.safety: give both the SLO and the safety options");
   }
-  return absl::OkStatus();
+  CAPPLAN_RETURN_IF_ERROR(ValidateSlo(*cutoff->slo));
+  return perf_internal::CheckInRange("LatencyCutoff.safety.max_slot_wait_probability",
+                                     cutoff->safety->max_slot_wait_probability, 0.0, 1.0);
 }
 
 }  // namespace

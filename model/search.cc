@@ -50,8 +50,8 @@ absl::StatusOr<RooflineBounds> Bounds(const PerformanceModel& m, const Workload&
   if (b.slo_missed) return b;
   int users = slots;
   if (tpot_slo.has_value()) {
-    users = LargestWithin(users, *tpot_slo,
-                          [&](int n) { return Phase(m, workload, n).tpot_seconds; });
+    users =
+        LargestWithin(users, *tpot_slo, [&](int n) { return Phase(m, workload, n).tpot_seconds; });
   }
   if (cap_by_ttft && ttft_slo.has_value()) {
     users = LargestWithin(users, *ttft_slo,

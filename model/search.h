@@ -31,12 +31,12 @@
 namespace capplan::model {
 
 struct RooflineBounds {
-  double tpot_lower_seconds = 0;        // TPOT_roof(1)
-  double ttft_lower_seconds = 0;        // prefill_roof(1)
-  int max_users = 0;                    // min(S, n_tpot); 0 when TPOT_roof(1) misses the SLO
-  double max_requests_per_second = 0;   // at max_users
+  double tpot_lower_seconds = 0;       // TPOT_roof(1)
+  double ttft_lower_seconds = 0;       // prefill_roof(1)
+  int max_users = 0;                   // min(S, n_tpot); 0 when TPOT_roof(1) misses the SLO
+  double max_requests_per_second = 0;  // at max_users
   double max_output_tokens_per_second = 0;
-  bool slo_missed = false;              // a TTFT or TPOT floor already above the SLO
+  bool slo_missed = false;  // a TTFT or TPOT floor already above the SLO
   // 1 ÷ TPOT at max_users: the per-user speed where the load is capped
   // (ComputeModelBounds; the roofline's leaves it at 1 ÷ tpot_lower_seconds).
   double user_tokens_per_second_at_max_users = 0;

@@ -304,6 +304,13 @@ void ValidateModel(const v1::Model& m, const ValidationRules& rules, Validator* 
     v->Positive("linear_attention.num_value_heads", m.linear_attention().num_value_heads());
     v->Positive("linear_attention.value_head_dim", m.linear_attention().value_head_dim());
   }
+  if (const v1::NumberFormat f = m.linear_attention().recurrent_state_dtype();
+      f != v1::NUMBER_FORMAT_UNSPECIFIED && f != v1::NUMBER_FORMAT_FP32 &&
+      f != v1::NUMBER_FORMAT_BF16 && f != v1::NUMBER_FORMAT_FP16) {
+    v->Add("linear_attention.recurrent_state_dtype",
+           absl::StrCat(" = ", v1::NumberFormat_Name(f),
+                        "; must be NUMBER_FORMAT_FP32, NUMBER_FORMAT_BF16 or NUMBER_FORMAT_FP16"));
+  }
   if (any_mamba) v->Positive("mamba.state_size", m.mamba().state_size());
   if (m.has_quantization() && m.quantization().format() == v1::WEIGHT_FORMAT_UNSPECIFIED) {
     v->Add("quantization.format", " is unspecified; required when quantization is set");
@@ -385,6 +392,21 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
         v->Add(name, absl::StrFormat(" = \"%s\"; must be dotted numbers like 0.11.0", value));
         break;
       }
+    }
+  }
+  if (e.state_blocks_with_prefix_caching() > 8) {
+    v->Add("state_blocks_with_prefix_caching",
+           absl::StrFormat(" = %d; must be in [0, 8] (blocks per request of a state group)",
+                           e.state_blocks_with_prefix_caching()));
+  }
+  if (!e.hybrid_kv_cache_groups()) {
+    if (e.hybrid_tokens_from_concurrency()) {
+      v->Add("hybrid_tokens_from_concurrency",
+             " is set; it describes the hybrid allocator: set hybrid_kv_cache_groups too");
+    }
+    if (e.state_blocks_with_prefix_caching() > 0) {
+      v->Add("state_blocks_with_prefix_caching",
+             " is set; it describes the hybrid allocator: set hybrid_kv_cache_groups too");
     }
   }
   if (e.min_compute_capability().empty() != e.below_compute_capability_preset().empty()) {

@@ -436,6 +436,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   if (p.vocab_padding_multiple() > 0) e.vocab_padding_multiple = p.vocab_padding_multiple();
   e.hybrid_kv_cache_groups = p.hybrid_kv_cache_groups();
   e.hybrid_tokens_from_concurrency = p.hybrid_tokens_from_concurrency();
+  e.state_dtype_from_checkpoint = p.state_dtype_from_checkpoint();
   if (p.state_blocks_with_prefix_caching() > 0) {
     e.state_blocks_with_prefix_caching = p.state_blocks_with_prefix_caching();
   }
@@ -580,10 +581,10 @@ absl::StatusOr<PresetChoice> ChoosePreset(const std::vector<v1::EnginePreset>& p
     const std::string& id = choice.preset->below_compute_capability_preset();
     const auto fallback = std::find_if(presets.begin(), presets.end(),
                                        [&](const v1::EnginePreset& p) { return p.id() == id; });
-    if (fallback == presets.end()) {
+    if (fallback == presets.end() || fallback->engine() != kind) {
       return absl::NotFoundError(absl::StrCat("engine preset '", choice.preset->id(),
                                               "' names below_compute_capability_preset '", id,
-                                              "', which the catalogue lacks"));
+                                              "', which the catalogue lacks for this engine"));
     }
     choice.note =
         absl::StrCat("compute capability ", compute_capability, " is below ",

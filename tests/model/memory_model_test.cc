@@ -266,6 +266,7 @@ TEST(PlanMemory, VllmHybridPrintsConcurrencyTimesContextFrom021WithAlignedStateB
   e.hybrid_kv_cache_groups = true;
   e.conv_state_bytes = 2;
   e.ssm_state_bytes = 2;  // the engine's default; the checkpoint's fp32 wins
+  e.state_dtype_from_checkpoint = true;
   e.state_blocks_with_prefix_caching = 2;
   MemoryPlanInput in = Input(Qwen35Dense27bShape(), e);
   in.hardware.memory_bytes = 80e9;
@@ -298,8 +299,14 @@ TEST(PlanMemory, VllmHybridPrintsConcurrencyTimesContextFrom021WithAlignedStateB
   ASSERT_TRUE(no_cache.ok()) << no_cache.status();
   EXPECT_EQ(no_cache->reported_kv_pool_tokens,
             static_cast<int64_t>(std::floor(blocks / 9.0 * 4096)));
-  // With the engine's bf16 state (a checkpoint that states none) the page
-  // halves: block 16 · cdiv(1,634,304, 65,536) = 400.
+  // With the engine's bf16 state (an engine that keeps its own dtype, or a
+  // checkpoint that states none) the page halves: block 16 · cdiv(1,634,304,
+  // 65,536) = 400.
+  in.engine.state_dtype_from_checkpoint = false;
+  absl::StatusOr<MemoryPlan> engine_dtype = PlanMemory(in);
+  ASSERT_TRUE(engine_dtype.ok()) << engine_dtype.status();
+  EXPECT_EQ(engine_dtype->block_size, 400);
+  in.engine.state_dtype_from_checkpoint = true;
   in.arch.linear_attention->recurrent_state_bytes = 0;
   absl::StatusOr<MemoryPlan> bf16_state = PlanMemory(in);
   ASSERT_TRUE(bf16_state.ok()) << bf16_state.status();

@@ -290,3 +290,50 @@ TEST(HardwareValidation, ComputeCapabilityIsMajorDotMinor) {
 
 }  // namespace
 }  // namespace capplan::service
+
+namespace capplan::service {
+namespace {
+
+TEST(ModelValidation, RecurrentStateDtypeIsAFloatFormatAStateCanBeHeldIn) {
+  v1::Model m;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+id: "m" hidden_size: 64 intermediate_size: 128 num_attention_heads: 8
+num_kv_heads: 8 vocab_size: 10 native_context_tokens: 100
+native_dtype: NUMBER_FORMAT_BF16
+layer_blocks { repeat: 1 layers { count: 1 attention: ATTENTION_KIND_LINEAR mlp: MLP_KIND_DENSE } }
+linear_attention { num_key_heads: 2 num_value_heads: 4 key_head_dim: 8 value_head_dim: 8
+                   conv_kernel_size: 4 recurrent_state_dtype: NUMBER_FORMAT_FP32 }
+sources { fields: "hidden_size" fields: "intermediate_size" fields: "num_attention_heads"
+          fields: "num_kv_heads" fields: "vocab_size" fields: "native_context_tokens"
+          fields: "layer_blocks" fields: "linear_attention" document: "d" }
+)",
+                                                            &m));
+  EXPECT_TRUE(ValidateEntity(m).empty());
+  m.mutable_linear_attention()->set_recurrent_state_dtype(v1::NUMBER_FORMAT_FP8);
+  std::vector<Finding> findings = ValidateEntity(m);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "linear_attention.recurrent_state_dtype");
+  EXPECT_THAT(findings[0].message, HasSubstr("= NUMBER_FORMAT_FP8; must be NUMBER_FORMAT_FP32"));
+}
+
+TEST(EnginePresetValidation, HybridAllocatorFactsNeedTheHybridAllocatorAndABound) {
+  v1::EnginePreset e;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "id: \"test-engine\" engine: ENGINE_KIND_VLLM hybrid_kv_cache_groups: true "
+      "hybrid_tokens_from_concurrency: true state_blocks_with_prefix_caching: 2",
+      &e));
+  EXPECT_TRUE(ValidateEntity(e).empty());
+  e.set_state_blocks_with_prefix_caching(20000);
+  std::vector<Finding> findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_THAT(findings[0].message, HasSubstr("= 20000; must be in [0, 8]"));
+  e.set_state_blocks_with_prefix_caching(2);
+  e.set_hybrid_kv_cache_groups(false);
+  findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].field_path, "hybrid_tokens_from_concurrency");
+  EXPECT_THAT(findings[1].message, HasSubstr("set hybrid_kv_cache_groups too"));
+}
+
+}  // namespace
+}  // namespace capplan::service
