@@ -1013,6 +1013,23 @@ double LatencyQuantile(const LatencyLaw &law, double q) {
 
 namespace {
 
+// The smallest lattice point t_k = e^(k·ln(1 + tol)) above `below` (where
+// CDF < target) with CDF(t_k) >= target; `above` is known to reach it.
+double SnapToLattice(const CdfEvaluator &cdf, double target, double below, double above) {
+  // A bracket the search left wide (its iteration cap) is not snapped.
+  if (!(below > 0) || !(above > below) || above > below * (1 + 4 * kQuantileRelativeTolerance)) {
+    return above;
+  }
+  const double step = std::log1p(kQuantileRelativeTolerance);
+  const double first = std::floor(std::log(below) / step) + 1;
+  for (double k = first;; k += 1) {
+    const double t = std::exp(k * step);
+    if (!(t > below)) continue;  // rounding of the logarithm
+    if (t >= above) return t;
+    if (cdf(t) >= target) return t;
+  }
+}
+
 double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound, double guess) {
   const LatencyLaw &law = cdf.law();
   // Guard against weights summing to slightly under 1.
@@ -1128,9 +1145,15 @@ double QuantileFrom(const CdfEvaluator &cdf, double q, double lo_bound, double g
     fb = cdf(b) - target;
     if (fb >= 0) upper = std::min(upper, b);
   }
-  // The root is between b and c: the end with g >= 0.
-  if (fb >= 0) return b;
-  return fc >= 0 ? c : upper;
+  // The root is between b and c. The answer is the smallest point of a
+  // fixed lattice (ratio 1 + kQuantileRelativeTolerance) above the end with
+  // g < 0 where g >= 0: the same whichever bracket the search started from
+  // (a guess or none), so a point's quantiles do not depend on its curve.
+  const bool signs_differ = (fb >= 0) != (fc >= 0);
+  if (!signs_differ || Stopped(law.budget)) return fb >= 0 ? b : (fc >= 0 ? c : upper);
+  const double below = fb >= 0 ? c : b;  // g < 0 here
+  const double above = fb >= 0 ? b : c;  // g >= 0 here
+  return SnapToLattice(cdf, target, std::max(below, lo_bound), above);
 }
 
 }  // namespace
