@@ -16,8 +16,10 @@
 // think time) and E the Erlang laws of its waits (closed loop: users beyond
 // S whose weight is not negligible, at most a Poisson span around Z·μ(S);
 // open loop: one geometric law). kCdfEvaluationsPerPoint counts the CDF
-// evaluations of the four quantiles of TTFT and end-to-end time (doubling
-// plus bisection to a relative 1e-6). The constants were measured against
+// evaluations of the quantiles of TTFT (four) and end-to-end time (two); it
+// dates from searches by bisection to 1e-6, and the Brent searches from the
+// previous point's answer take fewer, so the estimate is now an upper one
+// (a cap, not a prediction). The constants were measured against
 // the model's run time (tests/model/cost_test.cc keeps them honest: the
 // estimate stays within a stated factor of measured work).
 #ifndef CAPPLAN_MODEL_COST_H_

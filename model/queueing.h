@@ -453,7 +453,9 @@ struct LatencyLaw {
 };
 double LatencyCdf(const LatencyLaw& law, double t);
 // Smallest t with CDF(t) >= q, to a relative 1e-3 (Brent's method: inverse
-// quadratic interpolation with a bisection safeguard).
+// quadratic interpolation with a bisection safeguard), ending on a fixed
+// lattice (ratio 1.001): the smallest lattice point there, so the answer does
+// not depend on where the search started.
 double LatencyQuantile(const LatencyLaw& law, double q);
 double LatencyMean(const LatencyLaw& law);
 
