@@ -53,8 +53,8 @@ const std::vector<std::string>& WorkloadShapeFlags() {
 }
 
 const std::vector<std::string>& DeploymentSwitches() {
-  static const auto* const kSwitches =
-      new std::vector<std::string>{"enforce-eager", "dp-attention"};
+  static const auto* const kSwitches = new std::vector<std::string>{
+      "enforce-eager", "dp-attention", "enable-prefix-caching", "no-enable-prefix-caching"};
   return *kSwitches;
 }
 
@@ -160,6 +160,12 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
     e->set_speculative_method(method);
   }
   if (args.Has("enforce-eager")) e->set_enforce_eager(true);
+  if (args.Has("enable-prefix-caching") && args.Has("no-enable-prefix-caching")) {
+    return absl::InvalidArgumentError(
+        "--enable-prefix-caching and --no-enable-prefix-caching exclude each other");
+  }
+  if (args.Has("enable-prefix-caching")) e->set_enable_prefix_caching(true);
+  if (args.Has("no-enable-prefix-caching")) e->set_enable_prefix_caching(false);
   if (auto v = args.Get("quantization")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::WeightFormat format, WeightFormatFromName("--quantization", *v));
     d.set_weight_format(format);

@@ -291,6 +291,7 @@ v1::Deployment DeploymentOfBaseline(const v1::Baseline& b) {
   if (e.max_num_batched_tokens() > 0) s->set_max_num_batched_tokens(e.max_num_batched_tokens());
   if (e.max_num_seqs() > 0) s->set_max_num_seqs(e.max_num_seqs());
   if (e.enforce_eager()) s->set_enforce_eager(true);
+  if (e.has_enable_prefix_caching()) s->set_enable_prefix_caching(e.enable_prefix_caching());
   if (e.block_size() > 0) s->set_block_size(e.block_size());
   s->set_kv_cache_dtype(e.kv_cache_dtype());
   if (e.speculative().method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {

@@ -68,6 +68,7 @@ absl::Status MergeEngine(const v1::EngineSettings& in, const std::string& path,
     out->set_max_num_seqs(in.max_num_seqs());
   }
   if (in.has_enforce_eager()) out->set_enforce_eager(in.enforce_eager());
+  if (in.has_enable_prefix_caching()) out->set_enable_prefix_caching(in.enable_prefix_caching());
   if (in.has_max_cudagraph_batch_size()) {
     out->set_max_cudagraph_batch_size(in.max_cudagraph_batch_size());
   }

@@ -26,6 +26,7 @@ v1::EngineConfig ToEngineConfig(const v1::EngineSettings& e) {
   if (e.has_max_num_batched_tokens()) out.set_max_num_batched_tokens(e.max_num_batched_tokens());
   if (e.has_max_num_seqs()) out.set_max_num_seqs(e.max_num_seqs());
   if (e.has_enforce_eager()) out.set_enforce_eager(e.enforce_eager());
+  if (e.has_enable_prefix_caching()) out.set_enable_prefix_caching(e.enable_prefix_caching());
   if (e.has_max_cudagraph_batch_size()) {
     out.set_max_cudagraph_batch_size(e.max_cudagraph_batch_size());
   }

@@ -973,9 +973,11 @@ absl::Status Parser::Apply(Knob knob, const std::string& flag, const std::string
     }
     case Knob::kPrefixCaching:
       out_.prefix_caching = on;
+      out_.deployment.mutable_engine()->set_enable_prefix_caching(on);
       return absl::OkStatus();
     case Knob::kDisableRadixCache:
       out_.prefix_caching = !on;
+      out_.deployment.mutable_engine()->set_enable_prefix_caching(!on);
       return absl::OkStatus();
     case Knob::kIgnoredSwitch:
       out_.ignored_flags.push_back(as_written);
@@ -1214,10 +1216,10 @@ absl::StatusOr<LaunchLine> Parser::Run(std::vector<std::string> environment,
   std::vector<std::string> models = p_.model_flags;
   if (positional_model.has_value()) models.insert(models.begin(), *positional_model);
   if (models.empty()) {
-    return Invalid(engine_ == Engine::kVllm
-                       ? "launch line: no model given (vllm serve MODEL or --model MODEL)"
-                   : engine_ == Engine::kSglang ? "launch line: no model given (--model-path MODEL)"
-                                                : "launch line: no model given (trtllm-serve MODEL)");
+    return Invalid(
+        engine_ == Engine::kVllm ? "launch line: no model given (vllm serve MODEL or --model MODEL)"
+        : engine_ == Engine::kSglang ? "launch line: no model given (--model-path MODEL)"
+                                     : "launch line: no model given (trtllm-serve MODEL)");
   }
   for (const std::string& m : models) {
     if (m != models.front()) {

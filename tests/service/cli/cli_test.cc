@@ -152,6 +152,21 @@ TEST_F(CliBundledTest, MemoryOfAHybridModelShowsWhatTheEnginePrints) {
   Result json = RunCapplan(v027);
   ASSERT_EQ(json.code, kExitOk) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"engine_reported_kv_pool_tokens\""));
+  // With prefix caching on, vLLM's Mamba 'align' mode holds two state blocks
+  // a request: fewer requests at max_model_len.
+  auto concurrency = [](const std::string& json_out) {
+    const size_t at = json_out.find("\"max_concurrency_at_max_model_len\": ");
+    EXPECT_NE(at, std::string::npos);
+    return std::stod(json_out.substr(at + 36));
+  };
+  std::vector<std::string> cached = v027;
+  cached.push_back("--enable-prefix-caching");
+  Result on = RunCapplan(cached);
+  ASSERT_EQ(on.code, kExitOk) << on.err;
+  EXPECT_LT(concurrency(on.out), concurrency(json.out));
+  std::vector<std::string> both = cached;
+  both.push_back("--no-enable-prefix-caching");
+  EXPECT_EQ(RunCapplan(both).code, kExitInvalid);
   std::vector<std::string> v019 = base;
   v019.insert(v019.end(), {"--engine-version", "0.19.0"});
   Result old = RunCapplan(v019);

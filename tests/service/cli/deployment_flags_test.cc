@@ -38,13 +38,14 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("hardware-file"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("kv-pool-tokens"));
   EXPECT_EQ(DeploymentValuedFlags().size(), 24u);
-  EXPECT_THAT(DeploymentSwitches(), ::testing::ElementsAre("enforce-eager", "dp-attention"));
+  EXPECT_THAT(DeploymentSwitches(),
+              ::testing::ElementsAre("enforce-eager", "dp-attention", "enable-prefix-caching",
+                                     "no-enable-prefix-caching"));
 }
 
 TEST(DeploymentFromFlags, StatedKvPoolLandsInTheEngineSettings) {
-  absl::StatusOr<v1::Deployment> d =
-      DeploymentFromFlags(Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb",
-                                "--kv-pool-tokens", "531372"}));
+  absl::StatusOr<v1::Deployment> d = DeploymentFromFlags(
+      Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb", "--kv-pool-tokens", "531372"}));
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_TRUE(d->engine().has_kv_pool_tokens());
   EXPECT_EQ(d->engine().kv_pool_tokens(), 531372u);

@@ -231,7 +231,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "vllm serve Qwen/Qwen3-8B --host 0.0.0.0 --port=8000 --served-model-name a b "
                  "--no-enable-prefix-caching --max-num-seqs 64",
                  R"pb(model_id: "Qwen/Qwen3-8B"
-                      engine { kind: ENGINE_KIND_VLLM max_num_seqs: 64 })pb",
+                      engine {
+                        kind: ENGINE_KIND_VLLM
+                        max_num_seqs: 64
+                        enable_prefix_caching: false
+                      })pb",
                  {},
                  {"--host 0.0.0.0", "--port=8000", "--served-model-name a b"},
                  {}},
@@ -393,7 +397,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B "
                  "--chunked-prefill-size -1 --cuda-graph-bs 1 2 4 8 160 --disable-radix-cache",
                  R"pb(model_id: "Qwen/Qwen3-8B"
-                      engine { kind: ENGINE_KIND_SGLANG max_cudagraph_batch_size: 160 })pb",
+                      engine {
+                        kind: ENGINE_KIND_SGLANG
+                        max_cudagraph_batch_size: 160
+                        enable_prefix_caching: false
+                      })pb",
                  {"--chunked-prefill-size -1"},
                  {},
                  {}},
@@ -474,9 +482,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"VllmBench", "vllm bench serve --model X",
                 "launch line: not a vLLM, SGLang or TensorRT-LLM server command: 'vllm bench'"},
         BadCase{"OtherPythonModule", "python3 -m http.server 8000",
-                "launch line: not a vLLM, SGLang or TensorRT-LLM server command: 'python3 -m http.server'"},
-        BadCase{"PythonScript", "python serve.py --model X",
-                "launch line: not a vLLM, SGLang or TensorRT-LLM server command: 'python serve.py'"},
+                "launch line: not a vLLM, SGLang or TensorRT-LLM server command: 'python3 -m "
+                "http.server'"},
+        BadCase{
+            "PythonScript", "python serve.py --model X",
+            "launch line: not a vLLM, SGLang or TensorRT-LLM server command: 'python serve.py'"},
         BadCase{"Empty", "   ", "launch line: no command given"},
         BadCase{"OnlyEnvironment", "CUDA_VISIBLE_DEVICES=0", "launch line: no command given"},
         BadCase{"UtilisationAboveOne", "vllm serve X --gpu-memory-utilization 1.5",
@@ -628,12 +638,13 @@ TEST(SplitShellWords, UnterminatedQuoteIsInvalid) {
 
 // ------------------------------------------------------------ single facts
 
-TEST(ParseLaunchLine, DtypeAndPrefixCachingAreReturnedNotApplied) {
+TEST(ParseLaunchLine, DtypeIsReturnedNotAppliedPrefixCachingIsApplied) {
   absl::StatusOr<LaunchLine> parsed = ParseLaunchLine(
       "vllm serve Qwen/Qwen2.5-7B-Instruct-AWQ --dtype float16 --enable-prefix-caching");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->dtype, "float16");
   EXPECT_EQ(parsed->prefix_caching, true);
+  EXPECT_TRUE(parsed->deployment.engine().enable_prefix_caching());
   // --dtype describes activations; the checkpoint's own format stays.
   EXPECT_EQ(parsed->deployment.weight_format(), v1::WEIGHT_FORMAT_UNSPECIFIED);
 }
