@@ -815,13 +815,7 @@ class CdfEvaluator {
     const double r = *w.geometric_ratio;
     if (kappa == 1 || r < kRootsOfUnityMinRatio) return;
     const double sr = std::pow(r, 1.0 / kappa);
-    std::vector<std::complex<double>> computed;
-    if (kappa > kMaxPhasesPerCompletion) {  // a law built by hand: not in the table
-      for (int j = 0; 2 * j <= kappa; ++j)
-        computed.push_back(std::polar(1.0, 2.0 * M_PI * j / kappa));
-    }
-    const std::vector<std::complex<double>> &omegas =
-        kappa > kMaxPhasesPerCompletion ? computed : RootsOfUnity(kappa);
+    const std::vector<std::complex<double>> omegas = RootsOfUnity(kappa);
     for (int j = 0; 2 * j <= kappa; ++j) {
       const std::complex<double> om = omegas[j];
       const double twice = (j == 0 || 2 * j == kappa) ? 1.0 : 2.0;
@@ -830,17 +824,21 @@ class CdfEvaluator {
     kappa_ = kappa;
   }
 
-  // ω^j = e^(2πij/κ), j = 0..κ/2, for every κ a gap can have (built once).
-  static const std::vector<std::complex<double>> &RootsOfUnity(int kappa) {
-    static const std::array<std::vector<std::complex<double>>, kMaxPhasesPerCompletion + 1> table =
-        [] {
-          std::array<std::vector<std::complex<double>>, kMaxPhasesPerCompletion + 1> t;
-          for (int k = 1; k <= kMaxPhasesPerCompletion; ++k) {
-            for (int j = 0; 2 * j <= k; ++j) t[k].push_back(std::polar(1.0, 2.0 * M_PI * j / k));
-          }
-          return t;
-        }();
-    return table[kappa];
+  // ω^j = e^(2πij/κ), j = 0..κ/2: from a table built once for the κ a gap
+  // can have (kMaxPhasesPerCompletion at most), computed for a law built by
+  // hand with more.
+  static std::vector<std::complex<double>> HalfRootsOfUnity(int kappa) {
+    std::vector<std::complex<double>> w;
+    for (int j = 0; 2 * j <= kappa; ++j) w.push_back(std::polar(1.0, 2.0 * M_PI * j / kappa));
+    return w;
+  }
+  static std::vector<std::complex<double>> RootsOfUnity(int kappa) {
+    static const auto *const table = [] {
+      auto *t = new std::array<std::vector<std::complex<double>>, kMaxPhasesPerCompletion + 1>;
+      for (int k = 1; k <= kMaxPhasesPerCompletion; ++k) (*t)[k] = HalfRootsOfUnity(k);
+      return t;
+    }();
+    return kappa <= kMaxPhasesPerCompletion ? (*table)[kappa] : HalfRootsOfUnity(kappa);
   }
 
   double RootsOfUnityWaitCdf(double t) const {
