@@ -1795,6 +1795,11 @@ namespace {
 // Whether the points after `p` still need their latency laws.
 bool LatenciesNeededAfter(const LoadPoint &p, const std::optional<LatencyCutoff> &cutoff) {
   if (!cutoff.has_value() || p.latencies_skipped) return !p.latencies_skipped;
+  if (cutoff->adjust != nullptr) {
+    LoadPoint adjusted = p;
+    cutoff->adjust->Apply(&adjusted);
+    return !PointFailure(adjusted, *cutoff->slo, *cutoff->safety).has_value();
+  }
   return !PointFailure(p, *cutoff->slo, *cutoff->safety).has_value();
 }
 
@@ -1964,7 +1969,7 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
       LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
   if (!server.ok()) return server.status();
   std::optional<LatencyCutoff> cutoff;
-  if (r.latencies_until_unsafe) cutoff = LatencyCutoff{&r.slo, &r.safety};
+  if (r.latencies_until_unsafe) cutoff = LatencyCutoff{&r.slo, &r.safety, r.adjust};
   absl::StatusOr<std::vector<LoadPoint>> points =
       closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds, cutoff)
              : OpenLoopCurve(*server, r.arrival_rates_rps, cutoff);
@@ -1974,10 +1979,16 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   out.slots = *slots;
   out.saturation_rps = server->SaturationRate();
   out.points = *std::move(points);
+  // The knee on the model's own TTFT shape: an adjustment moves figures to
+  // measured rows, it does not say where queueing sets in (a measured step
+  // between two loads, such as a wave of prefills, is not a knee).
   if (!r.latencies_until_unsafe && out.points.front().ttft.has_value()) {
     absl::StatusOr<std::optional<Knee>> knee = FindKnee(out.points, r.knee);
     if (!knee.ok()) return knee.status();
     out.knee = *knee;
+  }
+  if (r.adjust != nullptr) {
+    for (LoadPoint &p : out.points) r.adjust->Apply(&p);
   }
   absl::StatusOr<SafeOperatingPoint> safe = FindSafeOperatingPoint(out.points, r.slo, r.safety);
   if (!safe.ok()) return safe.status();

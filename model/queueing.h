@@ -236,6 +236,16 @@ struct LoadPoint {
 
 struct Slo;
 struct SafetyOptions;
+
+// A change to each point's figures made before the curve's SLO checks and
+// safe point see them (a configuration's measured rows:
+// measured_correction.h).
+class PointAdjustment {
+ public:
+  virtual ~PointAdjustment() = default;
+  virtual void Apply(LoadPoint* point) const = 0;
+};
+
 // For callers that read only the safe operating point of a curve (Plan and
 // the search): the latency laws, which are most of a point's cost, are
 // computed up to and including the first point that fails the SLO or the
@@ -243,9 +253,11 @@ struct SafetyOptions;
 // (latencies_skipped); throughput, batch, queue and slot-wait figures are
 // computed at every point. The safe point and its binding limit are the
 // whole curve's.
+// `adjust` (optional): the points are judged as adjusted.
 struct LatencyCutoff {
   const Slo* slo = nullptr;
   const SafetyOptions* safety = nullptr;
+  const PointAdjustment* adjust = nullptr;
 };
 
 // Closed loop at each concurrency (strictly increasing, 1..16384, at most
@@ -345,6 +357,9 @@ struct LoadCurveRequest {
   // Latency figures only up to the first unsafe point (LatencyCutoff); the
   // knee is then not sought.
   bool latencies_until_unsafe = false;
+  // Optional: applied to every point before the safe point and the cutoff
+  // judge it; the knee is sought on the points as the model gives them.
+  const PointAdjustment* adjust = nullptr;
 };
 
 struct LoadCurve {

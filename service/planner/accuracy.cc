@@ -7,12 +7,43 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "model/measured_correction.h"
 #include "model/robust_fit.h"
 #include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
 
 namespace capplan::service {
 namespace {
+
+bool SameRun(const SourcedPoint& a, const SourcedPoint& b) {
+  auto near = [](double x, double y) {
+    return std::abs(x - y) <= model::kSameWorkloadTolerance * std::max(x, y);
+  };
+  return a.speculative == b.speculative && (!a.speculative || a.draft_tokens == b.draft_tokens) &&
+         near(a.point.workload.input_tokens, b.point.workload.input_tokens) &&
+         near(a.point.workload.output_tokens, b.point.workload.output_tokens);
+}
+
+// The held-out row's prediction corrected by the residuals of the other rows
+// of its workload, as a request's curve is (model/measured_correction.h).
+void CorrectByOtherRows(const model::CalibrationContext& ctx, const DeploymentPerformance& perf,
+                        const model::StepTimeFit& fit, const std::vector<SourcedPoint>& train,
+                        const SourcedPoint& held, model::LoadPoint* pred) {
+  std::vector<model::RowResidual> residuals;
+  for (const SourcedPoint& sp : train) {
+    if (!SameRun(sp, held)) continue;
+    model::MeasuredPoint p = sp.point;
+    if (sp.speculative) {
+      if (!fit.acceptance_rate.has_value()) continue;
+      p.speculative = SpeculationFor(perf, sp.draft_tokens, *fit.acceptance_rate);
+    }
+    absl::StatusOr<model::LoadPoint> other =
+        model::PredictPoint(ctx, p, fit.calibration.coefficients);
+    if (other.ok()) residuals.push_back(model::ResidualOf(sp.point, *other));
+  }
+  const bool closed = held.point.concurrency.has_value();
+  model::MeasuredCorrection::FromRows(residuals, closed, held.point.think_time_seconds).Apply(pred);
+}
 
 absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, AccuracyReport* report) {
   CAPPLAN_ASSIGN_OR_RETURN(BaselineFitSetup setup,
@@ -49,6 +80,7 @@ absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, Accuracy
           absl::StrFormat("%s: prediction failed: %s", held.point.source, pred.status().message()));
       continue;
     }
+    CorrectByOtherRows(ctx, perf, *fit, train, held, &*pred);
     auto add = [&](const std::string& metric, std::optional<double> measured,
                    std::optional<double> predicted) {
       if (!measured.has_value() || !predicted.has_value() || !(*measured > 0)) return;

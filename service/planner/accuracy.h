@@ -4,7 +4,9 @@
 // The accuracy harness behind `capplan accuracy`: for every catalogue
 // baseline with measured rows, leave one row out at a time, refit the
 // step-time model (and the speculative acceptance rate) on the others exactly
-// as PredictLoad does (load_service.h), predict the row left out and compare.
+// as PredictLoad does (load.h), predict the row left out, correct it by the
+// other rows' residuals as a curve is (model/measured_correction.h) and
+// compare.
 
 #include <string>
 #include <vector>

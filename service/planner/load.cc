@@ -1,6 +1,7 @@
 #include "service/planner/load.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,8 +81,22 @@ std::optional<model::MeasuredRange> MeasuredRangeOf(const FitSource& src, bool s
   return range;
 }
 
+// A figure's raw band: for a metric the measured rows correct, the
+// correction's own leave-one-row-out error (also at a measured load: the
+// band is about another run, and ScaledBand adds the run-to-run term), else
+// the fit's misfit of the metric's observation kind.
+std::optional<double> RawBand(const FitSource& src, const model::MeasuredCorrection& correction,
+                              model::CurveMetric metric) {
+  if (correction.Corrects(metric)) {
+    if (std::optional<double> b = correction.LeaveOneRowOutBand(metric)) return b;
+  }
+  if (!src.fit.has_value()) return std::nullopt;
+  return model::ObservationKindBand(src.fit->calibration, model::BandingObservationKind(metric));
+}
+
 void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
-                   double think_time_seconds, v1::LoadCurve* out) {
+                   const model::MeasuredCorrection& correction, double think_time_seconds,
+                   v1::LoadCurve* out) {
   const FitSource& src = load.source;
   const bool spec_on = load.performance_model.speculative.has_value();
   const int draft = spec_on ? load.performance_model.speculative->draft_tokens : 0;
@@ -100,11 +115,7 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
                                                               load.workload, think_time_seconds);
                              });
         });
-    std::optional<double> band;
-    if (src.fit.has_value()) {
-      band =
-          model::ObservationKindBand(src.fit->calibration, model::BandingObservationKind(metric));
-    }
+    const std::optional<double> band = RawBand(src, correction, metric);
     const model::MetricAssessment a =
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
@@ -115,6 +126,48 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
                      src.fit.has_value() && !src.fit->calibration.observations.empty()));
     }
   }
+}
+
+// Whether a row ran the query's workload (model::kSameWorkloadTolerance) and
+// the deployment's speculative setting.
+bool RowOfQuery(const SourcedPoint& sp, const PreparedLoad& load) {
+  const model::PerformanceModel& m = load.performance_model;
+  if (sp.speculative != m.speculative.has_value()) return false;
+  if (sp.speculative && sp.draft_tokens != m.speculative->draft_tokens) return false;
+  auto near = [](double a, double b) {
+    return std::abs(a - b) <= model::kSameWorkloadTolerance * std::max(a, b);
+  };
+  const model::Workload& w = sp.point.workload;
+  return near(w.input_tokens, load.workload.input_tokens) &&
+         near(w.output_tokens, load.workload.output_tokens);
+}
+
+// The model's own figures for each of the query's rows, at the row's load
+// and workload, and the rows' residuals against them.
+absl::StatusOr<std::vector<model::RowResidual>> RowResiduals(const PreparedLoad& load) {
+  std::vector<model::RowResidual> out;
+  if (!load.source.fit.has_value()) return out;
+  for (const std::vector<SourcedPoint>* set :
+       {&load.source.own_points, &load.source.inline_points}) {
+    for (const SourcedPoint& sp : *set) {
+      if (!RowOfQuery(sp, load)) continue;
+      const model::MeasuredPoint& row = sp.point;
+      absl::StatusOr<model::Slots> slots = model::ComputeSlots(load.limits, row.workload);
+      if (!slots.ok()) continue;  // the row's request does not fit the pool: no residual
+      CAPPLAN_ASSIGN_OR_RETURN(
+          model::LoadDependentServer server,
+          model::LoadDependentServer::Create(load.performance_model, row.workload, *slots,
+                                             load.query.budget));
+      absl::StatusOr<std::vector<model::LoadPoint>> predicted =
+          row.concurrency.has_value()
+              ? model::ClosedLoopCurve(server, {*row.concurrency}, row.think_time_seconds)
+              : model::OpenLoopCurve(server, {row.arrival_rate_rps.value_or(0)});
+      CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(load.query.budget));
+      if (!predicted.ok() || predicted->empty()) continue;
+      out.push_back(model::ResidualOf(row, predicted->front()));
+    }
+  }
+  return out;
 }
 
 model::LoadCurveRequest CurveRequest(const PreparedLoad& load, const LoadAxis& axis) {
@@ -206,6 +259,14 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
   if (load.source.inline_calibration) {
     load.notes.push_back("fitted on the request's calibration sweeps too");
   }
+  CAPPLAN_ASSIGN_OR_RETURN(load.residuals, RowResiduals(load));
+  if (!load.residuals.empty()) {
+    load.notes.push_back(absl::StrFormat(
+        "figures corrected by the residuals of %d measured row%s of this workload: the "
+        "measurement at a measured load, the model's shape between, fading to the model alone "
+        "beyond (halved per doubling of load)",
+        load.residuals.size(), load.residuals.size() == 1 ? "" : "s"));
+  }
   return load;
 }
 
@@ -214,6 +275,9 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
   model::LoadCurveRequest req = CurveRequest(load, axis);
   req.latencies_until_unsafe = figures == CurveFigures::kToSafePoint;
+  const model::MeasuredCorrection correction = model::MeasuredCorrection::FromRows(
+      load.residuals, axis.closed_loop.has_value(), req.think_time_seconds);
+  if (!correction.empty()) req.adjust = &correction;
   CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
   req.budget = load.query.budget;
   absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);
@@ -234,7 +298,7 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   std::optional<model::CalibrationResult> fit;
   if (load.source.fit.has_value()) fit = load.source.fit->calibration;
   FillStepTimeFit(req.model.coefficients, fit, out.mutable_coefficients());
-  AddProvenance(load, *curve, req.think_time_seconds, &out);
+  AddProvenance(load, *curve, correction, req.think_time_seconds, &out);
   *out.mutable_memory() = load.deployment->memory;
   std::vector<std::string> notes;
   for (const std::string& n : load.notes) AddUniqueNote(&notes, n);

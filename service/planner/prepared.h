@@ -34,6 +34,7 @@
 #include "model/budget.h"
 #include "model/calibration.h"
 #include "model/load_fit.h"
+#include "model/measured_correction.h"
 #include "model/memory_model.h"
 #include "model/queueing.h"
 #include "model/step_time.h"
@@ -159,6 +160,10 @@ struct PreparedLoad {
   std::vector<std::string> notes;
   // The catalogue's error-band factors (bands.h), applied to every band.
   std::vector<v1::ErrorBandScale> band_scales;
+  // The residuals of this configuration's rows (own and inline) of the
+  // query's workload and speculative setting against the fitted model: each
+  // curve is corrected by them (model/measured_correction.h).
+  std::vector<model::RowResidual> residuals;
 };
 
 // FAILED_PRECONDITION for a deployment that does not fit (it serves

@@ -60,33 +60,34 @@ TEST(Accuracy, LeaveOneBaselineOutMostPointsWithinTwoTimes) {
   const v1::AccuracyResponse r = RunMode(v1::ACCURACY_MODE_BASELINES);
   const v1::AccuracySummary& tps = All(r, "output_tokens_per_second");
   const v1::AccuracySummary& ttft = All(r, "ttft_p50");
-  std::printf("leave one baseline out: output tok/s %d points, %.0f%% within 2x, median %.1f%%; "
-              "TTFT p50 %d points, %.0f%% within 2x, median %.1f%%\n",
-              tps.count(), 100 * tps.within_2x_fraction(), 100 * tps.median_abs_error_fraction(),
-              ttft.count(), 100 * ttft.within_2x_fraction(),
-              100 * ttft.median_abs_error_fraction());
+  std::printf(
+      "leave one baseline out: output tok/s %d points, %.0f%% within 2x, median %.1f%%; "
+      "TTFT p50 %d points, %.0f%% within 2x, median %.1f%%\n",
+      tps.count(), 100 * tps.within_2x_fraction(), 100 * tps.median_abs_error_fraction(),
+      ttft.count(), 100 * ttft.within_2x_fraction(), 100 * ttft.median_abs_error_fraction());
   EXPECT_GE(tps.count(), 50u);
   EXPECT_GE(ttft.count(), 40u);
   EXPECT_GE(tps.within_2x_fraction(), 0.75);
   EXPECT_GE(ttft.within_2x_fraction(), 0.75);
 }
 
-// Calibrated on alternate rows. The issue's bar is a median |error| <= 10%
-// for output tok/s and <= 20% for TTFT p50; NOT MET at this commit (12.3% and
-// 29.0% over 59 and 53 points; the worst are B300 under confidential
-// computing, vLLM 0.6 without chunked prefill, and MTP rows). This test holds
-// the level reached so that a change cannot lose it unnoticed; the gap is on
-// the load-model issue.
-TEST(Accuracy, AlternateRowsMedianErrorHoldsItsLevel) {
+// Calibrated on alternate rows: the issue's bar, a median |error| <= 10% for
+// output tok/s and <= 20% for TTFT p50. Met since the rows' residuals correct
+// the curve (model/measured_correction.h: a held-out row is predicted by the
+// model times its neighbours' residuals, interpolated in log load): 10.5% ->
+// 8.3% and 26.1% -> 12.8% over 78 and 66 points at the commit that made it.
+TEST(Accuracy, AlternateRowsMedianErrorWithinTheIssuesBar) {
   const v1::AccuracyResponse r = RunMode(v1::ACCURACY_MODE_ALTERNATE_ROWS);
   const v1::AccuracySummary& tps = All(r, "output_tokens_per_second");
   const v1::AccuracySummary& ttft = All(r, "ttft_p50");
-  std::printf("alternate rows: output tok/s median %.1f%% (bar 10%%), TTFT p50 median %.1f%% "
-              "(bar 20%%)\n",
-              100 * tps.median_abs_error_fraction(), 100 * ttft.median_abs_error_fraction());
+  std::printf(
+      "alternate rows: output tok/s median %.1f%% (bar 10%%), TTFT p50 median %.1f%% "
+      "(bar 20%%)\n",
+      100 * tps.median_abs_error_fraction(), 100 * ttft.median_abs_error_fraction());
   EXPECT_GE(tps.count(), 50u);
-  EXPECT_LE(tps.median_abs_error_fraction(), 0.14);
-  EXPECT_LE(ttft.median_abs_error_fraction(), 0.31);
+  EXPECT_GE(ttft.count(), 50u);
+  EXPECT_LE(tps.median_abs_error_fraction(), 0.10);
+  EXPECT_LE(ttft.median_abs_error_fraction(), 0.20);
   // 0.877 since the per-step and per-request overheads stopped crossing
   // engines (priors.h, ClosestPrior): vllm-0.6.3 Llama-3.1-405B-FP8 on 8 x
   // MI300X had been pulled to 2x-right by SGLang 0.4.2's 25 ms step cost;
@@ -111,7 +112,8 @@ TEST(Accuracy, HeldOutPredictionsDoNotSeeTheBaseline) {
   v1::AccuracyRequest request;
   request.set_baseline_id("sglang-0.4.2-deepseek-r1-mi300x8-random-3200-800-closed");
   request.set_mode(v1::ACCURACY_MODE_BASELINES);
-  absl::StatusOr<v1::AccuracyResponse> out = Accuracy(capplan::testing::BundledCatalogue(), request);
+  absl::StatusOr<v1::AccuracyResponse> out =
+      Accuracy(capplan::testing::BundledCatalogue(), request);
   request.set_mode(v1::ACCURACY_MODE_ROWS);
   absl::StatusOr<v1::AccuracyResponse> rows =
       Accuracy(capplan::testing::BundledCatalogue(), request);

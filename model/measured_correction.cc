@@ -1,0 +1,146 @@
+#include "model/measured_correction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace capplan::model {
+namespace {
+
+constexpr int Index(CurveMetric m) { return static_cast<int>(m); }
+
+std::optional<double> LogRatio(std::optional<double> measured, std::optional<double> predicted) {
+  if (!measured.has_value() || !predicted.has_value()) return std::nullopt;
+  if (!(*measured > 0) || !(*predicted > 0) || !std::isfinite(*measured) ||
+      !std::isfinite(*predicted)) {
+    return std::nullopt;
+  }
+  return std::log(*measured / *predicted);
+}
+
+}  // namespace
+
+RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted) {
+  RowResidual r;
+  r.closed_loop = row.concurrency.has_value();
+  r.think_time_seconds = row.think_time_seconds;
+  r.load = r.closed_loop ? static_cast<double>(*row.concurrency) : row.arrival_rate_rps.value_or(0);
+  if (r.closed_loop) {
+    std::optional<double> tokens = row.output_tokens_per_second;
+    if (!tokens.has_value() && row.requests_per_second.has_value()) {
+      tokens = *row.requests_per_second * row.workload.output_tokens;
+    }
+    r.log_ratio[Index(CurveMetric::kThroughput)] =
+        LogRatio(tokens, predicted.output_tokens_per_second);
+  }
+  if (predicted.ttft.has_value()) {
+    r.log_ratio[Index(CurveMetric::kTtft)] =
+        LogRatio(row.ttft_seconds, predicted.ttft->p50_seconds);
+  }
+  r.log_ratio[Index(CurveMetric::kTpot)] = LogRatio(row.tpot_seconds, predicted.tpot_seconds);
+  if (predicted.e2e.has_value()) {
+    r.log_ratio[Index(CurveMetric::kE2e)] = LogRatio(row.e2e_seconds, predicted.e2e->p50_seconds);
+  }
+  return r;
+}
+
+MeasuredCorrection MeasuredCorrection::FromRows(const std::vector<RowResidual>& rows,
+                                                bool closed_loop, double think_time_seconds) {
+  MeasuredCorrection out;
+  out.closed_loop_ = closed_loop;
+  for (CurveMetric metric : kCurveMetrics) {
+    // Rows at one load averaged: sum and count by load.
+    std::map<double, std::pair<double, int>> by_load;
+    for (const RowResidual& r : rows) {
+      if (r.closed_loop != closed_loop || !(r.load > 0)) continue;
+      if (closed_loop && r.think_time_seconds != think_time_seconds) continue;
+      const std::optional<double>& lr = r.log_ratio[Index(metric)];
+      if (!lr.has_value()) continue;
+      auto& [sum, count] = by_load[r.load];
+      sum += *lr;
+      ++count;
+    }
+    std::vector<Anchor>& anchors = out.anchors_[Index(metric)];
+    for (const auto& [load, sc] : by_load) {
+      anchors.push_back(Anchor{std::log(load), sc.first / sc.second});
+    }
+    if (anchors.size() < 3) continue;
+    double sum_sq = 0;
+    for (size_t i = 0; i < anchors.size(); ++i) {
+      const double predicted = LogRatioAt(anchors, anchors[i].log_load, static_cast<int>(i));
+      const double e = std::exp(predicted - anchors[i].log_ratio) - 1;
+      sum_sq += e * e;
+    }
+    out.bands_[Index(metric)] = std::sqrt(sum_sq / static_cast<double>(anchors.size()));
+  }
+  return out;
+}
+
+bool MeasuredCorrection::empty() const {
+  return std::all_of(anchors_.begin(), anchors_.end(),
+                     [](const std::vector<Anchor>& a) { return a.empty(); });
+}
+
+double MeasuredCorrection::LogRatioAt(const std::vector<Anchor>& a, double x, int skip) {
+  // The anchors left, in order, without `skip`.
+  const int n = static_cast<int>(a.size());
+  auto at = [&](int i) -> const Anchor& { return a[i < skip || skip < 0 ? i : i + 1]; };
+  const int m = skip >= 0 && skip < n ? n - 1 : n;
+  if (m <= 0) return 0;
+  const Anchor& first = at(0);
+  const Anchor& last = at(m - 1);
+  if (x <= first.log_load) {
+    const double doublings = (first.log_load - x) / std::log(2.0);
+    return first.log_ratio * std::pow(kResidualDecayPerDoubling, doublings);
+  }
+  if (x >= last.log_load) {
+    const double doublings = (x - last.log_load) / std::log(2.0);
+    return last.log_ratio * std::pow(kResidualDecayPerDoubling, doublings);
+  }
+  int hi = 1;
+  while (hi < m - 1 && at(hi).log_load < x) ++hi;
+  const Anchor& l = at(hi - 1);
+  const Anchor& h = at(hi);
+  const double f = (x - l.log_load) / (h.log_load - l.log_load);
+  return l.log_ratio + f * (h.log_ratio - l.log_ratio);
+}
+
+double MeasuredCorrection::Factor(CurveMetric metric, double load) const {
+  const std::vector<Anchor>& a = anchors_[Index(metric)];
+  if (a.empty() || !(load > 0) || !std::isfinite(load)) return 1;
+  return std::exp(LogRatioAt(a, std::log(load), -1));
+}
+
+bool MeasuredCorrection::Corrects(CurveMetric metric) const {
+  return !anchors_[Index(metric)].empty();
+}
+
+std::optional<double> MeasuredCorrection::LeaveOneRowOutBand(CurveMetric metric) const {
+  return bands_[Index(metric)];
+}
+
+void MeasuredCorrection::Apply(LoadPoint* p) const {
+  if (closed_loop_ != p->concurrency.has_value()) return;
+  const double load = p->load();
+  if (closed_loop_) {
+    const double f = Factor(CurveMetric::kThroughput, load);
+    p->output_tokens_per_second *= f;
+    p->requests_per_second *= f;
+  }
+  if (p->ttft.has_value()) {
+    const double f = Factor(CurveMetric::kTtft, load);
+    LatencyPercentiles& t = *p->ttft;
+    for (double* v :
+         {&t.mean_seconds, &t.p50_seconds, &t.p90_seconds, &t.p95_seconds, &t.p99_seconds}) {
+      *v *= f;
+    }
+  }
+  if (p->tpot_seconds.has_value()) *p->tpot_seconds *= Factor(CurveMetric::kTpot, load);
+  if (p->e2e.has_value()) {
+    const double f = Factor(CurveMetric::kE2e, load);
+    for (double* v : {&p->e2e->mean_seconds, &p->e2e->p50_seconds, &p->e2e->p95_seconds}) *v *= f;
+  }
+}
+
+}  // namespace capplan::model
