@@ -272,7 +272,7 @@ namespace {
 // The columns a preset's coefficients come from; empty = not fitted.
 struct PresetColumns {
   std::string family;
-  std::string activation, sampler, base, rank, unified, driver, decoder;
+  std::string activation, sampler, base, rank, unified, driver, decoder, fast_link;
 };
 
 PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
@@ -296,6 +296,7 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       c.base = "sglang base";
       c.rank = "sglang per extra rank";
       c.unified = "sglang unified memory";
+      if (e.non_torch_flat_on_fast_link) c.fast_link = "sglang multi-gpu base (fast link)";
       break;
     case EngineKind::kTrtllm:
       c.family = "trtllm";
@@ -367,6 +368,7 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   const EngineBehaviour& e = log.input.engine;
   add(pc.base, 1.0);
   add(pc.rank, t->extra_ranks);
+  add(pc.fast_link, t->fast_link_multi_gpu);
   add(pc.unified, t->unified);
   add(pc.driver, t->driver_rank);
   if (e.engine == EngineKind::kVllm) {
@@ -408,6 +410,8 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
     r.terms.emplace_back(f.Column(pc.base), 1.0);
     if (t->extra_ranks > 0 && !pc.rank.empty())
       r.terms.emplace_back(f.Column(pc.rank), t->extra_ranks);
+    if (t->fast_link_multi_gpu > 0 && !pc.fast_link.empty())
+      r.terms.emplace_back(f.Column(pc.fast_link), 1.0);
     if (t->unified > 0 && !pc.unified.empty()) r.terms.emplace_back(f.Column(pc.unified), 1.0);
     f.rows.push_back(std::move(r));
     f.row_ids.push_back(log.id + " (non-torch)");
@@ -520,6 +524,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     e.sampler_logit_copies = value(pc.sampler);
     e.non_torch_base_bytes = value(pc.base);
     e.non_torch_per_extra_rank_bytes = value(pc.rank);
+    e.fast_link_multi_gpu_non_torch_bytes = value(pc.fast_link);
     e.unified_memory_non_torch_bytes = value(pc.unified);
     e.driver_rank_extra_non_torch_bytes = value(pc.driver);
     e.decoder_logit_copies = value(pc.decoder);

@@ -590,6 +590,12 @@ bool DriverRankBinds(const EngineBehaviour& e, const ParallelismSpec& p) {
   return e.kv_pool_min_over_ranks && p.tp * p.pp > 1;
 }
 
+// The distributed set-up costs one flat amount (the preset's rule, on a fast
+// link, with more than one GPU) instead of an amount per extra rank.
+bool FlatMultiGpuTerm(const EngineBehaviour& e, const HardwareSpec& h, const ParallelismSpec& p) {
+  return e.non_torch_flat_on_fast_link && h.fast_intra_node_link && p.tp * p.pp > 1;
+}
+
 }  // namespace
 
 absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
@@ -602,7 +608,9 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   t.token_phase_bytes =
       knobs->profiled_tokens * ActivationWidth(in.arch, in.parallelism) * act_bytes;
   t.sampler_phase_bytes = knobs->max_num_seqs * static_cast<double>(in.arch.vocab_size) * 4.0;
-  t.extra_ranks = static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
+  const bool flat = FlatMultiGpuTerm(in.engine, in.hardware, in.parallelism);
+  t.extra_ranks = flat ? 0.0 : static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
+  t.fast_link_multi_gpu = flat ? 1.0 : 0.0;
   const auto [first, last] = PipelineStageLayers(static_cast<int>(in.arch.layers.size()),
                                                  static_cast<int>(in.parallelism.pp), 0);
   t.capture_layers = static_cast<double>(CudaGraphCaptures(in.settings, knobs->cuda_graph_max_bs)) *
@@ -883,9 +891,11 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
   const double logit_bytes = knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
   const double sampler_phase_bytes = e.sampler_logit_copies * logit_bytes;
   s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
+  const double extra_ranks = static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1));
+  const bool flat = FlatMultiGpuTerm(e, in.hardware, p);
   s.non_torch_bytes = e.non_torch_base_bytes +
-                      e.non_torch_per_extra_rank_bytes *
-                          static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1)) +
+                      (flat ? e.fast_link_multi_gpu_non_torch_bytes
+                            : e.non_torch_per_extra_rank_bytes * extra_ranks) +
                       (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0) +
                       (DriverRankBinds(e, p) ? e.driver_rank_extra_non_torch_bytes : 0.0) +
                       e.decoder_logit_copies * logit_bytes;

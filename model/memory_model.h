@@ -47,6 +47,8 @@ struct HardwareSpec {
   // calls device total; 0 = unknown (memory_bytes stands in).
   double cuda_total_bytes = 0.0;
   bool unified_memory = false;
+  // The GPUs of a node talk over NVLink / xGMI (not PCIe).
+  bool fast_intra_node_link = false;
 };
 
 // The total an engine's budget starts from: CUDA's, else the usable total.
@@ -211,6 +213,10 @@ struct EngineBehaviour {
   double sampler_logit_copies = 0.0;
   double non_torch_base_bytes = 0.0;
   double non_torch_per_extra_rank_bytes = 0.0;
+  // Multi-GPU on a fast link: one flat amount instead of the per-rank term
+  // (EnginePreset.non_torch_flat_on_fast_link).
+  bool non_torch_flat_on_fast_link = false;
+  double fast_link_multi_gpu_non_torch_bytes = 0.0;
   double cuda_graph_bytes_per_capture_layer = 0.0;
   bool cuda_graph_in_kv_budget = false;
   // Added to non-torch on unified-memory devices (host growth counts there).
@@ -427,7 +433,8 @@ absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& input, int64_t 
 struct OverheadTerms {
   double token_phase_bytes = 0.0;    // T: activation at activation_token_scale = 1
   double sampler_phase_bytes = 0.0;  // S: fp32 logits at sampler_logit_copies = 1
-  double extra_ranks = 0.0;          // R: tp · pp − 1
+  double extra_ranks = 0.0;          // R: tp · pp − 1 (0 where the flat term replaces it)
+  double fast_link_multi_gpu = 0.0;  // 1: multi-GPU on a fast link, flat term
   double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
   double unified = 0.0;              // 1 on a unified-memory device
   double driver_rank = 0.0;          // 1 when the pool is the driver rank's

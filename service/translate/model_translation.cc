@@ -294,6 +294,8 @@ absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {
       static_cast<double>(h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
   out.cuda_total_bytes = static_cast<double>(h.cuda_total_memory_bytes());
   out.unified_memory = h.unified_memory();
+  out.fast_intra_node_link =
+      h.intra_node().kind() == v1::LINK_KIND_NVLINK || h.intra_node().kind() == v1::LINK_KIND_XGMI;
   if (out.memory_bytes <= 0.0) {
     return Invalid(absl::StrCat("Hardware(", h.id(), ").memory_bytes"), "0", "must be positive");
   }
@@ -494,6 +496,8 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.sampler_logit_copies = p.sampler_logit_copies();
   e.non_torch_base_bytes = p.non_torch_base_bytes();
   e.non_torch_per_extra_rank_bytes = p.non_torch_per_extra_rank_bytes();
+  e.non_torch_flat_on_fast_link = p.non_torch_flat_on_fast_link();
+  e.fast_link_multi_gpu_non_torch_bytes = p.fast_link_multi_gpu_non_torch_bytes();
   e.cuda_graph_bytes_per_capture_layer = p.cuda_graph_bytes_per_capture_layer();
   e.unified_memory_non_torch_bytes = p.unified_memory_non_torch_bytes();
   return e;

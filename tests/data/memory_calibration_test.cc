@@ -58,12 +58,15 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // -42% to +0.5%: 25 and 23 of 40. With V0's sampler prior counted in its
 // code (8 fp32 copies: the profile run's top-p/top-k sort; the fit gives
 // 9.8) instead of the fused V1 sampler's 2, the T4 and the 4090 x 2 V0
-// logs come into the 5% band: 27 and 23 of 40, the floors 0.66 and 0.56.
+// logs come into the 5% band: 27 and 23 of 40. With SGLang's distributed
+// set-up as one flat amount on NVLink / xGMI (per extra rank only over
+// PCIe), the TP4 H100 and TP16 H20 logs go from +7.3% / -5.5% to +1.4% /
+// +0.5%: 29 and 25 of 40, the floors 0.72 and 0.62.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.66;
+constexpr double kKvWideShare = 0.72;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.56;
+constexpr double kKvNarrowShare = 0.62;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted
@@ -179,6 +182,7 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
           {"sampler_logit_copies", f.sampler_logit_copies},
           {"non_torch_base_bytes", f.non_torch_base_bytes},
           {"non_torch_per_extra_rank_bytes", f.non_torch_per_extra_rank_bytes},
+          {"fast_link_multi_gpu_non_torch_bytes", f.fast_link_multi_gpu_non_torch_bytes},
           {"cuda_graph_bytes_per_capture_layer", f.cuda_graph_bytes_per_capture_layer},
           {"unified_memory_non_torch_bytes", f.unified_memory_non_torch_bytes},
           {"driver_rank_extra_non_torch_bytes", f.driver_rank_extra_non_torch_bytes},
@@ -203,6 +207,10 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
     EXPECT_TRUE(near_bytes(data.non_torch_per_extra_rank_bytes, f.non_torch_per_extra_rank_bytes))
         << id << " non_torch_per_extra_rank_bytes " << data.non_torch_per_extra_rank_bytes
         << " vs fit " << f.non_torch_per_extra_rank_bytes;
+    EXPECT_TRUE(
+        near_bytes(data.fast_link_multi_gpu_non_torch_bytes, f.fast_link_multi_gpu_non_torch_bytes))
+        << id << " fast_link_multi_gpu_non_torch_bytes " << data.fast_link_multi_gpu_non_torch_bytes
+        << " vs fit " << f.fast_link_multi_gpu_non_torch_bytes;
     EXPECT_TRUE(
         near_bytes(data.cuda_graph_bytes_per_capture_layer, f.cuda_graph_bytes_per_capture_layer))
         << id << " cuda_graph_bytes_per_capture_layer " << data.cuda_graph_bytes_per_capture_layer

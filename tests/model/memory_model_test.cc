@@ -139,6 +139,48 @@ TEST(PlanMemory, SglangBudgetByHand) {
   EXPECT_EQ(plan->kv_pool_tokens, 672302);
 }
 
+// SGLang's distributed set-up: one flat amount on a fast link, an amount per
+// extra rank over PCIe, nothing on one GPU (EnginePreset.non_torch_flat_on_fast_link).
+TEST(PlanMemory, SglangMultiGpuLossIsFlatOnAFastLinkAndPerRankOverPcie) {
+  EngineBehaviour e;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.engine = EngineKind::kSglang;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 1e8;
+  e.non_torch_per_extra_rank_bytes = 2e7;
+  e.non_torch_flat_on_fast_link = true;
+  e.fast_link_multi_gpu_non_torch_bytes = 5e8;
+  auto non_torch = [&](int64_t tp, bool fast, bool flat_rule) {
+    EngineBehaviour engine = e;
+    engine.non_torch_flat_on_fast_link = flat_rule;
+    MemoryPlanInput in = Input(Dense(), engine);
+    in.settings.memory_fraction = 0.8;
+    in.parallelism.tp = tp;
+    in.hardware.fast_intra_node_link = fast;
+    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.non_torch_bytes : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(non_torch(4, true, true), 1e8 + 5e8);  // flat, whatever the TP
+  EXPECT_DOUBLE_EQ(non_torch(2, true, true), 1e8 + 5e8);
+  EXPECT_DOUBLE_EQ(non_torch(4, false, true), 1e8 + 3 * 2e7);  // PCIe: per extra rank
+  EXPECT_DOUBLE_EQ(non_torch(1, true, true), 1e8);             // one GPU: neither
+  EXPECT_DOUBLE_EQ(non_torch(4, true, false), 1e8 + 3 * 2e7);  // without the rule
+  // The fit's terms follow the same rule.
+  MemoryPlanInput in = Input(Dense(), e);
+  in.parallelism.tp = 4;
+  in.hardware.fast_intra_node_link = true;
+  absl::StatusOr<OverheadTerms> t = ComputeOverheadTerms(in);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->extra_ranks, 0.0);
+  EXPECT_EQ(t->fast_link_multi_gpu, 1.0);
+  in.hardware.fast_intra_node_link = false;
+  t = ComputeOverheadTerms(in);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->extra_ranks, 3.0);
+  EXPECT_EQ(t->fast_link_multi_gpu, 0.0);
+}
+
 TEST(PlanMemory, WeightsBeyondBudgetDoNotFitAndNameTheShortfall) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.hardware.memory_bytes = 400000000.0;  // budget 200,000,000

@@ -335,5 +335,20 @@ TEST(EnginePresetValidation, HybridAllocatorFactsNeedTheHybridAllocatorAndABound
   EXPECT_THAT(findings[1].message, HasSubstr("set hybrid_kv_cache_groups too"));
 }
 
+// The catalogue's walk over every *_bytes field covers the new fitted one.
+TEST(EnginePresetValidation, FittedAmountsOfMemoryAreNotNegative) {
+  v1::EnginePreset e;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "id: \"test-engine\" engine: ENGINE_KIND_SGLANG non_torch_flat_on_fast_link: true "
+      "fast_link_multi_gpu_non_torch_bytes: 1.4e9",
+      &e));
+  EXPECT_TRUE(ValidateEntity(e).empty());
+  e.set_fast_link_multi_gpu_non_torch_bytes(-1);
+  const std::vector<Finding> findings = ValidateEntity(e);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].field_path, "fast_link_multi_gpu_non_torch_bytes");
+  EXPECT_THAT(findings[0].message, HasSubstr("= -1; must be > 0"));
+}
+
 }  // namespace
 }  // namespace capplan::service
