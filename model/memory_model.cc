@@ -1124,6 +1124,7 @@ double SizeHybridPool(const ModelArchitecture& a, const StageLayers& l, const En
   plan.layout =
       KvLayout{blocks,       block,        g_full, g_swa, window_blocks, g_state * state_blocks,
                std::nullopt, std::nullopt, 0};
+  plan.layout.groups = std::max<int64_t>(1, groups);
   if (g_state > 0) plan.state_slots = blocks / std::max<int64_t>(1, g_state * state_blocks);
   if (l.state_layers > 0) acc.state_pool_bytes = 0.0;  // shared with the KV pool
   return per_request * page_bytes;

@@ -299,6 +299,9 @@ struct KvLayout {
   // A separate sliding-window pool (SGLang): its tokens and the window.
   std::optional<int64_t> window_pool_tokens;
   int64_t window_tokens = 0;
+  // Groups sharing the block pool (vLLM's hybrid allocator; kv_pool_tokens
+  // = blocks ÷ groups × block_size); 1 for a plain paged pool.
+  int64_t groups = 1;
 };
 
 struct MemoryPlan {

@@ -87,8 +87,19 @@ const char *KvAdmissionName(KvAdmission a) {
   return "unknown";
 }
 
-double KvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
-  if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
+double PagedKvTokens(const KvPages &p, double tokens) {
+  const double b = static_cast<double>(std::max<int64_t>(1, p.block_tokens));
+  const double blocks = std::ceil(std::max(1.0, tokens) / b);
+  const double held = static_cast<double>(p.full_groups) * blocks +
+                      static_cast<double>(p.window_groups) *
+                          std::min(static_cast<double>(p.window_blocks), blocks) +
+                      static_cast<double>(p.state_blocks);
+  return held * b / static_cast<double>(std::max<int64_t>(1, p.groups));
+}
+
+namespace {
+
+double LogicalKvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
   const double biased_output = w.output_tokens * (1.0 + w.output_tokens_cv * w.output_tokens_cv);
   switch (limits.kv_admission) {
     case KvAdmission::kReserveFixed:
@@ -102,6 +113,14 @@ double KvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
       return w.input_tokens + 0.5 * biased_output * (1.0 + limits.kv_remaining_share);
   }
   return w.input_tokens + biased_output;
+}
+
+}  // namespace
+
+double KvTokensPerRequest(const SlotLimits &limits, const Workload &w) {
+  if (limits.kv_tokens_per_request.has_value()) return *limits.kv_tokens_per_request;
+  const double tokens = LogicalKvTokensPerRequest(limits, w);
+  return limits.kv_pages.has_value() ? PagedKvTokens(*limits.kv_pages, tokens) : tokens;
 }
 
 absl::StatusOr<Slots> ComputeSlots(const SlotLimits &limits, const Workload &w) {

@@ -95,6 +95,22 @@ enum class KvAdmission {
 };
 const char* KvAdmissionName(KvAdmission a);
 
+// A KV pool paged as vLLM's hybrid allocator pages it: `groups` groups of
+// layers share blocks of `block_tokens`, the pool's tokens are blocks ÷ groups
+// × block_tokens, and a request holding T tokens takes whole blocks in every
+// group: full_groups × ⌈T/b⌉ + window_groups × min(window_blocks, ⌈T/b⌉) +
+// state_blocks (its recurrent states: one block per state group, or more).
+struct KvPages {
+  int64_t block_tokens = 1;
+  int64_t full_groups = 1;
+  int64_t window_groups = 0;
+  int64_t window_blocks = 0;
+  int64_t state_blocks = 0;
+  int64_t groups = 1;
+};
+// The pool tokens a request holding `tokens` takes: its blocks × b ÷ groups.
+double PagedKvTokens(const KvPages& pages, double tokens);
+
 // Each limit is optional; at least one must be present.
 struct SlotLimits {
   std::optional<int> max_running_requests;
@@ -109,6 +125,8 @@ struct SlotLimits {
   KvAdmission kv_admission = KvAdmission::kReserveFixed;
   // kReserveRemainingShare: r in [0, 1].
   double kv_remaining_share = 0;
+  // The pool's paging (vLLM's hybrid allocator); absent: tokens are tokens.
+  std::optional<KvPages> kv_pages;
 };
 
 struct Slots {
@@ -123,7 +141,8 @@ struct Slots {
 // holds input + the tokens generated so far, on average half its answer);
 // with a share r of the remaining answer kept free, input + o'·(1 + r)/2.
 // Requests of one fixed length in waves grow together: all hold input + o at
-// the wave's end, so an incremental pool must hold that or preempt.
+// the wave's end, so an incremental pool must hold that or preempt. With
+// kv_pages, those tokens as the pool's pages count them (PagedKvTokens).
 double KvTokensPerRequest(const SlotLimits& limits, const Workload& w);
 
 // S and the limit that sets it (ties go to the first in SlotBound order).

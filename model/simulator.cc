@@ -129,6 +129,12 @@ struct AdmissionLimits {
   double remaining_share = 0;  // kReserveRemainingShare
   // What each request reserves under kReserveFixed, as ComputeSlots counts.
   double fixed_reservation_tokens = 0;
+  // The pool's paging (vLLM's hybrid allocator): what holding `tokens` costs
+  // the pool.
+  std::optional<KvPages> pages;
+  double Charge(double tokens) const {
+    return pages.has_value() ? PagedKvTokens(*pages, tokens) : tokens;
+  }
   bool incremental() const {
     return rule == KvAdmission::kIncremental || rule == KvAdmission::kReserveRemainingShare;
   }
@@ -145,8 +151,10 @@ AdmissionLimits ResolveAdmissionLimits(const SimulationConfig& c) {
   out.kv_pool_tokens = c.limits.kv_pool_tokens;
   out.rule = c.limits.kv_admission;
   out.remaining_share = c.limits.kv_remaining_share;
+  out.pages = c.limits.kv_pages;
   SlotLimits fixed = c.limits;
   fixed.kv_admission = KvAdmission::kReserveFixed;
+  fixed.kv_pages.reset();  // tokens held; Charge pages them
   out.fixed_reservation_tokens = KvTokensPerRequest(fixed, c.workload);
   return out;
 }
@@ -260,10 +268,20 @@ Request EngineSimulation::NewRequest(double arrival_seconds, std::optional<int> 
   double in = std::max(1.0, std::round(rng_.LogNormal(w.input_tokens, w.input_tokens_cv)));
   double out = std::max(1.0, std::round(rng_.LogNormal(w.output_tokens, w.output_tokens_cv)));
   const double need_tokens = limits_.rule == KvAdmission::kReserveFixed ? 0.0 : in + out;
-  if (limits_.kv_pool_tokens.has_value() && need_tokens > *limits_.kv_pool_tokens) {
-    const double f = *limits_.kv_pool_tokens / need_tokens;
-    in = std::max(1.0, std::floor(in * f));
-    out = std::max(1.0, std::floor(out * f));
+  if (limits_.kv_pool_tokens.has_value() && need_tokens > 0 &&
+      limits_.Charge(need_tokens) > *limits_.kv_pool_tokens) {
+    // Cut to what the pool holds (whole pages: shrink until it fits).
+    double f = *limits_.kv_pool_tokens / limits_.Charge(need_tokens);
+    for (int i = 0; i < 64; ++i) {
+      const double cut_in = std::max(1.0, std::floor(in * f));
+      const double cut_out = std::max(1.0, std::floor(out * f));
+      if (limits_.Charge(cut_in + cut_out) <= *limits_.kv_pool_tokens || cut_in + cut_out <= 2) {
+        in = cut_in;
+        out = cut_out;
+        break;
+      }
+      f *= 0.9;
+    }
   }
   r.input_tokens = in;
   r.output_tokens = out;
@@ -314,7 +332,7 @@ void EngineSimulation::AdmitWaiting() {
   auto eligible = [this](const Request& r) { return r.eligible_iteration <= iterations_; };
   while (!waiting_.empty() && eligible(waiting_.front()) && slot_free() &&
          KvAdmits(waiting_.front())) {
-    kv_used_tokens_ += waiting_.front().kv_reserved_tokens;
+    kv_used_tokens_ += limits_.Charge(waiting_.front().kv_reserved_tokens);
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
     if (marked_prefix_ > 0) --marked_prefix_;
@@ -331,7 +349,7 @@ void EngineSimulation::AdmitWaiting() {
 // r's whole remaining answer and a share of every running request's stay free.
 bool EngineSimulation::KvAdmits(const Request& r) const {
   if (!limits_.kv_pool_tokens.has_value()) return true;
-  double need = kv_used_tokens_ + r.kv_reserved_tokens;
+  double need = kv_used_tokens_ + limits_.Charge(r.kv_reserved_tokens);
   if (limits_.incremental()) {
     // Room for the running decoders' next tokens comes first.
     for (const Request& o : running_) need += o.prefill_left_tokens <= 0 ? tokens_per_decoder_ : 0;
@@ -351,7 +369,7 @@ bool EngineSimulation::KvAdmits(const Request& r) const {
 void EngineSimulation::Preempt() {
   Request r = std::move(running_.back());
   running_.pop_back();
-  kv_used_tokens_ -= r.kv_reserved_tokens;
+  kv_used_tokens_ -= limits_.Charge(r.kv_reserved_tokens);
   r.prefill_left_tokens = std::max(1.0, r.input_tokens + r.generated_tokens - r.cached_tokens);
   r.kv_reserved_tokens = r.input_tokens + r.generated_tokens;
   ++preemptions_;
@@ -436,8 +454,9 @@ void EngineSimulation::AdvanceRequests(const Iteration& it) {
       const double before = r.generated_tokens;
       r.generated_tokens = std::min(r.output_tokens, r.generated_tokens + kept_tokens);
       if (limits_.incremental()) {
+        const double charged = limits_.Charge(r.kv_reserved_tokens);
         r.kv_reserved_tokens += r.generated_tokens - before;
-        kv_used_tokens_ += r.generated_tokens - before;
+        kv_used_tokens_ += limits_.Charge(r.kv_reserved_tokens) - charged;
       }
     } else if (it.chunk_tokens[i] > 0) {
       r.prefill_left_tokens -= it.chunk_tokens[i];
@@ -448,8 +467,9 @@ void EngineSimulation::AdvanceRequests(const Iteration& it) {
           r.first_token_seconds = now_seconds_;
           r.generated_tokens = 1;
           if (limits_.incremental()) {
+            const double charged = limits_.Charge(r.kv_reserved_tokens);
             r.kv_reserved_tokens += 1;
-            kv_used_tokens_ += 1;
+            kv_used_tokens_ += limits_.Charge(r.kv_reserved_tokens) - charged;
           }
         }
       }
@@ -466,7 +486,7 @@ void EngineSimulation::AdvanceRequests(const Iteration& it) {
 // Frees the request's KV, records it (window throughput; latencies when it
 // is measured) and, in a closed loop, schedules its user's next submission.
 void EngineSimulation::Complete(const Request& r) {
-  kv_used_tokens_ -= r.kv_reserved_tokens;
+  kv_used_tokens_ -= limits_.Charge(r.kv_reserved_tokens);
   if (m_.window_start_seconds.has_value() && now_seconds_ >= *m_.window_start_seconds) {
     ++m_.window_completions;
     m_.window_output_tokens += r.output_tokens;

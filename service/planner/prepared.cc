@@ -142,6 +142,18 @@ void SetKvAdmission(const v1::EnginePreset* preset, model::SlotLimits* limits) {
   }
 }
 
+// The pool's pages when vLLM's hybrid allocator shares blocks between
+// groups of layers (recurrent-state or sliding-window groups): a request then
+// takes whole blocks in every group, its state blocks included, which the
+// pool's token count alone does not say.
+std::optional<model::KvPages> PagesOf(const model::MemoryPlan& m) {
+  const model::KvLayout& l = m.layout;
+  if (l.groups <= 1 || (l.state_groups == 0 && l.window_groups == 0)) return std::nullopt;
+  if (l.state_slots.has_value() || l.window_pool_tokens.has_value()) return std::nullopt;
+  return model::KvPages{l.block_size,    l.full_groups,  l.window_groups,
+                        l.window_blocks, l.state_groups, l.groups};
+}
+
 void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
                    v1::MemoryPlan* memory) {
   const model::MemoryPlan& m = d.model_memory;
@@ -159,6 +171,8 @@ void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
   if (!d.hardware_withheld) {
     if (memory->kv_pool_tokens() > 0) {
       perf->limits.kv_pool_tokens = static_cast<double>(memory->kv_pool_tokens());
+      // A stated pool is a token count as the engine printed it: no pages.
+      if (!d.resolved.stated_kv_pool_tokens.has_value()) perf->limits.kv_pages = PagesOf(m);
       perf->notes.push_back(
           absl::StrCat("KV admission: ", model::KvAdmissionName(perf->limits.kv_admission),
                        d.resolved.preset.preset != nullptr
@@ -314,7 +328,10 @@ absl::StatusOr<BoundInputs> BoundInputsFor(const ResolvedDeployment& r,
     out.limits.state_slots =
         static_cast<int>(std::min<int64_t>(plan.state_slots, model::kMaxSlots));
   }
-  if (plan.kv_pool_tokens > 0) out.limits.kv_pool_tokens = static_cast<double>(plan.kv_pool_tokens);
+  if (plan.kv_pool_tokens > 0) {
+    out.limits.kv_pool_tokens = static_cast<double>(plan.kv_pool_tokens);
+    out.limits.kv_pages = PagesOf(plan);
+  }
   return out;
 }
 

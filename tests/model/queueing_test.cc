@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/memory_model.h"
 #include "tests/model/perf_scenarios.h"
 #include "tests/test_common/status_matchers.h"
 
@@ -133,6 +134,47 @@ TEST(ComputeSlots, KvPoolUsesLengthBiasedTokensWhenOutputsVary) {
   s = ComputeSlots(Limits(std::nullopt, std::nullopt, 9999, std::nullopt),
                    MakeWorkload(1000, 200, 0.5));
   EXPECT_EQ(s->slots, 7);
+}
+
+TEST(PagedKvTokens, WholeBlocksInEveryGroupByHand) {
+  // 1 attention group and 3 recurrent-state groups of 784-token blocks: a
+  // request of 1,200 tokens takes 2 attention blocks and 3 state blocks,
+  // 5 x 784 / 4 groups = 980 pool tokens; one of 100 tokens 4 x 784 / 4.
+  const KvPages pages{784, 1, 0, 0, 3, 4};
+  EXPECT_DOUBLE_EQ(PagedKvTokens(pages, 1200), 980.0);
+  EXPECT_DOUBLE_EQ(PagedKvTokens(pages, 100), 784.0);
+  // A sliding-window group keeps at most its window's blocks.
+  const KvPages window{16, 1, 1, 4, 0, 2};
+  EXPECT_DOUBLE_EQ(PagedKvTokens(window, 160), (10 + 4) * 16 / 2.0);
+}
+
+// The load model's slots on a paged pool are the memory model's concurrency
+// for a request of the same tokens (MaxConcurrencyAt, vLLM's "Maximum
+// concurrency for N tokens per request"), not pool tokens / request tokens.
+TEST(ComputeSlots, PagedPoolCountsAsTheMemoryModelsConcurrency) {
+  KvLayout layout;
+  layout.blocks = 400;
+  layout.block_size = 784;
+  layout.full_groups = 1;
+  layout.state_groups = 3;
+  layout.groups = 4;
+  SlotLimits limits;
+  limits.kv_pool_tokens = layout.blocks / layout.groups * layout.block_size;  // 78,400
+  limits.kv_pages =
+      KvPages{layout.block_size, layout.full_groups, 0, 0, layout.state_groups, layout.groups};
+  for (const auto& [in, out] :
+       std::vector<std::pair<double, double>>{{60, 40}, {1000, 200}, {3000, 1000}, {15000, 1000}}) {
+    absl::StatusOr<Slots> s = ComputeSlots(limits, MakeWorkload(in, out));
+    ASSERT_TRUE(s.ok()) << s.status();
+    const double memory = MaxConcurrencyAt(layout, static_cast<int64_t>(in + out));
+    EXPECT_EQ(s->slots, static_cast<int>(std::floor(memory))) << in << " + " << out;
+    EXPECT_EQ(s->bound, SlotBound::kKvPool);
+  }
+  // Short requests: 100 a block in each group (400 / 4), where the token
+  // count alone would give 784.
+  absl::StatusOr<Slots> s = ComputeSlots(limits, MakeWorkload(60, 40));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->slots, 100);
 }
 
 TEST(ComputeSlots, KvPoolBelowOneRequestIsFailedPrecondition) {

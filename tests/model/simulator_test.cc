@@ -248,6 +248,30 @@ TEST(SimulatorSpeculative, TokensPerStepAndTpotMatchTheAnalyticalModel) {
   EXPECT_LT(r->tpot_mean_seconds, q->tpot_mean_seconds);
 }
 
+// A paged pool (vLLM's hybrid allocator): each request takes a block in every
+// group, so short requests fill the pool at 400 blocks / 4 groups = 100, as
+// ComputeSlots counts, not at 78,400 tokens / 100.
+TEST(SimulatorPagedKv, ShortRequestsTakeABlockInEveryGroup) {
+  SimulationConfig c;
+  c.model.inputs = testing::DenseInputs();
+  c.model.coefficients = testing::TypicalCoefficients();
+  c.model.scheduler.max_batched_tokens = 8192;
+  c.workload.input_tokens = 60;
+  c.workload.output_tokens = 40;
+  c.limits.kv_pool_tokens = 78400;
+  c.limits.kv_pages = KvPages{784, 1, 0, 0, 3, 4};
+  c.limits.kv_admission = KvAdmission::kIncremental;
+  c.concurrency = 300;
+  c.measured_requests = 3000;
+  absl::StatusOr<SimulationResult> r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<Slots> slots = ComputeSlots(c.limits, c.workload);
+  ASSERT_TRUE(slots.ok());
+  EXPECT_EQ(slots->slots, 100);
+  EXPECT_LE(r->mean_batch_size, 100.5);
+  EXPECT_GT(r->mean_batch_size, 90.0);
+}
+
 TEST(SimulatorActualLengthKv, SoftKvLimitAdmitsFewerThanTheMeanSuggests) {
   // With per-request reservations of actual lengths and long-tailed outputs,
   // the requests in service are the long ones: fewer fit than pool ÷ mean.

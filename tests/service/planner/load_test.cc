@@ -405,6 +405,31 @@ TEST(PredictLoad, DeploymentThatDoesNotFitIsAFailedPrecondition) {
                        HasSubstr("PredictLoadRequest.deployment does not fit: ")));
 }
 
+// vLLM's hybrid allocator (Qwen3.5: attention and Gated DeltaNet layers in
+// groups sharing one pool of 784-token blocks): a short request takes one
+// block in every group, its state blocks included, so the slots are the
+// pool's blocks per group (kv_pool_tokens / block), not kv_pool_tokens / 80
+// tokens, which would admit ten times as many.
+TEST(PredictLoad, HybridModelSlotsCountWholeBlocksInEveryGroup) {
+  v1::PredictLoadRequest r;
+  r.mutable_deployment()->set_model_id("qwen3.5-27b");
+  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  r.mutable_deployment()->mutable_engine()->set_kind(v1::ENGINE_KIND_VLLM);
+  r.mutable_deployment()->mutable_engine()->set_version("0.21.0");
+  r.mutable_deployment()->mutable_engine()->set_max_model_len(16384);
+  r.mutable_workload()->set_input_tokens(60);
+  r.mutable_workload()->set_output_tokens(40);
+  for (uint32_t c : {1, 512}) r.mutable_closed_loop()->add_concurrencies(c);
+  absl::StatusOr<v1::LoadCurve> curve = PredictLoad(Bundled(), r);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  const uint64_t pool = curve->memory().kv_pool_tokens();
+  const uint32_t block = curve->memory().deployment().block_size();
+  ASSERT_GT(block, 100u);
+  EXPECT_EQ(curve->slots().bound(), v1::SLOT_BOUND_KV_POOL);
+  EXPECT_EQ(curve->slots().slots(), pool / block);
+  EXPECT_LT(curve->slots().slots(), pool / 80 / 5);
+}
+
 struct BadCase {
   std::string name;
   void (*mutate)(v1::PredictLoadRequest*);
