@@ -31,6 +31,9 @@ RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted) {
     if (!tokens.has_value() && row.requests_per_second.has_value()) {
       tokens = *row.requests_per_second * row.workload.output_tokens;
     }
+    if (!tokens.has_value() && row.per_user_output_tokens_per_second.has_value()) {
+      tokens = *row.per_user_output_tokens_per_second * *row.concurrency;
+    }
     r.log_ratio[Index(CurveMetric::kThroughput)] =
         LogRatio(tokens, predicted.output_tokens_per_second);
   }
@@ -46,9 +49,11 @@ RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted) {
 }
 
 MeasuredCorrection MeasuredCorrection::FromRows(const std::vector<RowResidual>& rows,
-                                                bool closed_loop, double think_time_seconds) {
+                                                bool closed_loop, double think_time_seconds,
+                                                double output_tokens) {
   MeasuredCorrection out;
   out.closed_loop_ = closed_loop;
+  out.output_tokens_ = std::max(1.0, output_tokens);
   for (CurveMetric metric : kCurveMetrics) {
     // Rows at one load averaged: sum and count by load.
     std::map<double, std::pair<double, int>> by_load;
@@ -68,7 +73,7 @@ MeasuredCorrection MeasuredCorrection::FromRows(const std::vector<RowResidual>& 
     if (anchors.size() < 3) continue;
     double sum_sq = 0;
     for (size_t i = 0; i < anchors.size(); ++i) {
-      const double predicted = LogRatioAt(anchors, anchors[i].log_load, static_cast<int>(i));
+      const double predicted = LogRatioAt(anchors, anchors[i].log_load, i);
       const double e = std::exp(predicted - anchors[i].log_ratio) - 1;
       sum_sq += e * e;
     }
@@ -82,11 +87,14 @@ bool MeasuredCorrection::empty() const {
                      [](const std::vector<Anchor>& a) { return a.empty(); });
 }
 
-double MeasuredCorrection::LogRatioAt(const std::vector<Anchor>& a, double x, int skip) {
+double MeasuredCorrection::LogRatioAt(const std::vector<Anchor>& a, double x,
+                                      std::optional<size_t> skip) {
   // The anchors left, in order, without `skip`.
   const int n = static_cast<int>(a.size());
-  auto at = [&](int i) -> const Anchor& { return a[i < skip || skip < 0 ? i : i + 1]; };
-  const int m = skip >= 0 && skip < n ? n - 1 : n;
+  const bool skipping = skip.has_value() && *skip < a.size();
+  const int s = skipping ? static_cast<int>(*skip) : n;
+  auto at = [&](int i) -> const Anchor& { return a[i < s ? i : i + 1]; };
+  const int m = skipping ? n - 1 : n;
   if (m <= 0) return 0;
   const Anchor& first = at(0);
   const Anchor& last = at(m - 1);
@@ -109,11 +117,18 @@ double MeasuredCorrection::LogRatioAt(const std::vector<Anchor>& a, double x, in
 double MeasuredCorrection::Factor(CurveMetric metric, double load) const {
   const std::vector<Anchor>& a = anchors_[Index(metric)];
   if (a.empty() || !(load > 0) || !std::isfinite(load)) return 1;
-  return std::exp(LogRatioAt(a, std::log(load), -1));
+  return std::exp(LogRatioAt(a, std::log(load), std::nullopt));
 }
 
 bool MeasuredCorrection::Corrects(CurveMetric metric) const {
   return !anchors_[Index(metric)].empty();
+}
+
+std::optional<std::pair<double, double>> MeasuredCorrection::MeasuredRange(
+    CurveMetric metric) const {
+  const std::vector<Anchor>& a = anchors_[Index(metric)];
+  if (a.empty()) return std::nullopt;
+  return std::make_pair(std::exp(a.front().log_load), std::exp(a.back().log_load));
 }
 
 std::optional<double> MeasuredCorrection::LeaveOneRowOutBand(CurveMetric metric) const {
@@ -128,6 +143,8 @@ void MeasuredCorrection::Apply(LoadPoint* p) const {
     p->output_tokens_per_second *= f;
     p->requests_per_second *= f;
   }
+  const double ttft_mean = p->ttft.has_value() ? p->ttft->mean_seconds : 0;
+  const double tpot = p->tpot_seconds.value_or(0);
   if (p->ttft.has_value()) {
     const double f = Factor(CurveMetric::kTtft, load);
     LatencyPercentiles& t = *p->ttft;
@@ -137,10 +154,18 @@ void MeasuredCorrection::Apply(LoadPoint* p) const {
     }
   }
   if (p->tpot_seconds.has_value()) *p->tpot_seconds *= Factor(CurveMetric::kTpot, load);
-  if (p->e2e.has_value()) {
+  if (!p->e2e.has_value()) return;
+  double* e2e[] = {&p->e2e->mean_seconds, &p->e2e->p50_seconds, &p->e2e->p95_seconds};
+  if (Corrects(CurveMetric::kE2e)) {
     const double f = Factor(CurveMetric::kE2e, load);
-    for (double* v : {&p->e2e->mean_seconds, &p->e2e->p50_seconds, &p->e2e->p95_seconds}) *v *= f;
+    for (double* v : e2e) *v *= f;
+    return;
   }
+  // Recomposed from the corrected parts (never below the corrected TTFT).
+  const double shift = (p->ttft.has_value() ? p->ttft->mean_seconds - ttft_mean : 0) +
+                       (output_tokens_ - 1) * (p->tpot_seconds.value_or(0) - tpot);
+  const double floor = p->ttft.has_value() ? p->ttft->mean_seconds : 0;
+  for (double* v : e2e) *v = std::max(floor, *v + shift);
 }
 
 }  // namespace capplan::model

@@ -21,9 +21,9 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "model/calibration.h"
 #include "model/provenance.h"
 #include "model/queueing.h"
@@ -41,8 +41,8 @@ struct RowResidual {
 
 // The residuals of `row` against the model's prediction of it (`predicted`,
 // at the row's own load and workload). The row's figures: output tok/s (else
-// req/s × output tokens), TTFT p50, TPOT and end-to-end p50 against the
-// model's same figures.
+// req/s × output tokens, else per-user tok/s × users), TTFT p50, TPOT and
+// end-to-end p50 against the model's same figures.
 RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted);
 
 // Halving of a residual per doubling of load beyond the measured range.
@@ -53,17 +53,23 @@ class MeasuredCorrection : public PointAdjustment {
   // The rows of one kind of run: `closed_loop` with `think_time_seconds`, or
   // open. Rows of another kind are left out; several rows at one load are
   // averaged (in log space). Empty when none applies.
+  // `output_tokens`: the curve's answer length, with which end-to-end
+  // latency is recomposed where no row measured it (below).
   static MeasuredCorrection FromRows(const std::vector<RowResidual>& rows, bool closed_loop,
-                                     double think_time_seconds);
+                                     double think_time_seconds, double output_tokens = 1);
 
   bool empty() const;
   // exp(r(load)) for `metric`; 1 without rows of it.
   double Factor(CurveMetric metric, double load) const;
   // Scales the point's figures (throughput in a closed loop only; latency
   // figures where present); a point of the other kind of loop is left as is.
+  // Without end-to-end rows, end-to-end latency moves by the corrected
+  // parts: Δ mean TTFT + (output − 1) × Δ TPOT, so it stays their sum.
   void Apply(LoadPoint* point) const override;
   // Whether rows of `metric` correct the curve.
   bool Corrects(CurveMetric metric) const;
+  // The measured loads (smallest, largest) of `metric`'s rows; absent without.
+  std::optional<std::pair<double, double>> MeasuredRange(CurveMetric metric) const;
   // The correction's own error for `metric`: each row's figure predicted by
   // the correction built without that row (the model × the other rows'
   // residuals), the RMS of |predicted ÷ measured − 1|. Absent with fewer than
@@ -75,12 +81,14 @@ class MeasuredCorrection : public PointAdjustment {
     double log_load = 0;
     double log_ratio = 0;
   };
-  // r(x) of `anchors` (sorted by log load) at log load `x`, skipping the
-  // anchor at index `skip` (-1: none).
-  static double LogRatioAt(const std::vector<Anchor>& anchors, double x, int skip);
+  // r(x) of `anchors` (sorted by log load) at log load `x`, without the
+  // anchor at index `skip` when given.
+  static double LogRatioAt(const std::vector<Anchor>& anchors, double x,
+                           std::optional<size_t> skip);
   bool closed_loop_ = true;
-  std::array<std::vector<Anchor>, 4> anchors_;  // by CurveMetric, sorted by load
-  std::array<std::optional<double>, 4> bands_;
+  double output_tokens_ = 1;
+  std::array<std::vector<Anchor>, kNumCurveMetrics> anchors_;  // by CurveMetric, sorted by load
+  std::array<std::optional<double>, kNumCurveMetrics> bands_;
 };
 
 }  // namespace capplan::model

@@ -296,7 +296,9 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       c.base = "sglang base";
       c.rank = "sglang per extra rank";
       c.unified = "sglang unified memory";
-      if (e.non_torch_flat_on_fast_link) c.fast_link = "sglang multi-gpu base (fast link)";
+      // The distributed set-up over NVLink / xGMI: no prior of its own (a
+      // column named without "base" or "per extra rank" is pulled towards 0).
+      if (e.non_torch_flat_on_fast_link) c.fast_link = "sglang multi-gpu set-up (fast link)";
       break;
     case EngineKind::kTrtllm:
       c.family = "trtllm";

@@ -43,6 +43,10 @@ ObservationKind BandingObservationKind(CurveMetric metric) {
   return metric == CurveMetric::kTtft ? ObservationKind::kTtft : ObservationKind::kTpot;
 }
 
+bool SameWorkload(const Workload& a, const Workload& b) {
+  return Near(a.input_tokens, b.input_tokens) && Near(a.output_tokens, b.output_tokens);
+}
+
 bool RowMeasuresPoint(const MeasuredRow& row, const LoadPoint& p, CurveMetric metric,
                       bool speculative, int draft_tokens, const Workload& workload,
                       double think_time_seconds) {
@@ -51,8 +55,7 @@ bool RowMeasuresPoint(const MeasuredRow& row, const LoadPoint& p, CurveMetric me
     return false;
   }
   const MeasuredPoint& m = *row.point;
-  if (!RowHas(m, metric) || !Near(m.workload.input_tokens, workload.input_tokens) ||
-      !Near(m.workload.output_tokens, workload.output_tokens)) {
+  if (!RowHas(m, metric) || !SameWorkload(m.workload, workload)) {
     return false;
   }
   if (p.concurrency.has_value() && m.concurrency == p.concurrency &&

@@ -23,6 +23,8 @@ enum class Tier {
 enum class CurveMetric { kThroughput, kTtft, kTpot, kE2e };
 inline constexpr CurveMetric kCurveMetrics[] = {CurveMetric::kThroughput, CurveMetric::kTtft,
                                                 CurveMetric::kTpot, CurveMetric::kE2e};
+inline constexpr int kNumCurveMetrics = 4;
+static_assert(sizeof(kCurveMetrics) / sizeof(kCurveMetrics[0]) == kNumCurveMetrics);
 // "throughput", "ttft", "tpot", "e2e".
 const char* CurveMetricName(CurveMetric metric);
 
@@ -33,6 +35,10 @@ ObservationKind BandingObservationKind(CurveMetric metric);
 // Relative tolerance within which a measured row's workload or arrival rate
 // counts as the request's.
 inline constexpr double kSameWorkloadTolerance = 0.05;
+
+// Whether two workloads' input and output lengths agree within
+// kSameWorkloadTolerance.
+bool SameWorkload(const Workload& a, const Workload& b);
 
 // A measured row of the configuration, as the tier policy sees it.
 struct MeasuredRow {

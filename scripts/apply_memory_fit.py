@@ -51,6 +51,9 @@ def main():
             value = fits[m.group(1)][field]
             line = "%s: %s" % (field, value)
             text, n = re.subn(r"^%s: \S+$" % field, line, text, flags=re.M)
+            # A coefficient the preset does not use (0, not in the file) is not added.
+            if n == 0 and float(value) == 0:
+                continue
             if n == 0:
                 text = re.sub(r"^(fit_note: )", line + "\n" + r"\1", text, count=1, flags=re.M)
         open(path, "w").write(text)

@@ -398,7 +398,9 @@ time, or add replicas.
 the median TTFT (p50) exceeds twice its value at the curve's lightest load, interpolated
 linearly between the last flat point and the first steep one (the steep point's load when
 that point is unstable). `knee: none` means the median TTFT stays below twice its
-lightest-load value over the whole range.
+lightest-load value over the whole range. Where measured rows correct the figures (below), the
+knee is sought on the model's own TTFT, before the correction: a measured step between two
+loads (a wave of prefills, a scheduler limit) moves the figures, not where queueing sets in.
 
 **Safe point.** The safe operating point is the last load of the first run of points that
 all meet every condition: stable (open loop: arrivals below saturation), TTFT p95 within
@@ -418,7 +420,12 @@ measured this point), CALIBRATED (fitted on baselines of this configuration, int
 EXTRAPOLATED (outside the measured range, or transferred from another configuration) or
 ROOFLINE (no baseline: the card's peaks with typical efficiencies). The error band (±%) comes
 from the fit that produced the figure (its rows' residuals, or the held-out error of the prior
-it took), widened with the distance from the measured range. A fit's residuals do not show how
+it took), widened with the distance from the measured range; for a figure the measured rows
+correct (closed loops of the rows' workload and gate: each figure the model times the rows'
+residual, interpolated in log load), from the correction's own leave-one-row-out error within
+the rows' loads and the larger of the two beyond them. Rate (open-loop) figures are corrected
+only by open-loop rows, and a what-if behind another operator gate than the rows ran behind is
+not corrected by them. A fit's residuals do not show how
 far another run of the same configuration lands (another workload, driver or CC mode), so a
 figure fitted on rows also gets a run-to-run term in quadrature, learned on baselines left out
 and predicted from their siblings' rows; then one factor per metric and kind of figure (fitted

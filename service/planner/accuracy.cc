@@ -16,12 +16,10 @@ namespace capplan::service {
 namespace {
 
 bool SameRun(const SourcedPoint& a, const SourcedPoint& b) {
-  auto near = [](double x, double y) {
-    return std::abs(x - y) <= model::kSameWorkloadTolerance * std::max(x, y);
-  };
   return a.speculative == b.speculative && (!a.speculative || a.draft_tokens == b.draft_tokens) &&
-         near(a.point.workload.input_tokens, b.point.workload.input_tokens) &&
-         near(a.point.workload.output_tokens, b.point.workload.output_tokens);
+         model::SameWorkload(a.point.workload, b.point.workload) &&
+         a.point.workload.prefix_cache_hit_rate == b.point.workload.prefix_cache_hit_rate &&
+         a.point.workload.synchronized == b.point.workload.synchronized;
 }
 
 // The held-out row's prediction corrected by the residuals of the other rows
@@ -42,7 +40,9 @@ void CorrectByOtherRows(const model::CalibrationContext& ctx, const DeploymentPe
     if (other.ok()) residuals.push_back(model::ResidualOf(sp.point, *other));
   }
   const bool closed = held.point.concurrency.has_value();
-  model::MeasuredCorrection::FromRows(residuals, closed, held.point.think_time_seconds).Apply(pred);
+  model::MeasuredCorrection::FromRows(residuals, closed, held.point.think_time_seconds,
+                                      held.point.workload.output_tokens)
+      .Apply(pred);
 }
 
 absl::Status OneBaseline(const Catalog& catalog, const v1::Baseline& b, AccuracyReport* report) {

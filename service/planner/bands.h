@@ -3,7 +3,9 @@
 
 // Honest error bands. A figure's raw band comes from the fit that produced
 // it (the residuals of its own rows, or the held-out error of the prior it
-// took), widened with distance from the measured range (model/provenance).
+// took), or for a figure the measured rows correct from the correction's
+// leave-one-row-out error (load.cc RawBand), widened with distance from the
+// measured range (model/provenance).
 // Raw bands are not calibrated: on held-out rows far fewer errors fall inside
 // them than a reader would expect. The catalogue's global prior therefore
 // carries one factor per (tier, metric), set so that on the held-out

@@ -51,6 +51,7 @@ absl::StatusOr<std::vector<SourcedPoint>> OwnPoints(const Catalog& catalog,
     CAPPLAN_ASSIGN_OR_RETURN(std::vector<SourcedPoint> ps, BaselinePoints(b, true, notes));
     if (ps.empty()) continue;
     AddUnique(&src->baseline_ids, b.id());
+    if (BaselineGate(b).has_value()) src->rows_gate = BaselineGate(b);
     if (!q.operator_concurrency_gate.has_value() && BaselineGate(b).has_value()) {
       *fit_gate = BaselineGate(b);
     }

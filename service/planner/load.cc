@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "model/cost.h"
 #include "model/load_grid.h"
@@ -81,17 +82,28 @@ std::optional<model::MeasuredRange> MeasuredRangeOf(const FitSource& src, bool s
   return range;
 }
 
-// A figure's raw band: for a metric the measured rows correct, the
-// correction's own leave-one-row-out error (also at a measured load: the
-// band is about another run, and ScaledBand adds the run-to-run term), else
-// the fit's misfit of the metric's observation kind.
+// A figure's raw band: the fit's misfit of the metric's observation kind;
+// for a metric the measured rows correct, the correction's own
+// leave-one-row-out error where every point lies within the rows' loads
+// (also at a measured load: the band is about another run, and ScaledBand
+// adds the run-to-run term), and the larger of the two beyond them, where
+// the figure fades back to the model's.
 std::optional<double> RawBand(const FitSource& src, const model::MeasuredCorrection& correction,
-                              model::CurveMetric metric) {
-  if (correction.Corrects(metric)) {
-    if (std::optional<double> b = correction.LeaveOneRowOutBand(metric)) return b;
+                              model::CurveMetric metric, const model::LoadCurve& curve) {
+  std::optional<double> fit_band;
+  if (src.fit.has_value()) {
+    fit_band =
+        model::ObservationKindBand(src.fit->calibration, model::BandingObservationKind(metric));
   }
-  if (!src.fit.has_value()) return std::nullopt;
-  return model::ObservationKindBand(src.fit->calibration, model::BandingObservationKind(metric));
+  const std::optional<double> loo = correction.LeaveOneRowOutBand(metric);
+  const std::optional<std::pair<double, double>> range = correction.MeasuredRange(metric);
+  if (!loo.has_value() || !range.has_value()) return fit_band;
+  const bool inside =
+      std::all_of(curve.points.begin(), curve.points.end(), [&](const model::LoadPoint& p) {
+        return p.load() >= range->first && p.load() <= range->second;
+      });
+  if (inside || !fit_band.has_value()) return loo;
+  return std::max(*loo, *fit_band);
 }
 
 void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
@@ -115,7 +127,7 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
                                                               load.workload, think_time_seconds);
                              });
         });
-    const std::optional<double> band = RawBand(src, correction, metric);
+    const std::optional<double> band = RawBand(src, correction, metric, curve);
     const model::MetricAssessment a =
         model::AssessMetric(src.base_tier, band, range, in_service, every_point_measured);
     mp->set_tier(ToProtoTier(a.tier));
@@ -128,43 +140,59 @@ void AddProvenance(const PreparedLoad& load, const model::LoadCurve& curve,
   }
 }
 
-// Whether a row ran the query's workload (model::kSameWorkloadTolerance) and
-// the deployment's speculative setting.
+// Whether a row ran the query's workload (model::kSameWorkloadTolerance,
+// the same prefix-cache hit rate and arrival pattern) and the deployment's
+// speculative setting (a stated acceptance rate other than the fitted one:
+// not the rows' run).
 bool RowOfQuery(const SourcedPoint& sp, const PreparedLoad& load) {
   const model::PerformanceModel& m = load.performance_model;
   if (sp.speculative != m.speculative.has_value()) return false;
-  if (sp.speculative && sp.draft_tokens != m.speculative->draft_tokens) return false;
-  auto near = [](double a, double b) {
-    return std::abs(a - b) <= model::kSameWorkloadTolerance * std::max(a, b);
-  };
+  if (sp.speculative) {
+    if (sp.draft_tokens != m.speculative->draft_tokens) return false;
+    const std::optional<model::SpeculativeDecoding>& stated =
+        load.deployment->performance.speculative;
+    if (stated.has_value() && stated->acceptance_rate > 0) return false;
+  }
   const model::Workload& w = sp.point.workload;
-  return near(w.input_tokens, load.workload.input_tokens) &&
-         near(w.output_tokens, load.workload.output_tokens);
+  const model::Workload& q = load.workload;
+  return model::SameWorkload(w, q) && w.prefix_cache_hit_rate == q.prefix_cache_hit_rate &&
+         w.synchronized == q.synchronized;
 }
 
-// The model's own figures for each of the query's rows, at the row's load
-// and workload, and the rows' residuals against them.
-absl::StatusOr<std::vector<model::RowResidual>> RowResiduals(const PreparedLoad& load) {
+// Each of the query's rows predicted as the fit sees it (its own load,
+// workload and gate, the fitted acceptance rate), and its residuals against
+// that. None when the query puts the deployment behind another gate than the
+// rows ran behind: their queueing is not the query's.
+absl::StatusOr<std::vector<model::RowResidual>> RowResiduals(const PreparedLoad& load,
+                                                             std::vector<std::string>* notes) {
   std::vector<model::RowResidual> out;
-  if (!load.source.fit.has_value()) return out;
-  for (const std::vector<SourcedPoint>* set :
-       {&load.source.own_points, &load.source.inline_points}) {
+  const FitSource& src = load.source;
+  if (!src.fit.has_value() || (src.own_points.empty() && src.inline_points.empty())) return out;
+  // The catalogue's rows ran behind their baselines' gate; a request's own
+  // calibration rows behind the request's.
+  const std::optional<int> rows_gate = src.own_points.empty() ? load.gate : src.rows_gate;
+  if (load.gate != rows_gate) {
+    notes->push_back(
+        "figures not corrected by the measured rows: they ran behind another operator gate");
+    return out;
+  }
+  const DeploymentPerformance& perf = load.deployment->performance;
+  for (const std::vector<SourcedPoint>* set : {&src.own_points, &src.inline_points}) {
     for (const SourcedPoint& sp : *set) {
       if (!RowOfQuery(sp, load)) continue;
-      const model::MeasuredPoint& row = sp.point;
-      absl::StatusOr<model::Slots> slots = model::ComputeSlots(load.limits, row.workload);
-      if (!slots.ok()) continue;  // the row's request does not fit the pool: no residual
-      CAPPLAN_ASSIGN_OR_RETURN(
-          model::LoadDependentServer server,
-          model::LoadDependentServer::Create(load.performance_model, row.workload, *slots,
-                                             load.query.budget));
-      absl::StatusOr<std::vector<model::LoadPoint>> predicted =
-          row.concurrency.has_value()
-              ? model::ClosedLoopCurve(server, {*row.concurrency}, row.think_time_seconds)
-              : model::OpenLoopCurve(server, {row.arrival_rate_rps.value_or(0)});
+      model::MeasuredPoint row = sp.point;
+      if (sp.speculative) {
+        if (!src.fit->acceptance_rate.has_value()) continue;
+        row.speculative = SpeculationFor(perf, sp.draft_tokens, *src.fit->acceptance_rate);
+      }
+      absl::StatusOr<model::CalibrationContext> ctx =
+          CalibrationContextFor(perf, row.workload, rows_gate);
+      if (!ctx.ok()) continue;  // the row's request does not fit the pool: no residual
+      absl::StatusOr<model::LoadPoint> predicted =
+          model::PredictPoint(*ctx, row, src.fit->calibration.coefficients);
       CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(load.query.budget));
-      if (!predicted.ok() || predicted->empty()) continue;
-      out.push_back(model::ResidualOf(row, predicted->front()));
+      if (!predicted.ok()) continue;
+      out.push_back(model::ResidualOf(sp.point, *predicted));
     }
   }
   return out;
@@ -259,14 +287,7 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog, const PreparedD
   if (load.source.inline_calibration) {
     load.notes.push_back("fitted on the request's calibration sweeps too");
   }
-  CAPPLAN_ASSIGN_OR_RETURN(load.residuals, RowResiduals(load));
-  if (!load.residuals.empty()) {
-    load.notes.push_back(absl::StrFormat(
-        "figures corrected by the residuals of %d measured row%s of this workload: the "
-        "measurement at a measured load, the model's shape between, fading to the model alone "
-        "beyond (halved per doubling of load)",
-        load.residuals.size(), load.residuals.size() == 1 ? "" : "s"));
-  }
+  CAPPLAN_ASSIGN_OR_RETURN(load.residuals, RowResiduals(load, &load.notes));
   return load;
 }
 
@@ -275,9 +296,22 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
   model::LoadCurveRequest req = CurveRequest(load, axis);
   req.latencies_until_unsafe = figures == CurveFigures::kToSafePoint;
-  const model::MeasuredCorrection correction = model::MeasuredCorrection::FromRows(
-      load.residuals, axis.closed_loop.has_value(), req.think_time_seconds);
-  if (!correction.empty()) req.adjust = &correction;
+  const model::MeasuredCorrection correction =
+      model::MeasuredCorrection::FromRows(load.residuals, axis.closed_loop.has_value(),
+                                          req.think_time_seconds, load.workload.output_tokens);
+  std::vector<std::string> correction_notes;
+  if (!correction.empty()) {
+    req.adjust = &correction;
+    std::vector<std::string> metrics;
+    for (model::CurveMetric m : model::kCurveMetrics) {
+      if (correction.Corrects(m)) metrics.push_back(model::CurveMetricName(m));
+    }
+    correction_notes.push_back(absl::StrFormat(
+        "%s corrected by the residuals of this workload's measured rows: the measurement at a "
+        "measured load, the model's shape between, fading to the model alone beyond (halved per "
+        "doubling of load); the knee is the model's own",
+        absl::StrJoin(metrics, ", ")));
+  }
   CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
   req.budget = load.query.budget;
   absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);
@@ -302,6 +336,7 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   *out.mutable_memory() = load.deployment->memory;
   std::vector<std::string> notes;
   for (const std::string& n : load.notes) AddUniqueNote(&notes, n);
+  for (std::string& n : correction_notes) AddUniqueNote(&notes, std::move(n));
   for (std::string& n : notes) out.add_notes(std::move(n));
   return out;
 }
@@ -426,6 +461,9 @@ absl::StatusOr<v1::LoadCurve> SimulateLoad(const Catalog& catalog,
                            PrepareRequest(catalog, request, path, nullptr, budget));
   // The analytical curve gives the fit, slots, memory and provenance; its
   // points are replaced by the simulator's, its knee and safe point dropped.
+  // The simulator replays the model alone: no measured rows' correction in
+  // the curve it stands in for (nor in its bands and notes).
+  p.load.residuals.clear();
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve out, DrawCurve(p.load, p.axis, AxisField(request, path)));
   out.clear_knee();
   out.clear_safe_operating_point();

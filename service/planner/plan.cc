@@ -437,6 +437,20 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
   for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;
   for (const std::string& note : open.notes()) response.add_notes(note);
+  auto corrected = [](const v1::LoadCurve& c) {
+    return std::any_of(c.notes().begin(), c.notes().end(), [](const std::string& n) {
+      return n.find("corrected by the residuals") != std::string::npos;
+    });
+  };
+  if (corrected(closed)) {
+    response.add_notes(
+        corrected(open)
+            ? "the closed-loop safe point, the peak behind the capacity and the rate curve are "
+              "corrected by this workload's measured rows"
+            : "the closed-loop safe point and the peak behind the capacity are corrected by this "
+              "workload's measured rows (closed loops); the rate (open-loop) figures are the "
+              "model alone: no open-loop row measured this workload");
+  }
   CAPPLAN_RETURN_IF_ERROR(AddCapacity(query.workload, peak_rps, period, &response));
   CAPPLAN_RETURN_IF_ERROR(AddSizing(request, d.resolved.gpu_count, &response));
   CAPPLAN_RETURN_IF_ERROR(AddCost(request, d.resolved.gpu_count, period, &response));

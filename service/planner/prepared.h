@@ -145,6 +145,9 @@ struct FitSource {
   std::vector<SourcedPoint> own_points;     // this configuration's rows
   std::vector<SourcedPoint> inline_points;  // the request's calibration rows
   std::string prior_id;  // the efficiency prior used (shrunk towards, or taken as is)
+  // The operator gate the catalogue's rows ran behind (their baselines'),
+  // whatever the query sets.
+  std::optional<int> rows_gate;
 };
 
 // A prepared deployment with a workload: coefficients fitted once, slots

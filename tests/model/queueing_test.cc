@@ -767,6 +767,54 @@ TEST(PredictLoadCurve, OneCallGivesSlotsCurveKneeAndSafePoint) {
   EXPECT_EQ(c->safe.binding, BindingLimit::kSlotWait);
 }
 
+// An adjustment that triples TTFT from 4 users on: the safe point and the
+// cutoff judge the adjusted points, the knee the model's own.
+class TripleTtft : public PointAdjustment {
+ public:
+  void Apply(LoadPoint* p) const override {
+    if (!p->ttft.has_value() || p->concurrency.value_or(0) < 4) return;
+    for (double* v : {&p->ttft->mean_seconds, &p->ttft->p50_seconds, &p->ttft->p90_seconds,
+                      &p->ttft->p95_seconds, &p->ttft->p99_seconds}) {
+      *v *= 3;
+    }
+  }
+};
+
+TEST(PredictLoadCurve, AnAdjustmentMovesTheSafePointNotTheKnee) {
+  LoadCurveRequest r;
+  r.model = Model(MoeInputs());
+  r.workload = MakeWorkload(1024, 512);
+  r.limits.operator_concurrency_gate = 8;
+  r.limits.kv_pool_tokens = 1e6;
+  r.concurrencies = {1, 2, 4, 6, 8, 16, 32};
+  absl::StatusOr<LoadCurve> plain = PredictLoadCurve(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  // An SLO between the plain and the tripled TTFT p95 at 4 users.
+  const double p95_at_4 = plain->points[2].ttft->p95_seconds;
+  r.slo.ttft_p95_seconds = 2 * p95_at_4;
+  plain = PredictLoadCurve(r);
+  ASSERT_TRUE(plain.ok());
+  const TripleTtft triple;
+  r.adjust = &triple;
+  absl::StatusOr<LoadCurve> adjusted = PredictLoadCurve(r);
+  ASSERT_TRUE(adjusted.ok()) << adjusted.status();
+  EXPECT_NEAR(adjusted->points[2].ttft->p95_seconds, 3 * p95_at_4, 1e-12);
+  ASSERT_TRUE(plain->safe.index.has_value() && adjusted->safe.index.has_value());
+  EXPECT_GE(*plain->safe.index, 2);
+  EXPECT_EQ(*adjusted->safe.index, 1);
+  EXPECT_EQ(adjusted->safe.binding, BindingLimit::kTtftP95);
+  ASSERT_EQ(plain->knee.has_value(), adjusted->knee.has_value());
+  if (plain->knee.has_value()) {
+    EXPECT_EQ(plain->knee->load, adjusted->knee->load);
+  }
+  // The cutoff judges the adjusted points: the same safe point.
+  r.latencies_until_unsafe = true;
+  absl::StatusOr<LoadCurve> cut = PredictLoadCurve(r);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->safe.index, adjusted->safe.index);
+  EXPECT_EQ(cut->safe.binding, adjusted->safe.binding);
+}
+
 TEST(PredictLoadCurve, OpenLoopPastSaturationStillAnswers) {
   LoadCurveRequest r;
   r.model = Model(DenseInputs());

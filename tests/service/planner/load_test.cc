@@ -91,6 +91,28 @@ TEST(PredictLoad, Seed000KneeAboveEightAtMostSixteenBecauseOfTheOperatorGate) {
   }
 }
 
+// A what-if behind another gate than the rows ran behind: the rows' queueing
+// is not the query's, so no correction (the figures are the fitted model's).
+TEST(PredictLoad, AnotherGateThanTheRowsIsNotCorrectedByThem) {
+  v1::PredictLoadRequest gated = FromBaseline(k000, {8, 16, 32});
+  absl::StatusOr<v1::LoadCurve> own = PredictLoad(Bundled(), gated);
+  gated.set_operator_concurrency_gate(32);
+  absl::StatusOr<v1::LoadCurve> wider = PredictLoad(Bundled(), gated);
+  ASSERT_TRUE(own.ok()) << own.status();
+  ASSERT_TRUE(wider.ok()) << wider.status();
+  auto has_note = [](const v1::LoadCurve& c, const std::string& text) {
+    return std::any_of(c.notes().begin(), c.notes().end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has_note(*own, "corrected by the residuals"));
+  EXPECT_FALSE(has_note(*wider, "corrected by the residuals"));
+  EXPECT_TRUE(has_note(*wider, "another operator gate"));
+  // Behind gate 32 the 16- and 32-user points queue far less than measured.
+  for (uint32_t c : {16u, 32u}) {
+    EXPECT_LT(At(*wider, c).ttft_p50_seconds(), 0.5 * At(*own, c).ttft_p50_seconds()) << c;
+  }
+}
+
 v1::PredictLoadRequest Seed002(bool mtp, const std::vector<uint32_t>& cs) {
   v1::PredictLoadRequest r = FromBaseline(k002, cs);
   if (!mtp)
