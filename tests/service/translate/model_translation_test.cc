@@ -252,5 +252,36 @@ TEST(ToHardwareSpec, PrefersUsableMemory) {
                        Eq("Hardware(z).memory_bytes = 0; must be positive")));
 }
 
+// NVLink and xGMI are the fast intra-node links (SGLang's flat multi-GPU
+// set-up); PCIe and Grace's chip-to-chip link are not.
+TEST(ToHardwareSpec, FastIntraNodeLinkFromTheLinkKind) {
+  for (const auto& [kind, fast] :
+       std::vector<std::pair<std::string, bool>>{{"LINK_KIND_NVLINK", true},
+                                                 {"LINK_KIND_XGMI", true},
+                                                 {"LINK_KIND_PCIE", false},
+                                                 {"LINK_KIND_NVLINK_C2C", false}}) {
+    const absl::StatusOr<model::HardwareSpec> h = ToHardwareSpec(Text<v1::Hardware>(
+        absl::StrCat("id: \"c\" memory_bytes: 100 intra_node { kind: ", kind, " }")));
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(h->fast_intra_node_link, fast) << kind;
+  }
+}
+
+TEST(ToEngineBehaviour, FlatMultiGpuTermIsRead) {
+  int sglang = 0;
+  for (const v1::EnginePreset& p : BundledPresets()) {
+    const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(p);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->non_torch_flat_on_fast_link, p.non_torch_flat_on_fast_link()) << p.id();
+    EXPECT_EQ(e->fast_link_multi_gpu_non_torch_bytes, p.fast_link_multi_gpu_non_torch_bytes());
+    if (p.engine() == v1::ENGINE_KIND_SGLANG) {
+      ++sglang;
+      EXPECT_TRUE(e->non_torch_flat_on_fast_link) << p.id();
+      EXPECT_GT(e->fast_link_multi_gpu_non_torch_bytes, 0) << p.id();
+    }
+  }
+  EXPECT_GE(sglang, 3);
+}
+
 }  // namespace
 }  // namespace capplan::service
