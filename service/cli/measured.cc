@@ -163,6 +163,15 @@ void PrintMeasuredBeside(const v1::LoadCurve& curve, const std::vector<MeasuredP
   if (unnamed_statistic) {
     out << "* the source does not say which statistic its TTFT figure is\n";
   }
+  const bool corrected =
+      std::any_of(curve.notes().begin(), curve.notes().end(), [](const std::string& n) {
+        return n.find("corrected by the residuals") != std::string::npos;
+      });
+  if (corrected) {
+    out << "the prediction is corrected by these rows (the measurement at each measured load): "
+           "how the model does on a row it did not see is `capplan accuracy --baseline ID` "
+           "(rows held out one at a time)\n";
+  }
 }
 
 }  // namespace capplan::service
