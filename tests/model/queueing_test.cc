@@ -748,13 +748,19 @@ TEST(QueueingRobustness, ExtremeInputsGiveStatusOrFiniteFigures) {
 namespace capplan::model {
 namespace {
 
-TEST(PredictLoadCurve, OneCallGivesSlotsCurveKneeAndSafePoint) {
+// A MoE deployment behind a gate of 8, closed loop from 1 to 32 users.
+LoadCurveRequest GatedMoeCurve() {
   LoadCurveRequest r;
   r.model = Model(MoeInputs());
   r.workload = MakeWorkload(1024, 512);
   r.limits.operator_concurrency_gate = 8;
   r.limits.kv_pool_tokens = 1e6;
   r.concurrencies = {1, 2, 4, 6, 8, 16, 32};
+  return r;
+}
+
+TEST(PredictLoadCurve, OneCallGivesSlotsCurveKneeAndSafePoint) {
+  LoadCurveRequest r = GatedMoeCurve();
   absl::StatusOr<LoadCurve> c = PredictLoadCurve(r);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->closed_loop);
@@ -781,12 +787,7 @@ class TripleTtft : public PointAdjustment {
 };
 
 TEST(PredictLoadCurve, AnAdjustmentMovesTheSafePointNotTheKnee) {
-  LoadCurveRequest r;
-  r.model = Model(MoeInputs());
-  r.workload = MakeWorkload(1024, 512);
-  r.limits.operator_concurrency_gate = 8;
-  r.limits.kv_pool_tokens = 1e6;
-  r.concurrencies = {1, 2, 4, 6, 8, 16, 32};
+  LoadCurveRequest r = GatedMoeCurve();
   absl::StatusOr<LoadCurve> plain = PredictLoadCurve(r);
   ASSERT_TRUE(plain.ok()) << plain.status();
   // An SLO between the plain and the tripled TTFT p95 at 4 users.
