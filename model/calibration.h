@@ -49,6 +49,10 @@ struct MeasuredPoint {
   std::optional<double> requests_per_second;
   std::optional<double> per_user_output_tokens_per_second;
   std::optional<double> ttft_seconds;  // p50 (or the figure reported)
+  // ttft_seconds is the row's mean (it states no median).
+  bool ttft_is_mean = false;
+  // The row's TTFT p95, where it states one (the SLO's percentile).
+  std::optional<double> ttft_p95_seconds;
   std::optional<double> tpot_seconds;
   std::optional<double> e2e_seconds;  // p50 / mean
   // Aggregate cold-prefill input tokens per second.

@@ -39,7 +39,9 @@ RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted) {
   }
   if (predicted.ttft.has_value()) {
     r.log_ratio[Index(CurveMetric::kTtft)] =
-        LogRatio(row.ttft_seconds, predicted.ttft->p50_seconds);
+        LogRatio(row.ttft_seconds,
+                 row.ttft_is_mean ? predicted.ttft->mean_seconds : predicted.ttft->p50_seconds);
+    r.ttft_p95_log_ratio = LogRatio(row.ttft_p95_seconds, predicted.ttft->p95_seconds);
   }
   r.log_ratio[Index(CurveMetric::kTpot)] = LogRatio(row.tpot_seconds, predicted.tpot_seconds);
   if (predicted.e2e.has_value()) {
@@ -79,11 +81,24 @@ MeasuredCorrection MeasuredCorrection::FromRows(const std::vector<RowResidual>& 
     }
     out.bands_[Index(metric)] = std::sqrt(sum_sq / static_cast<double>(anchors.size()));
   }
+  std::map<double, std::pair<double, int>> tail_by_load;
+  for (const RowResidual& r : rows) {
+    if (r.closed_loop != closed_loop || !(r.load > 0) || !r.ttft_p95_log_ratio.has_value())
+      continue;
+    if (closed_loop && r.think_time_seconds != think_time_seconds) continue;
+    auto& [sum, count] = tail_by_load[r.load];
+    sum += *r.ttft_p95_log_ratio;
+    ++count;
+  }
+  for (const auto& [load, sc] : tail_by_load) {
+    out.ttft_tail_anchors_.push_back(Anchor{std::log(load), sc.first / sc.second});
+  }
   return out;
 }
 
 bool MeasuredCorrection::empty() const {
-  return std::all_of(anchors_.begin(), anchors_.end(),
+  return ttft_tail_anchors_.empty() &&
+         std::all_of(anchors_.begin(), anchors_.end(),
                      [](const std::vector<Anchor>& a) { return a.empty(); });
 }
 
@@ -147,10 +162,16 @@ void MeasuredCorrection::Apply(LoadPoint* p) const {
   const double tpot = p->tpot_seconds.value_or(0);
   if (p->ttft.has_value()) {
     const double f = Factor(CurveMetric::kTtft, load);
+    const double tail =
+        ttft_tail_anchors_.empty() || !(load > 0) || !std::isfinite(load)
+            ? f
+            : std::exp(LogRatioAt(ttft_tail_anchors_, std::log(load), std::nullopt));
     LatencyPercentiles& t = *p->ttft;
-    for (double* v :
-         {&t.mean_seconds, &t.p50_seconds, &t.p90_seconds, &t.p95_seconds, &t.p99_seconds}) {
-      *v *= f;
+    t.mean_seconds *= f;
+    t.p50_seconds *= f;
+    // The tail never below the corrected median (percentiles stay ordered).
+    for (double* v : {&t.p90_seconds, &t.p95_seconds, &t.p99_seconds}) {
+      *v = std::max(t.p50_seconds, *v * tail);
     }
   }
   if (p->tpot_seconds.has_value()) *p->tpot_seconds *= Factor(CurveMetric::kTpot, load);

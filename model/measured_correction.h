@@ -35,14 +35,17 @@ namespace capplan::model {
 struct RowResidual {
   bool closed_loop = true;
   double think_time_seconds = 0;
-  double load = 0;                                 // concurrency or arrival rate
-  std::array<std::optional<double>, 4> log_ratio;  // by CurveMetric
+  double load = 0;  // users (closed loop) or requests per second (open loop)
+  std::array<std::optional<double>, kNumCurveMetrics> log_ratio;  // by CurveMetric
+  // TTFT's tail: the row's p95 against the model's, where the row states one.
+  std::optional<double> ttft_p95_log_ratio;
 };
 
 // The residuals of `row` against the model's prediction of it (`predicted`,
 // at the row's own load and workload). The row's figures: output tok/s (else
-// req/s × output tokens, else per-user tok/s × users), TTFT p50, TPOT and
-// end-to-end p50 against the model's same figures.
+// req/s × output tokens, else per-user tok/s × users), TTFT p50 (its mean
+// against the model's mean where the row states only a mean) and p95, TPOT
+// and end-to-end p50 against the model's same figures.
 RowResidual ResidualOf(const MeasuredPoint& row, const LoadPoint& predicted);
 
 // Halving of a residual per doubling of load beyond the measured range.
@@ -62,7 +65,9 @@ class MeasuredCorrection : public PointAdjustment {
   // exp(r(load)) for `metric`; 1 without rows of it.
   double Factor(CurveMetric metric, double load) const;
   // Scales the point's figures (throughput in a closed loop only; latency
-  // figures where present); a point of the other kind of loop is left as is.
+  // figures where present; TTFT's p90 to p99 by the rows' p95 residual where
+  // rows state a p95, else by the median's); a point of the other kind of
+  // loop is left as is.
   // Without end-to-end rows, end-to-end latency moves by the corrected
   // parts: Δ mean TTFT + (output − 1) × Δ TPOT, so it stays their sum.
   void Apply(LoadPoint* point) const override;
@@ -88,6 +93,7 @@ class MeasuredCorrection : public PointAdjustment {
   bool closed_loop_ = true;
   double output_tokens_ = 1;
   std::array<std::vector<Anchor>, kNumCurveMetrics> anchors_;  // by CurveMetric, sorted by load
+  std::vector<Anchor> ttft_tail_anchors_;                      // TTFT p95, sorted by load
   std::array<std::optional<double>, kNumCurveMetrics> bands_;
 };
 

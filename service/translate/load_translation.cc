@@ -72,6 +72,8 @@ std::optional<SourcedPoint> RowPoint(const v1::SweepRow& row, const v1::Sweep& s
     p.per_user_output_tokens_per_second = row.per_user_output_tokens_per_second();
   }
   p.ttft_seconds = Figure(row.ttft(), false);
+  p.ttft_is_mean = !row.ttft().has_p50_seconds() && row.ttft().has_mean_seconds();
+  if (row.ttft().has_p95_seconds()) p.ttft_p95_seconds = row.ttft().p95_seconds();
   p.tpot_seconds = Figure(row.tpot(), true);
   p.e2e_seconds = Figure(row.e2e(), false);
   sp.speculative = SpeculationOn(speculation);

@@ -40,10 +40,12 @@ TEST(ResidualOf, MeasuredOverModelPerFigure) {
   const RowResidual r = ResidualOf(row, ClosedPoint(8));
   EXPECT_TRUE(r.closed_loop);
   EXPECT_EQ(r.load, 8);
-  EXPECT_NEAR(*r.log_ratio[0], std::log(1200.0 / 1000), 1e-12);
-  EXPECT_NEAR(*r.log_ratio[1], std::log(0.15 / 0.1), 1e-12);  // against the p50
-  EXPECT_NEAR(*r.log_ratio[2], std::log(0.5), 1e-12);
-  EXPECT_FALSE(r.log_ratio[3].has_value());  // the row states no e2e
+  EXPECT_NEAR(*r.log_ratio[static_cast<int>(CurveMetric::kThroughput)], std::log(1200.0 / 1000),
+              1e-12);
+  EXPECT_NEAR(*r.log_ratio[static_cast<int>(CurveMetric::kTtft)], std::log(0.15 / 0.1),
+              1e-12);  // against the p50
+  EXPECT_NEAR(*r.log_ratio[static_cast<int>(CurveMetric::kTpot)], std::log(0.5), 1e-12);
+  EXPECT_FALSE(r.log_ratio[static_cast<int>(CurveMetric::kE2e)].has_value());  // no e2e stated
 }
 
 TEST(ResidualOf, OpenLoopRowsCorrectNoThroughput) {
@@ -57,8 +59,8 @@ TEST(ResidualOf, OpenLoopRowsCorrectNoThroughput) {
   p.arrival_rate_rps = 2;
   const RowResidual r = ResidualOf(row, p);
   EXPECT_FALSE(r.closed_loop);
-  EXPECT_FALSE(r.log_ratio[0].has_value());
-  EXPECT_NEAR(*r.log_ratio[1], std::log(2.0), 1e-12);
+  EXPECT_FALSE(r.log_ratio[static_cast<int>(CurveMetric::kThroughput)].has_value());
+  EXPECT_NEAR(*r.log_ratio[static_cast<int>(CurveMetric::kTtft)], std::log(2.0), 1e-12);
 }
 
 TEST(MeasuredCorrection, ExactAtARowLinearInLogLoadBetweenHalvedPerDoublingBeyond) {
@@ -123,6 +125,39 @@ TEST(MeasuredCorrection, LeaveOneRowOutBandFromThreeRowsOrMore) {
   // Row at 8 from the row at 4: exp(0.5 ln 1.1) / 1.21 - 1.
   const double e_high = std::sqrt(1.1) / 1.21 - 1;
   EXPECT_NEAR(*band, std::sqrt((e_low * e_low + e_high * e_high) / 3), 1e-12);
+}
+
+TEST(MeasuredCorrection, TtftTailFromTheRowsP95AndAMeanAgainstTheMean) {
+  MeasuredPoint row;
+  row.concurrency = 8;
+  row.workload.output_tokens = 200;
+  row.ttft_seconds = 0.4;  // a mean: against the model's mean (0.2)
+  row.ttft_is_mean = true;
+  row.ttft_p95_seconds = 0.6;  // against the model's p95 (0.4)
+  const RowResidual r = ResidualOf(row, ClosedPoint(8));
+  EXPECT_NEAR(*r.log_ratio[static_cast<int>(CurveMetric::kTtft)], std::log(2.0), 1e-12);
+  EXPECT_NEAR(*r.ttft_p95_log_ratio, std::log(1.5), 1e-12);
+  const MeasuredCorrection c = MeasuredCorrection::FromRows({r}, true, 0);
+  LoadPoint p = ClosedPoint(8);
+  c.Apply(&p);
+  EXPECT_NEAR(p.ttft->mean_seconds, 0.4, 1e-12);
+  EXPECT_NEAR(p.ttft->p50_seconds, 0.2, 1e-12);
+  EXPECT_NEAR(p.ttft->p95_seconds, 0.6, 1e-12);  // the row's p95
+  // p90 by the tail's factor, but not below the corrected median.
+  EXPECT_NEAR(p.ttft->p90_seconds, std::max(0.2, 0.3 * 1.5), 1e-12);
+}
+
+TEST(MeasuredCorrection, EndToEndRecomposedFromTheCorrectedPartsWithoutItsOwnRows) {
+  RowResidual r;
+  r.load = 8;
+  r.log_ratio[static_cast<int>(CurveMetric::kTtft)] = std::log(2.0);
+  r.log_ratio[static_cast<int>(CurveMetric::kTpot)] = std::log(1.5);
+  const MeasuredCorrection c = MeasuredCorrection::FromRows({r}, true, 0, /*output_tokens=*/101);
+  LoadPoint p = ClosedPoint(8);
+  c.Apply(&p);
+  // Δ mean TTFT 0.2 + 100 × Δ TPOT 0.01 = 1.2 s onto each end-to-end figure.
+  EXPECT_NEAR(p.e2e->mean_seconds, 2.0 + 1.2, 1e-12);
+  EXPECT_NEAR(p.e2e->p95_seconds, 2.5 + 1.2, 1e-12);
 }
 
 }  // namespace
