@@ -384,7 +384,8 @@ at any moment, so the same deployment carries more users.
 **Slots.** The engine runs at most S requests at once. S is the smallest of: the engine's
 running-request limit (`--max-num-seqs`, SGLang's max_running_requests), an operator's gate in
 front of the engine (`--concurrency-gate`), the KV pool divided by the KV tokens one request
-holds (about input + output tokens), and for hybrid models the state slots. The line
+holds (about input + output tokens; on vLLM's hybrid allocator, whole blocks in every group of
+layers, a recurrent-state block included), and for hybrid models the state slots. The line
 `slots: 256 (bound: RUNNING_REQUEST_LIMIT)` says which one binds (KV_POOL, OPERATOR_GATE,
 STATE_SLOTS). A request beyond S waits for a slot, and the wait is part of its TTFT.
 
