@@ -47,6 +47,11 @@ bool SameWorkload(const Workload& a, const Workload& b) {
   return Near(a.input_tokens, b.input_tokens) && Near(a.output_tokens, b.output_tokens);
 }
 
+bool SameRunOfWorkload(const Workload& a, const Workload& b) {
+  return SameWorkload(a, b) && a.prefix_cache_hit_rate == b.prefix_cache_hit_rate &&
+         a.synchronized == b.synchronized;
+}
+
 bool RowMeasuresPoint(const MeasuredRow& row, const LoadPoint& p, CurveMetric metric,
                       bool speculative, int draft_tokens, const Workload& workload,
                       double think_time_seconds) {

@@ -39,6 +39,9 @@ inline constexpr double kSameWorkloadTolerance = 0.05;
 // Whether two workloads' input and output lengths agree within
 // kSameWorkloadTolerance.
 bool SameWorkload(const Workload& a, const Workload& b);
+// SameWorkload, and the same prefix-cache hit rate and arrival pattern
+// (synchronized or not): rows whose residuals may stand for each other.
+bool SameRunOfWorkload(const Workload& a, const Workload& b);
 
 // A measured row of the configuration, as the tier policy sees it.
 struct MeasuredRow {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "service/cli/format.h"
+#include "service/planner/prepared.h"
 #include "service/translate/deployment_resolver.h"
 #include "service/translate/load_translation.h"
 
@@ -163,10 +164,9 @@ void PrintMeasuredBeside(const v1::LoadCurve& curve, const std::vector<MeasuredP
   if (unnamed_statistic) {
     out << "* the source does not say which statistic its TTFT figure is\n";
   }
-  const bool corrected =
-      std::any_of(curve.notes().begin(), curve.notes().end(), [](const std::string& n) {
-        return n.find("corrected by the residuals") != std::string::npos;
-      });
+  const bool corrected = std::any_of(
+      curve.notes().begin(), curve.notes().end(),
+      [](const std::string& n) { return n.find(kMeasuredCorrectionNote) != std::string::npos; });
   if (corrected) {
     out << "the prediction is corrected by these rows (the measurement at each measured load): "
            "how the model does on a row it did not see is `capplan accuracy --baseline ID` "

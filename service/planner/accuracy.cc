@@ -17,9 +17,7 @@ namespace {
 
 bool SameRun(const SourcedPoint& a, const SourcedPoint& b) {
   return a.speculative == b.speculative && (!a.speculative || a.draft_tokens == b.draft_tokens) &&
-         model::SameWorkload(a.point.workload, b.point.workload) &&
-         a.point.workload.prefix_cache_hit_rate == b.point.workload.prefix_cache_hit_rate &&
-         a.point.workload.synchronized == b.point.workload.synchronized;
+         model::SameRunOfWorkload(a.point.workload, b.point.workload);
 }
 
 // The held-out row's prediction corrected by the residuals of the other rows

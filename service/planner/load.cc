@@ -153,10 +153,7 @@ bool RowOfQuery(const SourcedPoint& sp, const PreparedLoad& load) {
         load.deployment->performance.speculative;
     if (stated.has_value() && stated->acceptance_rate > 0) return false;
   }
-  const model::Workload& w = sp.point.workload;
-  const model::Workload& q = load.workload;
-  return model::SameWorkload(w, q) && w.prefix_cache_hit_rate == q.prefix_cache_hit_rate &&
-         w.synchronized == q.synchronized;
+  return model::SameRunOfWorkload(sp.point.workload, load.workload);
 }
 
 // Each of the query's rows predicted as the fit sees it (its own load,
@@ -307,10 +304,10 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
       if (correction.Corrects(m)) metrics.push_back(model::CurveMetricName(m));
     }
     correction_notes.push_back(absl::StrFormat(
-        "%s corrected by the residuals of this workload's measured rows: the measurement at a "
-        "measured load, the model's shape between, fading to the model alone beyond (halved per "
-        "doubling of load); the knee is the model's own",
-        absl::StrJoin(metrics, ", ")));
+        "%s %s of this workload's measured rows: the measurement at a measured load, the "
+        "model's shape between, fading to the model alone beyond (halved per doubling of load); "
+        "the knee is the model's own",
+        absl::StrJoin(metrics, ", "), kMeasuredCorrectionNote));
   }
   CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
   req.budget = load.query.budget;

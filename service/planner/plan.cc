@@ -439,7 +439,7 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
   for (const std::string& note : open.notes()) response.add_notes(note);
   auto corrected = [](const v1::LoadCurve& c) {
     return std::any_of(c.notes().begin(), c.notes().end(), [](const std::string& n) {
-      return n.find("corrected by the residuals") != std::string::npos;
+      return n.find(kMeasuredCorrectionNote) != std::string::npos;
     });
   };
   if (corrected(closed)) {

@@ -183,6 +183,9 @@ absl::StatusOr<PreparedLoad> PrepareLoad(const Catalog& catalog,
 // kSearchGridWorkFactor times the cap. The budget's status when it stops the
 // work.
 inline constexpr double kSearchGridWorkFactor = 3;
+// The words of the note a curve carries when the measured rows corrected it
+// (Plan and the CLI read the note by them).
+inline constexpr char kMeasuredCorrectionNote[] = "corrected by the residuals";
 // kToSafePoint: latency figures only up to the first point that fails the
 // query's SLO (model::LatencyCutoff), for callers that read the safe
 // operating point alone; no knee.
