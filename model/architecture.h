@@ -84,6 +84,10 @@ struct VisionEncoderSpec {
   int64_t num_position_embeddings = 0;
   int64_t deepstack_mergers = 0;
   bool gated_mlp = false;
+  // The largest item: encoder-output rows and prompt placeholder tokens
+  // (0 = not known).
+  int64_t max_item_embedding_tokens = 0;
+  int64_t max_item_placeholder_tokens = 0;
 };
 
 struct MoeSpec {

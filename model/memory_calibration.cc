@@ -273,7 +273,15 @@ namespace {
 struct PresetColumns {
   std::string family;
   std::string activation, sampler, base, rank, unified, driver, decoder, fast_link;
+  std::string native_sampler;  // deployments on the native top-k/top-p sampler
 };
+
+// The sampler column of one log: its preset's native group when the
+// deployment runs the native sampler and the preset has one.
+const std::string& SamplerColumnOf(const PresetColumns& pc, const StartupLog& log) {
+  return UsesNativeSamplerGroup(log.input.engine, log.input.settings) ? pc.native_sampler
+                                                                      : pc.sampler;
+}
 
 PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
   PresetColumns c;
@@ -283,6 +291,9 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       c.family = "vllm";
       c.activation = "vllm activation scale";
       c.sampler = "vllm sampler copies " + sampler_group;
+      if (!e.native_sampler_fit_group.empty()) {
+        c.native_sampler = "vllm sampler copies " + e.native_sampler_fit_group;
+      }
       c.base = e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "vllm base (total minus peak)"
                                                                 : "vllm base (profiled)";
       c.rank = "vllm per extra rank";
@@ -362,7 +373,7 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   absl::StatusOr<OverheadTerms> t = ComputeOverheadTerms(log.input);
   if (!t.ok()) return t.status();
   FitRow r;
-  r.y_bytes = *y;
+  r.y_bytes = *y - t->fixed_bytes;
   auto add = [&](const std::string& name, double x) {
     const int c = f.Column(name);
     if (c >= 0 && x != 0.0) r.terms.emplace_back(c, x);
@@ -376,7 +387,7 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   if (e.engine == EngineKind::kVllm) {
     r.token_column = f.Column(pc.activation);
     r.token_term = t->token_phase_bytes;
-    r.sampler_column = f.Column(pc.sampler);
+    r.sampler_column = f.Column(SamplerColumnOf(pc, log));
     r.sampler_term = t->sampler_phase_bytes;
   } else if (e.engine == EngineKind::kTrtllm) {
     add(pc.activation, t->token_phase_bytes);
@@ -394,11 +405,11 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
   if (!t.ok()) return t.status();
   if (log.activation_bytes && !pc.activation.empty()) {
     FitRow r;
-    r.y_bytes = *log.activation_bytes;
+    r.y_bytes = *log.activation_bytes - t->fixed_bytes;
     if (log.input.engine.engine == EngineKind::kVllm && !log.itemised_on_worker) {
       r.token_column = f.Column(pc.activation);
       r.token_term = t->token_phase_bytes;
-      r.sampler_column = f.Column(pc.sampler);
+      r.sampler_column = f.Column(SamplerColumnOf(pc, log));
       r.sampler_term = t->sampler_phase_bytes;
     } else {
       r.terms.emplace_back(f.Column(pc.activation), t->token_phase_bytes);
@@ -476,13 +487,16 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
   for (const auto& [id, e] : out.presets) {
     const PresetColumns pc = ColumnsOf(id, e);
     Family& f = families[pc.family];
-    for (const std::string* name :
-         {&pc.activation, &pc.sampler, &pc.base, &pc.rank, &pc.unified, &pc.driver, &pc.decoder}) {
+    for (const std::string* name : {&pc.activation, &pc.sampler, &pc.native_sampler, &pc.base,
+                                    &pc.rank, &pc.unified, &pc.driver, &pc.decoder}) {
       f.Column(*name);
     }
-    if (e.sampler_logit_copies_prior > 0 && !pc.sampler.empty()) {
-      FitColumn& c = f.columns[f.Column(pc.sampler)];
-      c.prior = std::max(c.floor, e.sampler_logit_copies_prior);
+    for (const auto& [column, prior] :
+         {std::pair<const std::string*, double>{&pc.sampler, e.sampler_logit_copies_prior},
+          {&pc.native_sampler, e.native_sampler_logit_copies_prior}}) {
+      if (prior <= 0 || column->empty()) continue;
+      FitColumn& c = f.columns[f.Column(*column)];
+      c.prior = std::max(c.floor, prior);
       c.prior_weight_bytes = kCountedSamplerPriorWeightBytes;
     }
   }
@@ -524,6 +538,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     auto value = [&](const std::string& name) { return name.empty() ? 0.0 : Theta(f, fit, name); };
     e.activation_token_scale = value(pc.activation);
     e.sampler_logit_copies = value(pc.sampler);
+    e.native_sampler_logit_copies = value(pc.native_sampler);
     e.non_torch_base_bytes = value(pc.base);
     e.non_torch_per_extra_rank_bytes = value(pc.rank);
     e.fast_link_multi_gpu_non_torch_bytes = value(pc.fast_link);

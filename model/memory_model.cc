@@ -598,6 +598,27 @@ bool FlatMultiGpuTerm(const EngineBehaviour& e, const HardwareSpec& h, const Par
 
 }  // namespace
 
+double MultimodalProfileHoldBytes(const ModelArchitecture& arch, const EngineBehaviour& engine,
+                                  int64_t profiled_tokens) {
+  if (!engine.mm_profile_pads_encoder_cache || !arch.vision_encoder.has_value()) return 0.0;
+  const VisionEncoderSpec& v = *arch.vision_encoder;
+  if (v.max_item_embedding_tokens <= 0 || v.max_item_placeholder_tokens <= 0) return 0.0;
+  const double element_bytes = arch.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
+  const double budget =
+      static_cast<double>(std::max<int64_t>(profiled_tokens, v.max_item_placeholder_tokens));
+  const double items = std::max(1.0, std::floor(budget / v.max_item_placeholder_tokens));
+  const double width = static_cast<double>(v.out_hidden_size) * (1 + v.deepstack_mergers);
+  const double rows = static_cast<double>(v.max_item_embedding_tokens);
+  const double patch_elements =
+      static_cast<double>(v.in_channels) * v.temporal_patch_size * v.patch_size * v.patch_size;
+  const double pixels = rows * v.spatial_merge_size * v.spatial_merge_size * patch_elements;
+  return (items * budget * width + rows * width + pixels) * element_bytes;
+}
+
+bool UsesNativeSamplerGroup(const EngineBehaviour& e, const EngineSettings& settings) {
+  return settings.native_sampler && !e.native_sampler_fit_group.empty();
+}
+
 absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   if (absl::Status s = ValidateMemoryPlanInput(in); !s.ok()) return s;
   absl::StatusOr<MemoryPlan> knobs =
@@ -617,6 +638,7 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
                      (last - first);
   t.unified = in.hardware.unified_memory ? 1.0 : 0.0;
   t.driver_rank = DriverRankBinds(in.engine, in.parallelism) ? 1.0 : 0.0;
+  t.fixed_bytes = MultimodalProfileHoldBytes(in.arch, in.engine, knobs->profiled_tokens);
   return t;
 }
 
@@ -889,8 +911,23 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
   const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
                                    ActivationWidth(a, p) * activation_element_bytes;
   const double logit_bytes = knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
-  const double sampler_phase_bytes = e.sampler_logit_copies * logit_bytes;
+  const bool native = UsesNativeSamplerGroup(e, in.settings);
+  const double sampler_phase_bytes =
+      (native ? e.native_sampler_logit_copies : e.sampler_logit_copies) * logit_bytes;
+  if (native) {
+    knobs.notes.push_back(absl::StrFormat(
+        "dummy sampler on the PyTorch-native top-k/top-p (no FlashInfer): %.2f fp32 copies of "
+        "the [%d, %d] logits",
+        e.native_sampler_logit_copies, knobs.max_num_seqs, a.vocab_size));
+  }
   s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
+  if (const double hold = MultimodalProfileHoldBytes(a, e, knobs.profiled_tokens); hold > 0) {
+    s.activation_peak_bytes += hold;
+    knobs.notes.push_back(absl::StrFormat(
+        "multimodal profile: %.2f GiB of dummy encoder outputs (padded to the encoder budget) "
+        "held through the dummy forward and sampler",
+        hold / (1024.0 * 1024.0 * 1024.0)));
+  }
   const double extra_ranks = static_cast<double>(std::max<int64_t>(0, p.tp * p.pp - 1));
   const bool flat = FlatMultiGpuTerm(e, in.hardware, p);
   s.non_torch_bytes = e.non_torch_base_bytes +

@@ -144,6 +144,11 @@ struct EngineBehaviour {
   // The sampler copies its profile-run code holds (0 = not counted): the
   // fit's prior.
   double sampler_logit_copies_prior = 0;
+  // Deployments on the PyTorch-native top-k/top-p sampler where the release's
+  // default is fused: the group whose native copies apply and its counted
+  // prior; empty = native is the default (sampler_logit_copies applies).
+  std::string native_sampler_fit_group;
+  double native_sampler_logit_copies_prior = 0;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;
 
@@ -200,6 +205,10 @@ struct EngineBehaviour {
   bool dp_attention_divides_chunked_prefill = false;
   // vLLM multimodal encoder profiling tokens (0 = not modelled).
   int64_t multimodal_profile_tokens = 0;
+  // V1's multimodal profile holds the dummy encoder outputs, padded to the
+  // encoder budget, through the dummy forward and sampler
+  // (MultimodalProfileHoldBytes).
+  bool mm_profile_pads_encoder_cache = false;
   // SGLang max_running_requests default: tokens / context × this, at least
   // min_running_requests, at most default_max_num_seqs (0 = the default).
   int64_t running_requests_per_context = 0;
@@ -211,6 +220,7 @@ struct EngineBehaviour {
   // Sampler warm-up: copies of the fp32 [max_num_seqs, vocab] logits alive at
   // the peak.
   double sampler_logit_copies = 0.0;
+  double native_sampler_logit_copies = 0.0;  // native_sampler_fit_group's
   double non_torch_base_bytes = 0.0;
   double non_torch_per_extra_rank_bytes = 0.0;
   // Multi-GPU on a fast link: one flat amount instead of the per-rank term
@@ -246,7 +256,14 @@ struct EngineSettings {
   std::optional<bool> enable_prefix_caching;
   SpeculativeMethod speculative_method = SpeculativeMethod::kNone;
   int64_t num_speculative_tokens = 0;
+  // The install runs the PyTorch-native top-k/top-p sampler (vLLM 0.9-0.10
+  // without FlashInfer); false = the release's default.
+  bool native_sampler = false;
 };
+
+// Whether `settings` put the dummy sampler run on the preset's native group
+// (native_sampler_logit_copies) rather than its default copies.
+bool UsesNativeSamplerGroup(const EngineBehaviour& e, const EngineSettings& settings);
 
 struct MemoryPlanInput {
   ModelArchitecture arch;
@@ -441,8 +458,21 @@ struct OverheadTerms {
   double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
   double unified = 0.0;              // 1 on a unified-memory device
   double driver_rank = 0.0;          // 1 when the pool is the driver rank's
+  // Known bytes with no coefficient (the multimodal profile's held encoder
+  // outputs): taken off the observed overhead before the fit.
+  double fixed_bytes = 0.0;
 };
 absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& input);
+
+// What vLLM V1's multimodal profile holds beside the activation peak when the
+// preset pads the dummy encoder outputs (mm_profile_pads_encoder_cache):
+// K × B × D + N × D activation elements plus the dummy pixels, with B =
+// max(profiled tokens, the item's placeholder tokens), K = B ÷ placeholder
+// tokens (at least 1), N the item's embedding rows, D = out_hidden_size ×
+// (1 + deepstack mergers), pixels N × merge² patches × channels × temporal ×
+// patch². 0 without a vision tower or without the item sizes.
+double MultimodalProfileHoldBytes(const ModelArchitecture& arch, const EngineBehaviour& engine,
+                                  int64_t profiled_tokens);
 
 // One engine log: its terms and the overhead the engine subtracted (vLLM:
 // total × gmu − weights − KV; SGLang: total − free-before-load, which is

@@ -15,7 +15,8 @@ import re
 import subprocess
 import sys
 
-FIELDS = ("activation_token_scale", "sampler_logit_copies", "non_torch_base_bytes",
+FIELDS = ("activation_token_scale", "sampler_logit_copies", "native_sampler_logit_copies",
+          "non_torch_base_bytes",
           "non_torch_per_extra_rank_bytes", "fast_link_multi_gpu_non_torch_bytes",
           "cuda_graph_bytes_per_capture_layer",
           "unified_memory_non_torch_bytes", "driver_rank_extra_non_torch_bytes",

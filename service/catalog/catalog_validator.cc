@@ -420,6 +420,16 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
            absl::StrFormat(" = %g; must be in [0, 64] (copies of the fp32 logits)",
                            e.sampler_logit_copies_prior()));
   }
+  if (!(e.native_sampler_logit_copies_prior() >= 0 &&
+        e.native_sampler_logit_copies_prior() <= 64)) {
+    v->Add("native_sampler_logit_copies_prior",
+           absl::StrFormat(" = %g; must be in [0, 64] (copies of the fp32 logits)",
+                           e.native_sampler_logit_copies_prior()));
+  }
+  if (e.native_sampler_logit_copies_prior() > 0 && e.native_sampler_fit_group().empty()) {
+    v->Add("native_sampler_logit_copies_prior",
+           " is set without native_sampler_fit_group (the group whose copies it is the prior of)");
+  }
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
     v->Add("kv_remaining_share",
            absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));

@@ -120,6 +120,8 @@ void PrintEngine(const v1::DeploymentConfig& d, std::ostream& out) {
   s.Add(e.kv_cache_dtype() != v1::KV_CACHE_DTYPE_UNSPECIFIED,
         absl::StrCat("KV cache ", EnumTail(v1::KvCacheDtype_Name(e.kv_cache_dtype()))));
   s.Add(e.enforce_eager(), "eager (no CUDA graphs)");
+  s.Add(e.sampler_backend() == v1::SAMPLER_BACKEND_NATIVE,
+        "PyTorch-native top-k/top-p sampler (no FlashInfer)");
   s.Add(d.cuda_graphs_piecewise_only(), "piecewise CUDA graphs only");
   s.Add(e.enable_prefix_caching(), "prefix caching");
   s.Add(e.has_speculative(), absl::StrCat("speculative ", SpeculationText(e.speculative())));

@@ -37,6 +37,7 @@ const std::vector<std::string>& DeploymentValuedFlags() {
                                    "max-num-batched-tokens",
                                    "max-num-seqs",
                                    "kv-cache-dtype",
+                                   "sampler-backend",
                                    "quantization",
                                    "block-size",
                                    "max-cudagraph-batch-size",
@@ -153,6 +154,11 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   if (auto v = args.Get("kv-cache-dtype")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype, KvCacheDtypeFromName("--kv-cache-dtype", *v));
     e->set_kv_cache_dtype(dtype);
+  }
+  if (auto v = args.Get("sampler-backend")) {
+    CAPPLAN_ASSIGN_OR_RETURN(v1::SamplerBackend backend,
+                             SamplerBackendFromName("--sampler-backend", *v));
+    e->set_sampler_backend(backend);
   }
   if (auto v = args.Get("speculative-method")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::SpeculativeMethod method,

@@ -37,6 +37,7 @@ constexpr FieldFlag kFieldFlags[] = {
     {"deployment.engine.block_size", "block-size"},
     {"deployment.engine.max_cudagraph_batch_size", "max-cudagraph-batch-size"},
     {"deployment.engine.kv_cache_dtype", "kv-cache-dtype"},
+    {"deployment.engine.sampler_backend", "sampler-backend"},
     {"deployment.engine.speculative_method", "speculative-method"},
     {"deployment.engine.num_speculative_tokens", "num-speculative-tokens"},
     {"workload.input_tokens", "input-tokens"},

@@ -124,6 +124,8 @@ const std::vector<FlagHelp>& FlagTable() {
       {"max-cudagraph-batch-size", "N", "requests", "the engine preset's",
        "largest batch captured as a CUDA graph"},
       {"kv-cache-dtype", "DTYPE", "-", "auto (the model's dtype)", "auto, bf16, fp16 or fp8"},
+      {"sampler-backend", "B", "-", "default (the release's)",
+       "vLLM V1 top-k/top-p sampler: native = PyTorch sort (0.9-0.10 without FlashInfer), default"},
       {"quantization", "FORMAT", "-", "the checkpoint's",
        "weight format: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4"},
       {"enforce-eager", "", "-", "off", "no CUDA graphs"},

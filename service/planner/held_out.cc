@@ -294,6 +294,7 @@ v1::Deployment DeploymentOfBaseline(const v1::Baseline& b) {
   if (e.has_enable_prefix_caching()) s->set_enable_prefix_caching(e.enable_prefix_caching());
   if (e.block_size() > 0) s->set_block_size(e.block_size());
   s->set_kv_cache_dtype(e.kv_cache_dtype());
+  s->set_sampler_backend(e.sampler_backend());
   if (e.speculative().method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     s->set_speculative_method(e.speculative().method());
     s->set_num_speculative_tokens(e.speculative().num_speculative_tokens());

@@ -82,6 +82,9 @@ absl::Status MergeEngine(const v1::EngineSettings& in, const std::string& path,
   if (in.kv_cache_dtype() != v1::KV_CACHE_DTYPE_UNSPECIFIED) {
     out->set_kv_cache_dtype(in.kv_cache_dtype());
   }
+  if (in.sampler_backend() != v1::SAMPLER_BACKEND_UNSPECIFIED) {
+    out->set_sampler_backend(in.sampler_backend());
+  }
   if (in.speculative_method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     out->mutable_speculative()->set_method(in.speculative_method());
     if (in.speculative_method() == v1::SPECULATIVE_METHOD_NONE) {

@@ -59,6 +59,9 @@ constexpr Named kSpeculative[] = {{"none", v1::SPECULATIVE_METHOD_NONE},
                                   {"draft", v1::SPECULATIVE_METHOD_DRAFT_MODEL},
                                   {"ngram", v1::SPECULATIVE_METHOD_NGRAM}};
 
+constexpr Named kSamplers[] = {{"default", v1::SAMPLER_BACKEND_UNSPECIFIED},
+                               {"native", v1::SAMPLER_BACKEND_NATIVE}};
+
 std::string WithoutPrefix(const std::string& name, absl::string_view prefix) {
   if (name.empty()) return "UNSPECIFIED";
   return name.substr(std::min(name.size(), prefix.size()));
@@ -93,6 +96,11 @@ absl::StatusOr<v1::KvCacheDtype> KvCacheDtypeFromName(absl::string_view field,
 absl::StatusOr<v1::SpeculativeMethod> SpeculativeMethodFromName(absl::string_view field,
                                                                 absl::string_view text) {
   return Lookup<v1::SpeculativeMethod>(field, text, kSpeculative);
+}
+
+absl::StatusOr<v1::SamplerBackend> SamplerBackendFromName(absl::string_view field,
+                                                          absl::string_view text) {
+  return Lookup<v1::SamplerBackend>(field, text, kSamplers);
 }
 
 }  // namespace capplan::service

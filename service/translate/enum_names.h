@@ -21,6 +21,8 @@ absl::StatusOr<v1::KvCacheDtype> KvCacheDtypeFromName(absl::string_view field,
                                                       absl::string_view text);
 absl::StatusOr<v1::SpeculativeMethod> SpeculativeMethodFromName(absl::string_view field,
                                                                 absl::string_view text);
+absl::StatusOr<v1::SamplerBackend> SamplerBackendFromName(absl::string_view field,
+                                                          absl::string_view text);
 
 // The value's name without its enum prefix, as people read it:
 // MEMORY_BINDING_WEIGHTS → "WEIGHTS", LOAD_BINDING_SLOT_WAIT → "SLOT_WAIT".

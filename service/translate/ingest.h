@@ -166,6 +166,9 @@ struct EngineLogFacts {
   std::optional<std::string> quantization;
   std::optional<bool> enforce_eager;
   std::optional<bool> enable_prefix_caching;
+  // vLLM V1 warned that it falls back to the PyTorch-native top-k/top-p
+  // sampler (no FlashInfer installed).
+  std::optional<bool> native_sampler;
   // Every line a fact was read from, in file order.
   std::vector<EngineLogLine> matched_lines;
   // Same fact stated twice with different values (the last is kept: a

@@ -32,6 +32,7 @@ v1::EngineConfig ToEngineConfig(const v1::EngineSettings& e) {
   }
   if (e.has_block_size()) out.set_block_size(e.block_size());
   out.set_kv_cache_dtype(e.kv_cache_dtype());
+  out.set_sampler_backend(e.sampler_backend());
   if (e.speculative_method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     out.mutable_speculative()->set_method(e.speculative_method());
     out.mutable_speculative()->set_num_speculative_tokens(e.num_speculative_tokens());
@@ -60,6 +61,9 @@ void MergeEngine(const v1::EngineConfig& from_log, v1::EngineConfig* e) {
     e->set_kv_cache_dtype(from_log.kv_cache_dtype());
   }
   if (!e->enforce_eager()) e->set_enforce_eager(from_log.enforce_eager());
+  if (e->sampler_backend() == v1::SAMPLER_BACKEND_UNSPECIFIED) {
+    e->set_sampler_backend(from_log.sampler_backend());
+  }
   if (!e->has_enable_prefix_caching() && from_log.has_enable_prefix_caching()) {
     e->set_enable_prefix_caching(from_log.enable_prefix_caching());
   }

@@ -33,6 +33,8 @@
 //   LLM engine (v0.6.4) with config: …; vLLM API server version X;
 //   non-default args: {…}; args: Namespace(…); Chunked prefill is enabled with
 //   max_num_batched_tokens=N
+//   FlashInfer is not available. Falling back to the PyTorch-native
+//   implementation of top-p & top-k sampling (V1 0.9-0.10) → native_sampler
 // SGLang (model_executor/model_runner.py, mem_cache/memory_pool.py,
 // managers/scheduler.py; "GB" there is 2^30 bytes):
 //   Load weight end. … mem usage=X GB
@@ -469,6 +471,10 @@ absl::Status LogReader::ReadVllm(const Record& r) {
       CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, ", took", at));
       if (b) Set(facts_.cuda_graph_bytes, *b, "cuda_graph_bytes", r);
     }
+  }
+  if (absl::StrContains(t, "Falling back to the PyTorch-native implementation of top-p & top-k")) {
+    Set(facts_.native_sampler, true, "native_sampler", r);
+    Engine("vllm", r);
   }
   CAPPLAN_RETURN_IF_ERROR(ReadVllmProfile(r));
   CAPPLAN_RETURN_IF_ERROR(ReadVllmCapacity(r));

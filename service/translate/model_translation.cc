@@ -198,6 +198,8 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
     spec.num_position_embeddings = v.num_position_embeddings();
     spec.deepstack_mergers = v.deepstack_mergers();
     spec.gated_mlp = v.gated_mlp();
+    spec.max_item_embedding_tokens = v.max_item_embedding_tokens();
+    spec.max_item_placeholder_tokens = v.max_item_placeholder_tokens();
     a.vision_encoder = spec;
   }
   if (m.has_moe() && m.moe().num_routed_experts() > 0) {
@@ -348,6 +350,7 @@ model::EngineSettings ToEngineSettings(const v1::EngineConfig& e) {
     default:
       break;
   }
+  s.native_sampler = e.sampler_backend() == v1::SAMPLER_BACKEND_NATIVE;
   switch (e.speculative().method()) {
     case v1::SPECULATIVE_METHOD_MTP:
       s.speculative_method = model::SpeculativeMethod::kMtp;
@@ -490,6 +493,10 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.min_running_requests = p.min_running_requests();
   e.sampler_fit_group = p.sampler_fit_group();
   e.sampler_logit_copies_prior = p.sampler_logit_copies_prior();
+  e.native_sampler_fit_group = p.native_sampler_fit_group();
+  e.native_sampler_logit_copies_prior = p.native_sampler_logit_copies_prior();
+  e.native_sampler_logit_copies = p.native_sampler_logit_copies();
+  e.mm_profile_pads_encoder_cache = p.mm_profile_pads_encoder_cache();
   e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
   e.decoder_logit_copies = p.decoder_logit_copies();
   e.activation_token_scale = p.activation_token_scale();

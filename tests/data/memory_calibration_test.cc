@@ -180,6 +180,7 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
     for (const auto& [field, value] :
          {std::pair<const char*, double>{"activation_token_scale", f.activation_token_scale},
           {"sampler_logit_copies", f.sampler_logit_copies},
+          {"native_sampler_logit_copies", f.native_sampler_logit_copies},
           {"non_torch_base_bytes", f.non_torch_base_bytes},
           {"non_torch_per_extra_rank_bytes", f.non_torch_per_extra_rank_bytes},
           {"fast_link_multi_gpu_non_torch_bytes", f.fast_link_multi_gpu_non_torch_bytes},
@@ -198,6 +199,9 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
     EXPECT_TRUE(near(data.sampler_logit_copies, f.sampler_logit_copies))
         << id << " sampler_logit_copies " << data.sampler_logit_copies << " vs fit "
         << f.sampler_logit_copies;
+    EXPECT_TRUE(near(data.native_sampler_logit_copies, f.native_sampler_logit_copies))
+        << id << " native_sampler_logit_copies " << data.native_sampler_logit_copies << " vs fit "
+        << f.native_sampler_logit_copies;
     EXPECT_TRUE(near(data.decoder_logit_copies, f.decoder_logit_copies))
         << id << " decoder_logit_copies " << data.decoder_logit_copies << " vs fit "
         << f.decoder_logit_copies;

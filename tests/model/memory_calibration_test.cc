@@ -169,5 +169,19 @@ TEST(CalibrateEnginePresets, AFamilyWithoutLogsTakesThePriors) {
   EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").sampler_logit_copies, 2.0);
 }
 
+// A native-sampler group no log speaks for takes its counted prior, apart
+// from the default group's.
+TEST(CalibrateEnginePresets, ANativeSamplerGroupWithoutLogsTakesItsCountedPrior) {
+  EngineBehaviour e;
+  e.engine = EngineKind::kVllm;
+  e.native_sampler_fit_group = "vllm-v1-native";
+  e.native_sampler_logit_copies_prior = 7.0;
+  e.native_sampler_logit_copies = 3.0;
+  absl::StatusOr<CalibrationFit> fit = CalibrateEnginePresets({}, {{"vllm-v1", e}});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").native_sampler_logit_copies, 7.0);
+  EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").sampler_logit_copies, 2.0);
+}
+
 }  // namespace
 }  // namespace capplan::model

@@ -650,6 +650,87 @@ TEST(PlanMemory, VllmMultipliesCudasTotalWhenTheCardStatesIt) {
   EXPECT_EQ(plan->kv_blocks, 25115);
 }
 
+// A deployment on the PyTorch-native top-k/top-p sampler takes the preset's
+// native copies only where the preset names a native group; elsewhere (and
+// without the setting) the default copies hold.
+TEST(PlanMemory, NativeSamplerTakesTheNativeCopiesWhereThePresetHasAGroup) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.native_sampler_logit_copies = 7.0;
+  in.settings.native_sampler = true;
+  absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_DOUBLE_EQ(plan->per_gpu.activation_peak_bytes, 1280000.0);  // no group: default
+  in.engine.native_sampler_fit_group = "test-native";
+  plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 7 copies of the fp32 [10, 32,000] logits = 7 × 1,280,000.
+  EXPECT_DOUBLE_EQ(plan->per_gpu.activation_peak_bytes, 8960000.0);
+  EXPECT_THAT(plan->notes, ::testing::Contains(HasSubstr("PyTorch-native top-k/top-p")));
+  in.settings.native_sampler = false;
+  plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_DOUBLE_EQ(plan->per_gpu.activation_peak_bytes, 1280000.0);
+}
+
+// A small vision tower: encoder output width 1024 × (1 + 1 deepstack) = 2048,
+// the largest item 100 embedding rows and 1,000 placeholder tokens, patches of
+// 3 channels × 2 frames × 4 × 4 = 96 elements, merge 2 (4 patches a row).
+ModelArchitecture WithVision() {
+  ModelArchitecture a = Dense();
+  VisionEncoderSpec v;
+  v.depth = 1;
+  v.hidden_size = 64;
+  v.intermediate_size = 128;
+  v.patch_size = 4;
+  v.temporal_patch_size = 2;
+  v.in_channels = 3;
+  v.out_hidden_size = 1024;
+  v.spatial_merge_size = 2;
+  v.deepstack_mergers = 1;
+  v.max_item_embedding_tokens = 100;
+  v.max_item_placeholder_tokens = 1000;
+  a.vision_encoder = v;
+  return a;
+}
+
+TEST(MultimodalProfileHoldBytes, PadsTheDummyEncoderOutputsToTheBudget) {
+  EngineBehaviour e = Vllm();
+  e.mm_profile_pads_encoder_cache = true;
+  const ModelArchitecture a = WithVision();
+  // 512 profiled tokens: budget 1,000 rows, one item. Padded 1,000 × 2,048 ×
+  // 2 B = 4,096,000 + the unpadded item 100 × 2,048 × 2 = 409,600 + pixels
+  // 100 × 4 × 96 × 2 = 76,800.
+  EXPECT_DOUBLE_EQ(MultimodalProfileHoldBytes(a, e, 512), 4582400.0);
+  // 2,500 profiled tokens: budget 2,500 rows, two items of it.
+  EXPECT_DOUBLE_EQ(MultimodalProfileHoldBytes(a, e, 2500), 2 * 2500 * 2048 * 2.0 + 486400.0);
+  ModelArchitecture unknown = a;
+  unknown.vision_encoder->max_item_embedding_tokens = 0;
+  EXPECT_DOUBLE_EQ(MultimodalProfileHoldBytes(unknown, e, 512), 0.0);
+  EXPECT_DOUBLE_EQ(MultimodalProfileHoldBytes(Dense(), e, 512), 0.0);
+  e.mm_profile_pads_encoder_cache = false;
+  EXPECT_DOUBLE_EQ(MultimodalProfileHoldBytes(a, e, 512), 0.0);
+}
+
+// The hold adds to the activation peak (it is alive through the sampler) and
+// enters the calibration as a known term.
+TEST(PlanMemory, MultimodalProfileHoldAddsToTheActivationPeak) {
+  MemoryPlanInput in = Input(WithVision(), Vllm());
+  in.engine.mm_profile_pads_encoder_cache = true;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const double hold = MultimodalProfileHoldBytes(in.arch, in.engine, plan->profiled_tokens);
+  EXPECT_GT(hold, 4e6);
+  EXPECT_DOUBLE_EQ(plan->per_gpu.activation_peak_bytes, 1280000.0 + hold);
+  EXPECT_THAT(plan->notes, ::testing::Contains(HasSubstr("multimodal profile")));
+  const absl::StatusOr<OverheadTerms> terms = ComputeOverheadTerms(in);
+  ASSERT_TRUE(terms.ok()) << terms.status();
+  EXPECT_DOUBLE_EQ(terms->fixed_bytes, hold);
+  in.engine.mm_profile_pads_encoder_cache = false;
+  const absl::StatusOr<MemoryPlan> off = PlanMemory(in);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_DOUBLE_EQ(off->per_gpu.activation_peak_bytes, 1280000.0);
+}
+
 TEST(PlanMemory, V0KeepsTheDriverRanksPoolWithMoreThanOneWorker) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.engine.kv_pool_min_over_ranks = true;

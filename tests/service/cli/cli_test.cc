@@ -174,6 +174,51 @@ TEST_F(CliBundledTest, MemoryOfAHybridModelShowsWhatTheEnginePrints) {
   EXPECT_THAT(old.out, Not(HasSubstr("the engine prints")));
 }
 
+// vLLM 0.10 without FlashInfer: the dummy sampler's native sort holds more
+// copies of the logits, so the pool is smaller, and the plan says why (at a
+// gpu_memory_utilization no catalogue log measured, so the pool is the
+// model's, not a measured one); an
+// unknown backend is refused by name, offline and through the server alike.
+TEST_F(CliBundledTest, MemoryWithTheNativeSamplerHasTheSmallerPoolAndSaysWhy) {
+  const std::vector<std::string> base = {"memory",
+                                         "--model",
+                                         "qwen3-30b-a3b",
+                                         "--gpu",
+                                         "nvidia-rtx-3090-24gb",
+                                         "--engine",
+                                         "vllm",
+                                         "--engine-version",
+                                         "0.10.0",
+                                         "--quantization",
+                                         "awq",
+                                         "--max-model-len",
+                                         "2048",
+                                         "--gpu-memory-utilization",
+                                         "0.85",
+                                         "--json"};
+  Result fused = RunCapplan(base);
+  ASSERT_EQ(fused.code, kExitOk) << fused.err;
+  std::vector<std::string> native = base;
+  native.insert(native.end(), {"--sampler-backend", "native"});
+  Result offline = RunCapplan(native);
+  ASSERT_EQ(offline.code, kExitOk) << offline.err;
+  EXPECT_EQ(RunCapplan(Online(native)).out, offline.out);
+  auto pool = [](const std::string& json_out) {
+    // uint64 prints as a JSON string: "kv_pool_tokens": "20960".
+    const size_t at = json_out.find("\"kv_pool_tokens\": \"");
+    EXPECT_NE(at, std::string::npos);
+    return at == std::string::npos ? 0.0 : std::stod(json_out.substr(at + 19));
+  };
+  EXPECT_LT(pool(offline.out), pool(fused.out));
+  EXPECT_THAT(offline.out, HasSubstr("PyTorch-native top-k/top-p"));
+  std::vector<std::string> bad = base;
+  bad.insert(bad.end(), {"--sampler-backend", "flashinfer"});
+  Result refused = RunCapplan(bad);
+  EXPECT_EQ(refused.code, kExitInvalid);
+  EXPECT_THAT(refused.err,
+              HasSubstr("--sampler-backend = flashinfer; must be one of default, native"));
+}
+
 TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheFlagAndTheField) {
   Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
                          "--tp", "3", "--gpus", "3"});

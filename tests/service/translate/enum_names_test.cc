@@ -94,6 +94,17 @@ TEST(KvCacheDtypeFromName, Fp8E5m2IsNotInTheTable) {
                        Eq("--kv-cache-dtype = fp8_e5m2; must be one of auto, bf16, fp16, fp8")));
 }
 
+// ----------------------------------------------------------- sampler backend
+
+TEST(SamplerBackendFromName, EveryNameAndARefusal) {
+  EXPECT_EQ(*SamplerBackendFromName("--sampler-backend", "native"), v1::SAMPLER_BACKEND_NATIVE);
+  EXPECT_EQ(*SamplerBackendFromName("--sampler-backend", "Default"),
+            v1::SAMPLER_BACKEND_UNSPECIFIED);
+  EXPECT_THAT(SamplerBackendFromName("--sampler-backend", "flashinfer"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       Eq("--sampler-backend = flashinfer; must be one of default, native")));
+}
+
 // --------------------------------------------------------------- speculative
 
 TEST(SpeculativeMethodFromName, EveryName) {

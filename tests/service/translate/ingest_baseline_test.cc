@@ -23,7 +23,6 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-
 IngestedFile Parse(const std::string& path) { return capplan::testing::ParseIngestFixture(path); }
 
 // What the catalogue validator says of `b`, one message per finding.
@@ -167,6 +166,16 @@ TEST(AssembleBaseline, TrtllmSettingsReachTheDeployment) {
   ASSERT_EQ(b.memory_accounts_size(), 1);
   EXPECT_TRUE(b.memory_accounts(0).has_profiled_peak_bytes());
   EXPECT_THAT(Findings(b), IsEmpty());
+}
+
+TEST(AssembleBaseline, NativeSamplerFromTheLogReachesTheDeployment) {
+  IngestSpec spec = Spec();
+  spec.deployment.set_hardware_id("nvidia-rtx-3090-24gb");
+  const v1::Baseline b = Assemble(spec, {Parse("engine-log/vllm_3090_native_sampler_excerpt.log")});
+  EXPECT_EQ(b.deployment().engine().sampler_backend(), v1::SAMPLER_BACKEND_NATIVE);
+  const v1::Baseline other =
+      Assemble(Spec(), {Parse("engine-log/dennislee_vllm_v1_qwen2_7b_a100.log")});
+  EXPECT_EQ(other.deployment().engine().sampler_backend(), v1::SAMPLER_BACKEND_UNSPECIFIED);
 }
 
 TEST(AssembleBaseline, ZeroLatencyStatisticStaysInTheNoteAndTheBaselineValidates) {

@@ -49,6 +49,17 @@ bool HasLine(const EngineLogFacts& f, int line, const std::string& text) {
   return false;
 }
 
+// vLLM 0.10.0 without FlashInfer warns that it samples with the PyTorch-native
+// top-k/top-p: the install's dummy sampler then sorts the whole vocabulary.
+TEST(IngestEngineLog, FlashInferFallbackWarningMarksTheNativeSampler) {
+  const EngineLogFacts f = Facts("vllm_3090_native_sampler_excerpt.log");
+  EXPECT_EQ(f.engine, "vllm");
+  EXPECT_EQ(f.native_sampler, true);
+  EXPECT_TRUE(HasLine(f, 6, "Falling back to the PyTorch-native implementation"));
+  EXPECT_EQ(f.kv_pool_tokens, 20960u);
+  EXPECT_EQ(Facts("dennislee_vllm_v1_qwen2_7b_a100.log").native_sampler, std::nullopt);
+}
+
 TEST(IngestEngineLog, RealVllmV1StartupLogGivesEveryFactAndItsLine) {
   const EngineLogFacts f = Facts("dennislee_vllm_v1_qwen2_7b_a100.log");
   EXPECT_EQ(f.engine, "vllm");
