@@ -37,10 +37,21 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("max-model-len"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("hardware-file"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("kv-pool-tokens"));
-  EXPECT_EQ(DeploymentValuedFlags().size(), 24u);
+  EXPECT_THAT(DeploymentValuedFlags(), Contains("sampler-backend"));
+  EXPECT_EQ(DeploymentValuedFlags().size(), 25u);
   EXPECT_THAT(DeploymentSwitches(),
               ::testing::ElementsAre("enforce-eager", "dp-attention", "enable-prefix-caching",
                                      "no-enable-prefix-caching"));
+}
+
+TEST(DeploymentFromFlags, SamplerBackendLandsInTheEngineSettings) {
+  absl::StatusOr<v1::Deployment> d = DeploymentFromFlags(Args(
+      {"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb", "--sampler-backend", "native"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->engine().sampler_backend(), v1::SAMPLER_BACKEND_NATIVE);
+  d = DeploymentFromFlags(Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->engine().sampler_backend(), v1::SAMPLER_BACKEND_UNSPECIFIED);
 }
 
 TEST(DeploymentFromFlags, StatedKvPoolLandsInTheEngineSettings) {
