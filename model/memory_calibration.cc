@@ -294,8 +294,10 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       if (!e.native_sampler_fit_group.empty()) {
         c.native_sampler = "vllm sampler copies " + e.native_sampler_fit_group;
       }
-      c.base = e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "vllm base (total minus peak)"
-                                                                : "vllm base (profiled)";
+      c.base = !e.non_torch_base_fit_group.empty()
+                   ? "vllm base (" + e.non_torch_base_fit_group + ")"
+               : e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "vllm base (total minus peak)"
+                                                                  : "vllm base (profiled)";
       c.rank = "vllm per extra rank";
       c.unified = "vllm unified memory";
       // V0 keeps the smallest pool over its workers; rank 0 binds because

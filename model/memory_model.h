@@ -148,6 +148,9 @@ struct EngineBehaviour {
   // default is fused: the group whose native copies apply and its counted
   // prior; empty = native is the default (sampler_logit_copies applies).
   std::string native_sampler_fit_group;
+  // Presets of one group share their fitted non_torch_base_bytes (empty = the
+  // presets of one budget rule do).
+  std::string non_torch_base_fit_group;
   double native_sampler_logit_copies_prior = 0;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;

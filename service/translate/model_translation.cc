@@ -497,6 +497,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.native_sampler_logit_copies_prior = p.native_sampler_logit_copies_prior();
   e.native_sampler_logit_copies = p.native_sampler_logit_copies();
   e.mm_profile_pads_encoder_cache = p.mm_profile_pads_encoder_cache();
+  e.non_torch_base_fit_group = p.non_torch_base_fit_group();
   e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
   e.decoder_logit_copies = p.decoder_logit_copies();
   e.activation_token_scale = p.activation_token_scale();

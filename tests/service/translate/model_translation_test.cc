@@ -137,6 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
     Bundled, ChoosePresetTest,
     ::testing::Values(PresetCase{v1::ENGINE_KIND_VLLM, "0.2.7", "vllm-v0-legacy", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.6.4", "vllm-v0-profiled", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.7.2", "vllm-v0-0.7", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.8.0", "vllm-v1-0.8", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.10.1.1", "vllm-v1-0.9", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.13.0+faa43dbf.nv26.01", "vllm-v1-0.11",
@@ -160,12 +161,12 @@ TEST(ChoosePreset, V1FallsBackToV0BelowComputeCapability8) {
   const std::vector<v1::EnginePreset> presets = BundledPresets();
   absl::StatusOr<PresetChoice> t4 = ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "7.5");
   ASSERT_TRUE(t4.ok()) << t4.status();
-  EXPECT_EQ(t4->preset->id(), "vllm-v0-profiled");
+  EXPECT_EQ(t4->preset->id(), "vllm-v0-0.7");
   EXPECT_EQ(t4->note,
             "compute capability 7.5 is below 8.0, which vllm-v1-0.8 needs: the engine falls back "
-            "to the rule of vllm-v0-profiled");
+            "to the rule of vllm-v0-0.7");
   EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.10.1.1", "7.0")->preset->id(),
-            "vllm-v0-profiled");
+            "vllm-v0-0.7");
   EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "8.0")->preset->id(),
             "vllm-v1-0.8");
   EXPECT_EQ(ChoosePreset(presets, v1::ENGINE_KIND_VLLM, "0.8.2", "")->preset->id(), "vllm-v1-0.8");
