@@ -20,8 +20,8 @@
 // dates from searches by bisection to 1e-6, and the Brent searches from the
 // previous point's answer take fewer, so the estimate is now an upper one
 // (a cap, not a prediction). The constants were measured against
-// the model's run time (tests/model/cost_test.cc keeps them honest: the
-// estimate stays within a stated factor of measured work).
+// the model's run time (tests/bench/model/cost_benchmark.cc reports the
+// time per unit on shapes that exercise each term).
 #ifndef CAPPLAN_MODEL_COST_H_
 #define CAPPLAN_MODEL_COST_H_
 
@@ -31,8 +31,8 @@
 namespace capplan::model {
 
 // Measured on this repository's synthetic deployments (tests/model/
-// perf_scenarios.h) against the model's CPU time: one unit is about 1 ns on
-// the machine that ran tests/model/cost_test.cc.
+// perf_scenarios.h) against the model's CPU time: one unit is about 1 ns
+// (tests/bench/model/cost_benchmark.cc).
 inline constexpr double kServerWorkUnitsPerSlot = 60;
 inline constexpr double kMarginalWorkUnitsPerUser = 36;  // each of two marginals
 inline constexpr double kStationaryWorkUnitsPerSlot = 60;

@@ -1,7 +1,5 @@
 #include "model/cost.h"
 
-#include <time.h>
-
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -16,12 +14,6 @@ namespace {
 
 using ::capplan::testing::StatusIs;
 using ::testing::HasSubstr;
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // A curve request on a synthetic deployment: S slots, length spread, a
 // closed loop at `ns` with think time `z`, or an open loop at utilisations
@@ -103,36 +95,9 @@ TEST(EstimateLoadCurveWork, ComputeSlotsErrorsComeBack) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SlotLimits")));
 }
 
-// The estimate is work, not a guess: on shapes that exercise each term, the
-// model's CPU time per estimated unit stays within a stated band (a unit is
-// about 1 ns here; the band allows a machine 2x slower and estimates up to
-// 10x conservative).
-class EstimateBoundsCpuTime : public ::testing::TestWithParam<Shape> {};
-
-TEST_P(EstimateBoundsCpuTime, WithinBand) {
-  const LoadCurveRequest r = RequestOf(GetParam());
-  absl::StatusOr<LoadCurveWork> work = EstimateLoadCurveWork(r);
-  ASSERT_TRUE(work.ok()) << work.status();
-  const double start = ThreadCpuSeconds();
-  absl::StatusOr<LoadCurve> curve = PredictLoadCurve(r);
-  const double seconds = ThreadCpuSeconds() - start;
-  ASSERT_TRUE(curve.ok()) << curve.status();
-  const double ns_per_unit = seconds / work->total_units * 1e9;
-  EXPECT_LT(ns_per_unit, 2.0) << seconds << " s for " << work->total_units << " units";
-  EXPECT_GT(ns_per_unit, 0.1) << seconds << " s for " << work->total_units << " units";
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, EstimateBoundsCpuTime,
-    ::testing::Values(
-        Shape{"CoArrivals", true, 2048, true, false, 0, Range(1, 4096, 32), {}},
-        Shape{"Waves", false, 1024, false, true, 0, Range(1, 1024, 16), {}},
-        Shape{"ThinkTimeSpread", false, 256, true, false, 10, Range(1, 4096, 8), {}},
-        Shape{"ThinkTimeManySlots", true, 8192, true, false, 10, Range(12000, 16384, 3), {}},
-        Shape{"ThinkTimeGrid", true, 8192, false, false, 10, ConcurrencyGrid(4096), {}},
-        Shape{"OpenLoop", false, 256, true, false, 0, {}, {0.1, 0.3, 0.5, 0.7, 0.9, 0.95}},
-        Shape{"OpenLoopManySlots", false, 65536, false, false, 0, {}, {0.5, 0.9}}),
-    [](const ::testing::TestParamInfo<Shape>& info) { return info.param.name; });
+// The estimate against measured CPU time (a unit is about 1 ns) is a
+// benchmark, tests/bench/model/cost_benchmark.cc (counter time_per_unit): CPU
+// time on a shared machine is not a pass/fail criterion.
 
 }  // namespace
 }  // namespace capplan::model
