@@ -353,9 +353,10 @@ namespace {
 // two linears from hidden × merge² to out_hidden). Weights and biases,
 // replicated on every rank and kept in the native dtype.
 void AppendVisionEncoder(const VisionEncoderSpec& v, std::vector<TensorGroup>& out) {
-  auto add = [&](absl::string_view name, int64_t rows, int64_t cols, int64_t copies) {
+  auto add = [&](absl::string_view name, int64_t rows, int64_t cols, int64_t copies,
+                 Sharding sharding = Sharding::kReplicated) {
     out.push_back(TensorGroup{Component::kVisionEncoder, std::nullopt, name, rows, cols, copies,
-                              Sharding::kReplicated, false});
+                              sharding, false});
   };
   const int64_t h = v.hidden_size;
   const int64_t i = v.intermediate_size;
@@ -364,17 +365,20 @@ void AppendVisionEncoder(const VisionEncoderSpec& v, std::vector<TensorGroup>& o
       v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size + 1, 1);
   if (v.num_position_embeddings > 0) add("vision.pos_embed", v.num_position_embeddings, h, 1);
   add("vision.block_norms", 4 * h, 1, d);
-  add("vision.qkv", 3 * h, h + 1, d);
-  add("vision.proj", h, h + 1, d);
+  // The linears' split when the engine shards the tower (the memory model
+  // keeps them whole where its engine does not): attention qkv and the MLP's
+  // input by output, the projections back by input, as in the text model.
+  add("vision.qkv", 3 * h, h + 1, d, Sharding::kColumn);
+  add("vision.proj", h, h + 1, d, Sharding::kRow);
   const int64_t mlp_in = v.gated_mlp ? 2 : 1;
-  add("vision.mlp_in", mlp_in * i, h + 1, d);
-  add("vision.mlp_out", h, i + 1, d);
+  add("vision.mlp_in", mlp_in * i, h + 1, d, Sharding::kColumn);
+  add("vision.mlp_out", h, i + 1, d, Sharding::kRow);
   const int64_t merged = h * v.spatial_merge_size * v.spatial_merge_size;
   // The main merger normalises per patch (hidden), the deepstack ones the
   // merged vector.
   add("vision.merger_norm", 2 * h, 1, 1);
-  add("vision.merger_fc1", merged, merged + 1, 1 + v.deepstack_mergers);
-  add("vision.merger_fc2", v.out_hidden_size, merged + 1, 1 + v.deepstack_mergers);
+  add("vision.merger_fc1", merged, merged + 1, 1 + v.deepstack_mergers, Sharding::kColumn);
+  add("vision.merger_fc2", v.out_hidden_size, merged + 1, 1 + v.deepstack_mergers, Sharding::kRow);
   if (v.deepstack_mergers > 0) add("vision.deepstack_norms", 2 * merged, 1, v.deepstack_mergers);
 }
 

@@ -118,6 +118,8 @@ struct ModelArchitecture {
   std::optional<MambaSpec> mamba;
   std::optional<MoeSpec> moe;
   std::optional<VisionEncoderSpec> vision_encoder;
+  // config.json architectures[0] (engines pick their model file by it).
+  std::string architecture_class;
   int64_t num_mtp_layers = 0;   // multi-token-prediction (draft) layers shipped with the model
   bool attention_bias = false;  // q/k/v biases (Qwen2)
   bool attention_output_bias = false;   // o_proj bias (gpt-oss)

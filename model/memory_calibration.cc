@@ -506,6 +506,14 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     const StartupLog l = with_preset(*log);
     const PresetColumns pc = ColumnsOf(log->preset_id, l.input.engine);
     Family& f = families[pc.family];
+    if (l.input.engine.budget_rule == BudgetRule::kSglangStatic &&
+        l.input.settings.free_memory_at_start_bytes > 0) {
+      // SGLang's budget came from the memory the log says was free at
+      // start: the pool says nothing of the engine's own context (what it
+      // would say is mixed with what other processes held).
+      CAPPLAN_RETURN_IF_ERROR(AddItemisedRows(l, pc, f));
+      continue;
+    }
     absl::StatusOr<FitRow> row = RowOf(l, pc, f);
     if (!row.ok()) {
       return absl::Status(row.status().code(),

@@ -39,6 +39,8 @@ absl::Status Invalid(absl::string_view field, absl::string_view value, absl::str
   return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, "; ", rule));
 }
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 bool IsAttentionComponent(Component c) {
   return c == Component::kAttention || c == Component::kLinearAttention;
 }
@@ -73,7 +75,12 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
   int64_t rows = t.out_features;
   int64_t cols = t.in_features;
   double copies = static_cast<double>(t.copies);
-  switch (t.sharding) {
+  // The vision tower's linears carry the split they take when the engine
+  // shards the tower; engines that replicate it keep it whole on each rank.
+  const Sharding sharding = t.component == Component::kVisionEncoder && !e.vision_encoder_tp_sharded
+                                ? Sharding::kReplicated
+                                : t.sharding;
+  switch (sharding) {
     case Sharding::kReplicated:
       break;
     case Sharding::kColumn:
@@ -114,6 +121,22 @@ double TensorBytesPerGpu(const ModelArchitecture& a, const Quantization& q,
   return WeightBytes(q, a.native_dtype, t, rows, cols, copies);
 }
 
+// The expected rounding tail PyTorch's caching allocator adds to one loaded
+// tensor group of `bytes` on a GPU, as the engine counts its weights
+// (EngineBehaviour allocator_*): each tensor of at least the large size gets
+// its own segment rounded up to the rounding unit; the tail, uniform over the
+// unit, is all counted where the engine measures free memory (mean: half a
+// unit) and counted only when at most half a unit where it measures torch's
+// allocated bytes (mean: an eighth). A routed-expert group is one stacked
+// tensor; another group's copies are separate tensors.
+double AllocatorTailBytes(const EngineBehaviour& e, const TensorGroup& t, double bytes) {
+  if (e.allocator_round_bytes <= 0.0) return 0.0;
+  const bool stacked = t.sharding == Sharding::kExpertColumn || t.sharding == Sharding::kExpertRow;
+  const double tensors = stacked ? 1.0 : static_cast<double>(std::max<int64_t>(1, t.copies));
+  if (bytes / tensors < e.allocator_large_from_bytes) return 0.0;
+  return tensors * e.allocator_round_bytes * (e.allocator_counts_reserved ? 0.5 : 0.125);
+}
+
 bool TensorOnStage(const TensorGroup& t, int first, int last, bool first_stage, bool last_stage,
                    int num_layers) {
   if (!t.layer.has_value()) {
@@ -145,10 +168,30 @@ std::vector<AttentionKind> StageAttentionLayers(const PlanView& in, int first, i
   return kinds;
 }
 
+// The hidden-size widths the engine's model file holds beside the MLP's at
+// the profiled peak: the first rule naming the architecture class, else the
+// first rule for any class, else 2 (the residual and the normed input).
+int64_t ActivationHiddenCopiesFor(const EngineBehaviour& e, const ModelArchitecture& a) {
+  const EngineBehaviour::HiddenCopiesRule* any = nullptr;
+  for (const EngineBehaviour::HiddenCopiesRule& r : e.activation_hidden_copies) {
+    if (r.architecture_classes.empty()) {
+      if (any == nullptr) any = &r;
+      continue;
+    }
+    for (const std::string& c : r.architecture_classes) {
+      if (c == a.architecture_class) return r.hidden_copies;
+    }
+  }
+  return any != nullptr ? any->hidden_copies : 2;
+}
+
 // Largest per-token activation width (elements) of one forward pass on a
-// rank: two hidden-sized buffers (residual, normed input) plus the widest of
-// the attention projections and the MLP intermediate (gate+up, activation).
-double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
+// rank: `hidden_copies` hidden-sized buffers (the residual and the normed
+// input; a third where the model file keeps gate_up alive at down_proj's
+// output) plus the widest of the attention projections and the MLP
+// intermediate (gate+up, activation).
+double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p,
+                       int64_t hidden_copies) {
   const int64_t attn_tp = AttentionTp(p);
   const int64_t tp = std::max<int64_t>(1, p.tp);
   const int64_t hd = a.EffectiveHeadDim();
@@ -189,7 +232,7 @@ double ActivationWidth(const ModelArchitecture& a, const ParallelismSpec& p) {
       mlp = std::max(mlp, k * (3.0 * a.moe->expert_intermediate_size / MoeTp(p) + a.hidden_size));
     }
   }
-  return 2.0 * a.hidden_size + std::max(attn, mlp);
+  return static_cast<double>(hidden_copies) * a.hidden_size + std::max(attn, mlp);
 }
 
 bool HighMemoryDefaults(const EngineBehaviour& e, const HardwareSpec& hw) {
@@ -364,6 +407,13 @@ absl::Status ValidateDeployment(const PlanView& in) {
     return Invalid("hardware.usable_memory_bytes", absl::StrCat(in.hardware.memory_bytes),
                    "must be positive");
   }
+  const double free_at_start = s.free_memory_at_start_bytes;
+  if (free_at_start < 0.0 || std::isnan(free_at_start) ||
+      free_at_start > CudaTotalBytes(in.hardware)) {
+    return Invalid("engine.free_memory_at_start_bytes", absl::StrFormat("%.0f", free_at_start),
+                   absl::StrFormat("must be in [1, the card's total of %.0f bytes]",
+                                   CudaTotalBytes(in.hardware)));
+  }
   return absl::OkStatus();
 }
 
@@ -390,8 +440,9 @@ std::array<double, kNumComponents> TalliedWeights(const std::vector<WeightTally>
       count = hi - lo;
     }
     if (count == 0) continue;
+    const double bytes = TensorBytesPerGpu(a, q, p, e, t.tensor);
     out[static_cast<int>(t.tensor.component)] +=
-        static_cast<double>(count) * TensorBytesPerGpu(a, q, p, e, t.tensor);
+        static_cast<double>(count) * (bytes + AllocatorTailBytes(e, t.tensor, bytes));
   }
   return out;
 }
@@ -627,7 +678,9 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   const double act_bytes = in.arch.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   OverheadTerms t;
   t.token_phase_bytes =
-      knobs->profiled_tokens * ActivationWidth(in.arch, in.parallelism) * act_bytes;
+      knobs->profiled_tokens *
+      ActivationWidth(in.arch, in.parallelism, ActivationHiddenCopiesFor(in.engine, in.arch)) *
+      act_bytes;
   t.sampler_phase_bytes = knobs->max_num_seqs * static_cast<double>(in.arch.vocab_size) * 4.0;
   const bool flat = FlatMultiGpuTerm(in.engine, in.hardware, in.parallelism);
   t.extra_ranks = flat ? 0.0 : static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
@@ -837,6 +890,7 @@ struct SharedAccount {
   double activation_peak_bytes = 0.0;
   double non_torch_bytes = 0.0;
   int64_t cuda_graph_captures = 0;
+  double free_memory_at_start_bytes = 0.0;  // stated; 0 = unknown
 };
 
 // Speculative decoding loads the MTP layers (one assumed when the model has
@@ -893,6 +947,34 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
   s.trtllm_budget = e.budget_rule == BudgetRule::kTrtllmFreeFraction ||
                     e.budget_rule == BudgetRule::kTrtllmEngineFree;
   s.max_num_seqs_set = in.settings.max_num_seqs > 0;
+  s.free_memory_at_start_bytes = in.settings.free_memory_at_start_bytes;
+  if (s.free_memory_at_start_bytes > 0) {
+    const double gib = s.free_memory_at_start_bytes / kGiB;
+    if (s.sglang_budget) {
+      knobs.notes.push_back(absl::StrFormat(
+          "SGLang budget: mem_fraction_static of the %.2f GiB stated free at start (not the "
+          "card's total less the engine's context)",
+          gib));
+    } else if (e.engine == EngineKind::kVllm) {
+      const double requested = knobs.memory_fraction * CudaTotalBytes(in.hardware);
+      knobs.notes.push_back(
+          requested > s.free_memory_at_start_bytes
+              ? absl::StrFormat(
+                    "vLLM asks for gpu_memory_utilization x total = %.2f GiB but %.2f GiB is free "
+                    "at start: V1 refuses to start (\"Free memory on device ... is less than "
+                    "desired GPU memory utilization\"); older releases size the pool anyway",
+                    requested / kGiB, gib)
+              : absl::StrFormat(
+                    "%.2f GiB free at start covers vLLM's gpu_memory_utilization x total "
+                    "(%.2f GiB); vLLM's pool does not depend on it",
+                    gib, requested / kGiB));
+    } else {
+      knobs.notes.push_back(absl::StrFormat(
+          "%.2f GiB free at start: not in this engine's pool rule (its fraction applies to the "
+          "memory free after profiling, which other processes' memory lowers as well)",
+          gib));
+    }
+  }
   s.dp_attention_ranks = p.dp_attention ? std::max<int64_t>(1, p.dp) : 1;
   const NumberType activation_dtype =
       a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype;
@@ -909,7 +991,8 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
   s.kv_heads_per_rank = KvHeadsPerRank(a, s.attention_tp);
   const double activation_element_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
   const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
-                                   ActivationWidth(a, p) * activation_element_bytes;
+                                   ActivationWidth(a, p, ActivationHiddenCopiesFor(e, a)) *
+                                   activation_element_bytes;
   const double logit_bytes = knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
   const bool native = UsesNativeSamplerGroup(e, in.settings);
   const double sampler_phase_bytes =
@@ -989,7 +1072,9 @@ StageLayers CountStageLayers(const PlanView& in, const SharedAccount& s, int fir
 double PoolBudgetBytes(const SharedAccount& s, const MemoryPlan& plan) {
   const GpuAccount& acc = plan.per_gpu;
   if (s.sglang_budget) {
-    const double free_before_load_bytes = acc.capacity_bytes - acc.non_torch_bytes;
+    const double free_before_load_bytes = s.free_memory_at_start_bytes > 0
+                                              ? s.free_memory_at_start_bytes
+                                              : acc.capacity_bytes - acc.non_torch_bytes;
     const double budget_bytes = plan.memory_fraction * free_before_load_bytes;
     return budget_bytes - acc.weights_bytes;
   }
@@ -1352,7 +1437,6 @@ void AddExpertLayoutNote(const PlanView& in, const SharedAccount& s, MemoryPlan&
   ParallelismSpec other = p;
   other.ep = p.ep > 1 ? 1 : p.tp;
   if (a.moe->num_routed_experts % other.ep != 0) return;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   const int experts = static_cast<int>(Component::kRoutedExperts);
   const double here_bytes = result.weights_by_component_bytes[experts];
   const double there_bytes = TalliedWeights(*s.tallies, in.arch, in.quantization, other, *s.engine,

@@ -212,6 +212,20 @@ struct EngineBehaviour {
   // encoder budget, through the dummy forward and sampler
   // (MultimodalProfileHoldBytes).
   bool mm_profile_pads_encoder_cache = false;
+  // The vision tower's linears are TP-sharded (column / row as in the text
+  // model); false = replicated on every rank.
+  bool vision_encoder_tp_sharded = false;
+  // Hidden-size widths beside the MLP's at the profiled peak, by the model's
+  // architecture class (ActivationHiddenCopiesFor).
+  struct HiddenCopiesRule {
+    std::vector<std::string> architecture_classes;  // empty = any
+    int64_t hidden_copies = 2;
+  };
+  std::vector<HiddenCopiesRule> activation_hidden_copies;
+  // The caching allocator's rounding of the loaded weights (0 = none).
+  double allocator_round_bytes = 0.0;
+  double allocator_large_from_bytes = 0.0;
+  bool allocator_counts_reserved = false;
   // SGLang max_running_requests default: tokens / context × this, at least
   // min_running_requests, at most default_max_num_seqs (0 = the default).
   int64_t running_requests_per_context = 0;
@@ -262,6 +276,12 @@ struct EngineSettings {
   // The install runs the PyTorch-native top-k/top-p sampler (vLLM 0.9-0.10
   // without FlashInfer); false = the release's default.
   bool native_sampler = false;
+  // Memory free on each GPU when the engine starts, after its CUDA context
+  // (stated by the user or the log); 0 = unknown: the CUDA total less the
+  // engine's non-torch memory. SGLang's budget takes its fraction of it.
+  double free_memory_at_start_bytes = 0.0;
+  // A vision-language checkpoint served without its vision tower.
+  bool language_model_only = false;
 };
 
 // Whether `settings` put the dummy sampler run on the preset's native group

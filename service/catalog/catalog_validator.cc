@@ -430,6 +430,24 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
     v->Add("native_sampler_logit_copies_prior",
            " is set without native_sampler_fit_group (the group whose copies it is the prior of)");
   }
+  for (const v1::ActivationHiddenCopies& r : e.activation_hidden_copies()) {
+    if (r.hidden_copies() < 1 || r.hidden_copies() > 8) {
+      v->Add("activation_hidden_copies.hidden_copies",
+             absl::StrFormat(" = %d; must be in [1, 8] (hidden-size widths at the peak)",
+                             r.hidden_copies()));
+    }
+  }
+  if (e.has_weights_allocator()) {
+    const v1::AllocatorRounding& a = e.weights_allocator();
+    if (a.segment_round_bytes() == 0 || a.segment_round_bytes() > (1ull << 30)) {
+      v->Add("weights_allocator.segment_round_bytes",
+             absl::StrFormat(" = %d; must be in [1, 2^30] bytes", a.segment_round_bytes()));
+    }
+    if (a.large_from_bytes() > (1ull << 40)) {
+      v->Add("weights_allocator.large_from_bytes",
+             absl::StrFormat(" = %d; must be at most 2^40 bytes", a.large_from_bytes()));
+    }
+  }
   if (!(e.kv_remaining_share() >= 0 && e.kv_remaining_share() <= 1)) {
     v->Add("kv_remaining_share",
            absl::StrFormat(" = %g; must be in [0, 1]", e.kv_remaining_share()));

@@ -123,6 +123,9 @@ void PrintEngine(const v1::DeploymentConfig& d, std::ostream& out) {
   s.Add(e.sampler_backend() == v1::SAMPLER_BACKEND_NATIVE,
         "PyTorch-native top-k/top-p sampler (no FlashInfer)");
   s.Add(d.cuda_graphs_piecewise_only(), "piecewise CUDA graphs only");
+  s.Add(e.language_model_only(), "language model only (no vision tower)");
+  s.Add(e.has_free_memory_at_start_bytes(),
+        absl::StrFormat("%.2f GiB free at start", e.free_memory_at_start_bytes() / 1073741824.0));
   s.Add(e.enable_prefix_caching(), "prefix caching");
   s.Add(e.has_speculative(), absl::StrCat("speculative ", SpeculationText(e.speculative())));
   s.Add(!e.extra_flags().empty(), absl::StrCat("flags: ", e.extra_flags()));

@@ -43,7 +43,8 @@ const std::vector<std::string>& DeploymentValuedFlags() {
                                    "max-cudagraph-batch-size",
                                    "speculative-method",
                                    "num-speculative-tokens",
-                                   "kv-pool-tokens"};
+                                   "kv-pool-tokens",
+                                   "free-memory-gib"};
   return *kFlags;
 }
 
@@ -54,8 +55,9 @@ const std::vector<std::string>& WorkloadShapeFlags() {
 }
 
 const std::vector<std::string>& DeploymentSwitches() {
-  static const auto* const kSwitches = new std::vector<std::string>{
-      "enforce-eager", "dp-attention", "enable-prefix-caching", "no-enable-prefix-caching"};
+  static const auto* const kSwitches =
+      new std::vector<std::string>{"enforce-eager", "dp-attention", "enable-prefix-caching",
+                                   "no-enable-prefix-caching", "language-model-only"};
   return *kSwitches;
 }
 
@@ -151,6 +153,16 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
   CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> kvf,
                            args.GetDouble("kv-cache-free-gpu-memory-fraction"));
   if (kvf.has_value()) e->set_kv_cache_free_gpu_memory_fraction(*kvf);
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<double> free_gib, args.GetDouble("free-memory-gib"));
+  if (free_gib.has_value()) {
+    // 2^50 bytes (1 PiB) bounds the conversion; the planner checks the card.
+    if (!(*free_gib > 0) || *free_gib > 1048576) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--free-memory-gib = %g; must be in (0, 1048576] GiB (memory free on each GPU at start)",
+          *free_gib));
+    }
+    e->set_free_memory_at_start_bytes(static_cast<uint64_t>(*free_gib * 1073741824.0 + 0.5));
+  }
   if (auto v = args.Get("kv-cache-dtype")) {
     CAPPLAN_ASSIGN_OR_RETURN(v1::KvCacheDtype dtype, KvCacheDtypeFromName("--kv-cache-dtype", *v));
     e->set_kv_cache_dtype(dtype);
@@ -166,6 +178,7 @@ absl::StatusOr<v1::Deployment> DeploymentFromFlags(const CliArgs& args) {
     e->set_speculative_method(method);
   }
   if (args.Has("enforce-eager")) e->set_enforce_eager(true);
+  if (args.Has("language-model-only")) e->set_language_model_only(true);
   if (args.Has("enable-prefix-caching") && args.Has("no-enable-prefix-caching")) {
     return absl::InvalidArgumentError(
         "--enable-prefix-caching and --no-enable-prefix-caching exclude each other");

@@ -38,6 +38,8 @@ constexpr FieldFlag kFieldFlags[] = {
     {"deployment.engine.max_cudagraph_batch_size", "max-cudagraph-batch-size"},
     {"deployment.engine.kv_cache_dtype", "kv-cache-dtype"},
     {"deployment.engine.sampler_backend", "sampler-backend"},
+    {"deployment.engine.free_memory_at_start_bytes", "free-memory-gib"},
+    {"deployment.engine.language_model_only", "language-model-only"},
     {"deployment.engine.speculative_method", "speculative-method"},
     {"deployment.engine.num_speculative_tokens", "num-speculative-tokens"},
     {"workload.input_tokens", "input-tokens"},

@@ -129,6 +129,8 @@ const std::vector<FlagHelp>& FlagTable() {
       {"quantization", "FORMAT", "-", "the checkpoint's",
        "weight format: bf16 fp16 fp8 fp8-block int8 awq gptq int4 nvfp4 mxfp4"},
       {"enforce-eager", "", "-", "off", "no CUDA graphs"},
+      {"language-model-only", "", "-", "off",
+       "serve a vision-language checkpoint without its vision tower (vLLM --language-model-only)"},
       {"enable-prefix-caching", "", "-", "the engine's",
        "automatic prefix caching on; vLLM hybrid models then hold two state blocks a request"},
       {"no-enable-prefix-caching", "", "-", "the engine's", "automatic prefix caching off"},
@@ -137,6 +139,9 @@ const std::vector<FlagHelp>& FlagTable() {
        "draft tokens per step (ignored with --speculative-method none)"},
       {"kv-pool-tokens", "N", "tokens", "computed from memory",
        "a KV pool the engine reported (its start-up log): used instead of the computed one"},
+      {"free-memory-gib", "F", "GiB per GPU", "the card's total less the engine's context",
+       "memory free when the engine starts (a desktop, WSL2 or another process holds the rest); "
+       "SGLang's budget is its fraction of it (its log: 'Load weight begin. avail mem')"},
       // Memory.
       {"mean-sequence-tokens", "N", "tokens", "none",
        "also report max concurrency at this mean request length"},

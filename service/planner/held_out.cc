@@ -295,6 +295,10 @@ v1::Deployment DeploymentOfBaseline(const v1::Baseline& b) {
   if (e.block_size() > 0) s->set_block_size(e.block_size());
   s->set_kv_cache_dtype(e.kv_cache_dtype());
   s->set_sampler_backend(e.sampler_backend());
+  if (e.language_model_only()) s->set_language_model_only(true);
+  if (e.has_free_memory_at_start_bytes()) {
+    s->set_free_memory_at_start_bytes(e.free_memory_at_start_bytes());
+  }
   if (e.speculative().method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     s->set_speculative_method(e.speculative().method());
     s->set_num_speculative_tokens(e.speculative().num_speculative_tokens());

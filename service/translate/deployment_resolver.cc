@@ -85,6 +85,13 @@ absl::Status MergeEngine(const v1::EngineSettings& in, const std::string& path,
   if (in.sampler_backend() != v1::SAMPLER_BACKEND_UNSPECIFIED) {
     out->set_sampler_backend(in.sampler_backend());
   }
+  if (in.has_language_model_only()) out->set_language_model_only(in.language_model_only());
+  if (in.has_free_memory_at_start_bytes()) {
+    if (in.free_memory_at_start_bytes() == 0) {
+      return Invalid(path, ".free_memory_at_start_bytes = 0; must be > 0 (bytes free on each GPU)");
+    }
+    out->set_free_memory_at_start_bytes(in.free_memory_at_start_bytes());
+  }
   if (in.speculative_method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     out->mutable_speculative()->set_method(in.speculative_method());
     if (in.speculative_method() == v1::SPECULATIVE_METHOD_NONE) {
@@ -347,6 +354,8 @@ absl::Status ResolveEngine(const Catalog& catalog, const v1::Deployment& d,
   r->preset = *preset;
   CAPPLAN_ASSIGN_OR_RETURN(r->input.engine, ToEngineBehaviour(*r->preset.preset));
   r->input.settings = ToEngineSettings(r->engine);
+  // Served text-only: the tower is not loaded (nor profiled).
+  if (r->input.settings.language_model_only) r->input.arch.vision_encoder.reset();
   return absl::OkStatus();
 }
 

@@ -169,6 +169,9 @@ struct EngineLogFacts {
   // vLLM V1 warned that it falls back to the PyTorch-native top-k/top-p
   // sampler (no FlashInfer installed).
   std::optional<bool> native_sampler;
+  // SGLang: memory free when the engine started ("Load weight begin. avail
+  // mem=X GB"; or the "Load weight end" line's avail mem + mem usage).
+  std::optional<uint64_t> free_memory_at_start_bytes;
   // Every line a fact was read from, in file order.
   std::vector<EngineLogLine> matched_lines;
   // Same fact stated twice with different values (the last is kept: a

@@ -33,6 +33,10 @@ v1::EngineConfig ToEngineConfig(const v1::EngineSettings& e) {
   if (e.has_block_size()) out.set_block_size(e.block_size());
   out.set_kv_cache_dtype(e.kv_cache_dtype());
   out.set_sampler_backend(e.sampler_backend());
+  if (e.has_language_model_only()) out.set_language_model_only(e.language_model_only());
+  if (e.has_free_memory_at_start_bytes()) {
+    out.set_free_memory_at_start_bytes(e.free_memory_at_start_bytes());
+  }
   if (e.speculative_method() != v1::SPECULATIVE_METHOD_UNSPECIFIED) {
     out.mutable_speculative()->set_method(e.speculative_method());
     out.mutable_speculative()->set_num_speculative_tokens(e.num_speculative_tokens());
@@ -63,6 +67,10 @@ void MergeEngine(const v1::EngineConfig& from_log, v1::EngineConfig* e) {
   if (!e->enforce_eager()) e->set_enforce_eager(from_log.enforce_eager());
   if (e->sampler_backend() == v1::SAMPLER_BACKEND_UNSPECIFIED) {
     e->set_sampler_backend(from_log.sampler_backend());
+  }
+  if (!e->language_model_only()) e->set_language_model_only(from_log.language_model_only());
+  if (!e->has_free_memory_at_start_bytes() && from_log.has_free_memory_at_start_bytes()) {
+    e->set_free_memory_at_start_bytes(from_log.free_memory_at_start_bytes());
   }
   if (!e->has_enable_prefix_caching() && from_log.has_enable_prefix_caching()) {
     e->set_enable_prefix_caching(from_log.enable_prefix_caching());

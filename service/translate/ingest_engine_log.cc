@@ -37,7 +37,9 @@
 //   implementation of top-p & top-k sampling (V1 0.9-0.10) → native_sampler
 // SGLang (model_executor/model_runner.py, mem_cache/memory_pool.py,
 // managers/scheduler.py; "GB" there is 2^30 bytes):
-//   Load weight end. … mem usage=X GB
+//   Load weight begin. avail mem=X GB → free_memory_at_start_bytes
+//   Load weight end. … avail mem=A GB, mem usage=X GB → weights (X); the free
+//   memory at start A + X when the begin line is missing
 //   KV Cache is allocated. [dtype: D, ]#tokens: N, K size: X GB, V size: Y GB
 //   (MLA: KV size: X GB)
 //   max_total_num_tokens=N, chunked_prefill_size=C, …, max_running_requests=R,
@@ -600,9 +602,22 @@ absl::Status LogReader::ReadVllmConfig(const Record& r) {
 absl::Status LogReader::ReadSglang(const Record& r) {
   const absl::string_view t = r.text;
   std::optional<uint64_t> b, n;
+  if (const size_t at = t.find("Load weight begin."); at != absl::string_view::npos) {
+    CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "avail mem=", at));
+    if (b) Set(facts_.free_memory_at_start_bytes, *b, "free_memory_at_start_bytes", r);
+    Engine("sglang", r);
+  }
   if (const size_t at = t.find("Load weight end."); at != absl::string_view::npos) {
     CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "mem usage=", at));
     if (b) Set(facts_.weights_bytes, *b, "weights_bytes", r);
+    // The free memory before loading is what is left plus what loading took
+    // (SGLang prints mem usage as the drop in available memory), unless the
+    // "Load weight begin" line stated it.
+    std::optional<uint64_t> left;
+    CAPPLAN_ASSIGN_OR_RETURN(left, Bytes(r, "avail mem=", at));
+    if (b && left && !facts_.free_memory_at_start_bytes) {
+      Set(facts_.free_memory_at_start_bytes, *b + *left, "free_memory_at_start_bytes", r);
+    }
     Engine("sglang", r);
   }
   if (const size_t at = t.find("KV Cache is allocated."); at != absl::string_view::npos) {

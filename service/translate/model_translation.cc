@@ -124,6 +124,7 @@ absl::StatusOr<model::ModelArchitecture> ToArchitecture(const v1::Model& m) {
   a.gated_attention_output = m.gated_attention_output();
   a.native_context_tokens = static_cast<int64_t>(m.native_context_tokens());
   a.rope_scaling_factor = m.rope_scaling_factor();
+  a.architecture_class = m.architecture_class();
   a.rope_original_context_tokens = static_cast<int64_t>(m.rope_original_context_tokens());
   absl::StatusOr<model::NumberType> dtype = ToNumberType(m.native_dtype());
   if (!dtype.ok()) return dtype.status();
@@ -351,6 +352,10 @@ model::EngineSettings ToEngineSettings(const v1::EngineConfig& e) {
       break;
   }
   s.native_sampler = e.sampler_backend() == v1::SAMPLER_BACKEND_NATIVE;
+  s.language_model_only = e.language_model_only();
+  if (e.has_free_memory_at_start_bytes()) {
+    s.free_memory_at_start_bytes = static_cast<double>(e.free_memory_at_start_bytes());
+  }
   switch (e.speculative().method()) {
     case v1::SPECULATIVE_METHOD_MTP:
       s.speculative_method = model::SpeculativeMethod::kMtp;
@@ -497,6 +502,15 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.native_sampler_logit_copies_prior = p.native_sampler_logit_copies_prior();
   e.native_sampler_logit_copies = p.native_sampler_logit_copies();
   e.mm_profile_pads_encoder_cache = p.mm_profile_pads_encoder_cache();
+  e.vision_encoder_tp_sharded = p.vision_encoder_tp_sharded();
+  for (const v1::ActivationHiddenCopies& r : p.activation_hidden_copies()) {
+    e.activation_hidden_copies.push_back(model::EngineBehaviour::HiddenCopiesRule{
+        {r.architecture_classes().begin(), r.architecture_classes().end()},
+        static_cast<int64_t>(r.hidden_copies())});
+  }
+  e.allocator_round_bytes = static_cast<double>(p.weights_allocator().segment_round_bytes());
+  e.allocator_large_from_bytes = static_cast<double>(p.weights_allocator().large_from_bytes());
+  e.allocator_counts_reserved = p.weights_allocator().counts_reserved();
   e.non_torch_base_fit_group = p.non_torch_base_fit_group();
   e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
   e.decoder_logit_copies = p.decoder_logit_copies();

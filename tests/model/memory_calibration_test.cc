@@ -183,5 +183,54 @@ TEST(CalibrateEnginePresets, ANativeSamplerGroupWithoutLogsTakesItsCountedPrior)
   EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").sampler_logit_copies, 2.0);
 }
 
+// An SGLang log whose budget came from the memory it says was free at start
+// tells nothing of the engine's own context: it adds no row to the base.
+TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryLeavesTheBaseAlone) {
+  EngineBehaviour e;
+  e.engine = EngineKind::kSglang;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 0.5 * kGiB;  // the truth the first log is made with
+  MemoryPlanInput in;
+  in.arch.hidden_size = 1024;
+  in.arch.intermediate_size = 4096;
+  in.arch.num_attention_heads = 16;
+  in.arch.num_kv_heads = 4;
+  in.arch.head_dim = 64;
+  in.arch.vocab_size = 32000;
+  in.arch.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
+  in.arch.native_context_tokens = 8192;
+  in.engine = e;
+  in.hardware.name = "test card";
+  in.hardware.memory_bytes = 4 * kGiB;
+  in.settings.memory_fraction = 0.8;
+  in.settings.max_model_len = 4096;
+  auto log_of = [](const std::string& id, const MemoryPlanInput& input) {
+    StartupLog log;
+    log.id = id;
+    log.preset_id = "sglang";
+    log.input = input;
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(input);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    log.kv_pool_tokens = plan.ok() ? plan->kv_pool_tokens : 0;
+    return log;
+  };
+  const StartupLog plain = log_of("plain", in);
+  // A desktop held 0.5 GiB more: 3 GiB free at start, not 4 - 0.5.
+  in.settings.free_memory_at_start_bytes = 3 * kGiB;
+  const StartupLog stated = log_of("stated", in);
+  ASSERT_LT(stated.kv_pool_tokens, plain.kv_pool_tokens);
+  absl::StatusOr<CalibrationFit> fit = CalibrateEnginePresets({plain, stated}, {{"sglang", e}});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  // One row, the plain log's: the same base as a fit on that log alone
+  // (the stated log, taken as a row, would imply a 1 GiB context).
+  absl::StatusOr<CalibrationFit> alone = CalibrateEnginePresets({plain}, {{"sglang", e}});
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_DOUBLE_EQ(fit->presets.at("sglang").non_torch_base_bytes,
+                   alone->presets.at("sglang").non_torch_base_bytes);
+  EXPECT_GT(fit->presets.at("sglang").non_torch_base_bytes, 0.4 * kGiB);
+  EXPECT_THAT(fit->report, ::testing::Contains(HasSubstr("sglang: 1 logs")));
+}
+
 }  // namespace
 }  // namespace capplan::model

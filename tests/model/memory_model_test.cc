@@ -139,6 +139,48 @@ TEST(PlanMemory, SglangBudgetByHand) {
   EXPECT_EQ(plan->kv_pool_tokens, 672302);
 }
 
+// Memory others hold at start (a desktop, WSL2): SGLang takes its fraction
+// of what is free then, not of the total less its context.
+TEST(PlanMemory, SglangBudgetFromTheStatedFreeMemoryAtStart) {
+  EngineBehaviour e;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.engine = EngineKind::kSglang;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 536870912.0;
+  MemoryPlanInput in = Input(Dense(), e);
+  in.settings.memory_fraction = 0.8;
+  in.settings.free_memory_at_start_bytes = 3221225472.0;  // 3 GiB
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // 0.8 · 3 GiB − 252,725,248 = 2,324,254,720 → / 4,096 B = 567,445.
+  EXPECT_EQ(plan->kv_pool_tokens, 567445);
+  EXPECT_THAT(plan->notes, ::testing::Contains(HasSubstr("3.00 GiB stated free at start")));
+  in.settings.free_memory_at_start_bytes = 5e9;  // above the card's 4 GiB
+  EXPECT_THAT(PlanMemory(in),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("engine.free_memory_at_start_bytes = 5000000000; must be in [1, "
+                                 "the card's total of 4294967296 bytes]")));
+}
+
+// vLLM's pool does not depend on it; the plan says when V1 would refuse to
+// start (it asks for gpu_memory_utilization × total up front).
+TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  const absl::StatusOr<MemoryPlan> base = PlanMemory(in);
+  ASSERT_TRUE(base.ok()) << base.status();
+  in.settings.free_memory_at_start_bytes = 1073741824.0;  // 1 GiB < 0.5 · 4 GiB
+  const absl::StatusOr<MemoryPlan> low = PlanMemory(in);
+  ASSERT_TRUE(low.ok()) << low.status();
+  EXPECT_EQ(low->kv_pool_tokens, base->kv_pool_tokens);
+  EXPECT_THAT(low->notes,
+              ::testing::Contains(::testing::AllOf(HasSubstr("2.00 GiB but 1.00 GiB is free"),
+                                                   HasSubstr("V1 refuses to start"))));
+  in.settings.free_memory_at_start_bytes = 3221225472.0;
+  const absl::StatusOr<MemoryPlan> enough = PlanMemory(in);
+  ASSERT_TRUE(enough.ok()) << enough.status();
+  EXPECT_THAT(enough->notes, ::testing::Contains(HasSubstr("covers vLLM's")));
+}
+
 // SGLang's distributed set-up: one flat amount on a fast link, an amount per
 // extra rank over PCIe, nothing on one GPU (EnginePreset.non_torch_flat_on_fast_link).
 TEST(PlanMemory, SglangMultiGpuLossIsFlatOnAFastLinkAndPerRankOverPcie) {
@@ -729,6 +771,78 @@ TEST(PlanMemory, MultimodalProfileHoldAddsToTheActivationPeak) {
   const absl::StatusOr<MemoryPlan> off = PlanMemory(in);
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_DOUBLE_EQ(off->per_gpu.activation_peak_bytes, 1280000.0);
+}
+
+// The vision tower at TP2: hand count of WithVision's tensors (elements):
+// patch embed 64 x 97 = 6,208, block norms 256, qkv 192 x 65 = 12,480, proj
+// 64 x 65 = 4,160, MLP in 128 x 65 = 8,320, out 64 x 129 = 8,256, merger norm
+// 128, fc1 2 x 256 x 257 = 131,584, fc2 2 x 1,024 x 257 = 526,336, deepstack
+// norms 512: 698,240 x 2 B whole. Split over two ranks the column-parallel
+// ones halve their rows (6,240; 4,160; 65,792) and the row-parallel ones
+// their inputs with the bias (64 x 33; 64 x 65; 2 x 1,024 x 129): 353,760.
+TEST(PlanMemory, VisionTowerIsShardedOnlyWhereTheEngineShardsIt) {
+  MemoryPlanInput in = Input(WithVision(), Vllm());
+  in.parallelism.tp = 2;
+  const int vision = static_cast<int>(Component::kVisionEncoder);
+  const absl::StatusOr<MemoryPlan> whole = PlanMemory(in);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_DOUBLE_EQ(whole->weights_by_component_bytes[vision], 698240.0 * 2);
+  in.engine.vision_encoder_tp_sharded = true;
+  const absl::StatusOr<MemoryPlan> sharded = PlanMemory(in);
+  ASSERT_TRUE(sharded.ok()) << sharded.status();
+  EXPECT_DOUBLE_EQ(sharded->weights_by_component_bytes[vision], 353760.0 * 2);
+  // The text model's weights do not move.
+  EXPECT_DOUBLE_EQ(Sum(sharded->weights_by_component_bytes) - 353760.0 * 2,
+                   Sum(whole->weights_by_component_bytes) - 698240.0 * 2);
+  in.parallelism.tp = 1;
+  const absl::StatusOr<MemoryPlan> one = PlanMemory(in);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_DOUBLE_EQ(one->weights_by_component_bytes[vision], 698240.0 * 2);
+}
+
+// A model file that keeps gate_up alive at down_proj's output holds a third
+// hidden width at the peak: the rule naming the class wins over the rule for
+// any class; a class no rule names takes the any-class rule, none at all 2.
+TEST(PlanMemory, ActivationHiddenCopiesFollowTheArchitectureClass) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.activation_token_scale = 1.0;
+  in.engine.sampler_logit_copies = 0.0;
+  in.arch.architecture_class = "LlamaForCausalLM";
+  auto peak = [&]() {
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.activation_peak_bytes : 0.0;
+  };
+  const double two = peak();
+  const double tokens = two / ((2.0 * 1024 + 3.0 * 4096) * 2.0);
+  EXPECT_GT(tokens, 0.0);
+  in.engine.activation_hidden_copies = {{{}, 3}, {{"LlamaForCausalLM"}, 2}};
+  EXPECT_DOUBLE_EQ(peak(), two);  // the class's own rule
+  in.arch.architecture_class = "Qwen2ForCausalLM";
+  EXPECT_DOUBLE_EQ(peak(), two + tokens * 1024 * 2.0);  // the any-class rule
+  in.engine.activation_hidden_copies = {{{"LlamaForCausalLM"}, 3}};
+  EXPECT_DOUBLE_EQ(peak(), two);  // no rule for Qwen2: 2
+}
+
+// The caching allocator's tail on the loaded weights: Dense()'s tensors of
+// at least 10 MiB are the embeddings and the LM head (32,000 x 1,024 x 2 B)
+// and the four merged gate_up projections (8,192 x 1,024 x 2 B = 16 MiB; the
+// 8 MiB down projections stay below), six tensors each with a mean tail of
+// 1 MiB where free memory is measured, 1/4 MiB where torch's allocated bytes are.
+TEST(PlanMemory, AllocatorTailOnTheLargeWeightTensors) {
+  constexpr double kMebi = 1024.0 * 1024.0;
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  const absl::StatusOr<MemoryPlan> exact = PlanMemory(in);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  in.engine.allocator_round_bytes = 2 * kMebi;
+  in.engine.allocator_large_from_bytes = 10 * kMebi;
+  const absl::StatusOr<MemoryPlan> allocated = PlanMemory(in);
+  ASSERT_TRUE(allocated.ok()) << allocated.status();
+  EXPECT_DOUBLE_EQ(allocated->per_gpu.weights_bytes - exact->per_gpu.weights_bytes, 6 * 0.25 * kMebi);
+  in.engine.allocator_counts_reserved = true;
+  const absl::StatusOr<MemoryPlan> reserved = PlanMemory(in);
+  ASSERT_TRUE(reserved.ok()) << reserved.status();
+  EXPECT_DOUBLE_EQ(reserved->per_gpu.weights_bytes - exact->per_gpu.weights_bytes, 6 * 1.0 * kMebi);
 }
 
 TEST(PlanMemory, V0KeepsTheDriverRanksPoolWithMoreThanOneWorker) {

@@ -219,6 +219,49 @@ TEST_F(CliBundledTest, MemoryWithTheNativeSamplerHasTheSmallerPoolAndSaysWhy) {
               HasSubstr("--sampler-backend = flashinfer; must be one of default, native"));
 }
 
+// A vision-language checkpoint served text-only loads no vision tower: less
+// weight per GPU and a larger pool, offline and through the server alike;
+// a desktop's memory shrinks SGLang's pool (its fraction of what is free).
+TEST_F(CliBundledTest, MemoryTextOnlyAndFreeMemoryAtStartChangeWhatTheyShould) {
+  const std::vector<std::string> base = {
+      "memory",   "--model", "qwen3.5-27b",     "--gpu", "nvidia-h100-sxm-80gb",
+      "--engine", "vllm",    "--max-model-len", "4096",  "--json"};
+  auto number = [](const std::string& json_out, const std::string& key) {
+    const std::string quoted = "\"" + key + "\": ";
+    const size_t at = json_out.find(quoted);
+    EXPECT_NE(at, std::string::npos) << key;
+    if (at == std::string::npos) return 0.0;
+    size_t from = at + quoted.size();
+    if (json_out[from] == '"') ++from;
+    return std::stod(json_out.substr(from));
+  };
+  Result full = RunCapplan(base);
+  ASSERT_EQ(full.code, kExitOk) << full.err;
+  std::vector<std::string> text = base;
+  text.push_back("--language-model-only");
+  Result offline = RunCapplan(text);
+  ASSERT_EQ(offline.code, kExitOk) << offline.err;
+  EXPECT_EQ(RunCapplan(Online(text)).out, offline.out);
+  EXPECT_LT(number(offline.out, "weights_bytes"), number(full.out, "weights_bytes"));
+  EXPECT_GT(number(offline.out, "kv_pool_tokens"), number(full.out, "kv_pool_tokens"));
+
+  const std::vector<std::string> sglang = {
+      "memory",   "--model", "qwen3-8b", "--gpu", "nvidia-rtx-3090-24gb",
+      "--engine", "sglang",  "--json"};
+  Result whole = RunCapplan(sglang);
+  ASSERT_EQ(whole.code, kExitOk) << whole.err;
+  std::vector<std::string> desktop = sglang;
+  desktop.insert(desktop.end(), {"--free-memory-gib", "22"});
+  Result less = RunCapplan(desktop);
+  ASSERT_EQ(less.code, kExitOk) << less.err;
+  EXPECT_LT(number(less.out, "kv_pool_tokens"), number(whole.out, "kv_pool_tokens"));
+  EXPECT_THAT(less.out, HasSubstr("22.00 GiB stated free at start"));
+  desktop.back() = "30";  // above the card's 23.58 GiB
+  Result refused = RunCapplan(desktop);
+  EXPECT_EQ(refused.code, kExitInvalid);
+  EXPECT_THAT(refused.err, HasSubstr("free_memory_at_start_bytes"));
+}
+
 TEST_F(CliBundledTest, MemoryBadFlagValueExitsTwoNamingTheFlagAndTheField) {
   Result r = RunCapplan({"memory", "--model", "llama-3.1-8b-instruct", "--gpu", "nvidia-l4-24gb",
                          "--tp", "3", "--gpus", "3"});

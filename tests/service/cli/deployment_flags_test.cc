@@ -38,10 +38,21 @@ TEST(DeploymentFlags, NamedAsTheEnginesNameThem) {
   EXPECT_THAT(DeploymentValuedFlags(), Contains("hardware-file"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("kv-pool-tokens"));
   EXPECT_THAT(DeploymentValuedFlags(), Contains("sampler-backend"));
-  EXPECT_EQ(DeploymentValuedFlags().size(), 25u);
+  EXPECT_THAT(DeploymentValuedFlags(), Contains("free-memory-gib"));
+  EXPECT_EQ(DeploymentValuedFlags().size(), 26u);
   EXPECT_THAT(DeploymentSwitches(),
               ::testing::ElementsAre("enforce-eager", "dp-attention", "enable-prefix-caching",
-                                     "no-enable-prefix-caching"));
+                                     "no-enable-prefix-caching", "language-model-only"));
+}
+
+TEST(DeploymentFromFlags, LanguageModelOnlyLandsInTheEngineSettings) {
+  absl::StatusOr<v1::Deployment> d = DeploymentFromFlags(
+      Args({"--model", "qwen3.5-27b", "--gpu", "nvidia-h100-sxm-80gb", "--language-model-only"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->engine().language_model_only());
+  d = DeploymentFromFlags(Args({"--model", "qwen3.5-27b", "--gpu", "nvidia-h100-sxm-80gb"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->engine().has_language_model_only());
 }
 
 TEST(DeploymentFromFlags, SamplerBackendLandsInTheEngineSettings) {
@@ -52,6 +63,16 @@ TEST(DeploymentFromFlags, SamplerBackendLandsInTheEngineSettings) {
   d = DeploymentFromFlags(Args({"--model", "qwen3-8b", "--gpu", "nvidia-h100-sxm-80gb"}));
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->engine().sampler_backend(), v1::SAMPLER_BACKEND_UNSPECIFIED);
+}
+
+TEST(DeploymentFromFlags, FreeMemoryAtStartIsGibPerGpuInBytes) {
+  absl::StatusOr<v1::Deployment> d = DeploymentFromFlags(
+      Args({"--model", "qwen3-8b", "--gpu", "nvidia-rtx-3090-24gb", "--free-memory-gib", "22.76"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->engine().free_memory_at_start_bytes(), 24438363914u);  // 22.76 x 2^30
+  d = DeploymentFromFlags(Args({"--model", "qwen3-8b", "--gpu", "nvidia-rtx-3090-24gb"}));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->engine().has_free_memory_at_start_bytes());
 }
 
 TEST(DeploymentFromFlags, StatedKvPoolLandsInTheEngineSettings) {
@@ -205,6 +226,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{"NegativeDraftTokens",
                  {"--model", "m", "--num-speculative-tokens", "-1"},
                  "--num-speculative-tokens = -1; must be a whole number >= 0"},
+        BadFlags{"ZeroFreeMemory",
+                 {"--model", "m", "--free-memory-gib", "0"},
+                 "--free-memory-gib = 0; must be in (0, 1048576] GiB (memory free on each GPU at "
+                 "start)"},
         BadFlags{"UnknownEngine",
                  {"--model", "m", "--engine", "tgi"},
                  "--engine = tgi; must be one of vllm, sglang, trtllm"},

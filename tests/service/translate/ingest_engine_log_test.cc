@@ -163,6 +163,20 @@ TEST(IngestEngineLog, SglangMhaPoolIsKPlusV) {
   EXPECT_EQ(f.kv_cache_bytes, 2 * GiB(54.12));
 }
 
+// The free memory SGLang's budget takes its fraction of: the begin line's
+// avail mem, else the end line's avail mem plus what loading took.
+TEST(IngestEngineLog, SglangFreeMemoryAtStartFromTheLoadLines) {
+  const EngineLogFacts wsl = Facts("sglang_wsl2_load_begin_excerpt.log");
+  EXPECT_EQ(wsl.engine, "sglang");
+  EXPECT_EQ(wsl.free_memory_at_start_bytes, GiB(22.76));
+  EXPECT_EQ(wsl.weights_bytes, std::nullopt);  // this release prints no mem usage
+  EXPECT_EQ(wsl.kv_pool_tokens, 105531u);
+  EXPECT_THAT(wsl.conflicts, IsEmpty());
+  EXPECT_EQ(EngineLogToCatalog(wsl).engine.free_memory_at_start_bytes(), GiB(22.76));
+  const EngineLogFacts end_only = Facts("sglang-2025-03.log");
+  EXPECT_EQ(end_only.free_memory_at_start_bytes, GiB(131.08) + GiB(8.13));
+}
+
 TEST(IngestEngineLog, SglangJoinedExcerptWithSchedulerLine) {
   const EngineLogFacts f = Facts("sglang_issue6291_excerpt.log");
   EXPECT_EQ(f.engine, "sglang");
