@@ -39,6 +39,10 @@ constexpr double kDecoderPriorWeightBytes = 0.02 * kGiB;
 // driver process's second context, and nothing extra on unified memory.
 constexpr double kBytesPriorWeight = 0.5;
 constexpr double kBasePriorBytes = 0.25 * kGiB;
+// The ROCm extra has no size in the code read (the HIP runtime, hipBLASLt
+// and RCCL allocate through their own paths), so its pull towards 0 is a
+// tenth of the others': ROCm logs set it rather than the CUDA base beside it.
+constexpr double kRocmPriorWeight = 0.1 * kBytesPriorWeight;
 constexpr double kPerRankPriorBytes = 0.15 * kGiB;
 constexpr double kDriverPriorBytes = 0.5 * kGiB;
 // Robust loss: residuals beyond this count linearly (Huber, by iteratively
@@ -272,7 +276,7 @@ namespace {
 // The columns a preset's coefficients come from; empty = not fitted.
 struct PresetColumns {
   std::string family;
-  std::string activation, sampler, base, rank, unified, driver, decoder, fast_link;
+  std::string activation, sampler, base, rank, unified, driver, decoder, fast_link, rocm;
   std::string native_sampler;  // deployments on the native top-k/top-p sampler
 };
 
@@ -289,7 +293,9 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
   switch (e.engine) {
     case EngineKind::kVllm:
       c.family = "vllm";
-      c.activation = "vllm activation scale";
+      c.activation = e.activation_fit_group.empty()
+                         ? "vllm activation scale"
+                         : "vllm activation scale (" + e.activation_fit_group + ")";
       c.sampler = "vllm sampler copies " + sampler_group;
       if (!e.native_sampler_fit_group.empty()) {
         c.native_sampler = "vllm sampler copies " + e.native_sampler_fit_group;
@@ -300,6 +306,10 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
                                                                   : "vllm base (profiled)";
       c.rank = "vllm per extra rank";
       c.unified = "vllm unified memory";
+      // Each budget rule counts another slice of the runtime (the whole
+      // device before 0.6.3, the growth over a post-context snapshot
+      // later), so the ROCm extra goes with the base's group.
+      c.rocm = "vllm ROCm runtime " + c.base.substr(std::string("vllm base ").size());
       // V0 keeps the smallest pool over its workers; rank 0 binds because
       // only the driver worker runs the sampler, which the max() of the
       // activation terms already holds: no driver column.
@@ -309,6 +319,7 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       c.base = "sglang base";
       c.rank = "sglang per extra rank";
       c.unified = "sglang unified memory";
+      c.rocm = "sglang ROCm runtime";
       // The distributed set-up over NVLink / xGMI: no prior of its own (a
       // column named without "base" or "per extra rank" is pulled towards 0).
       if (e.non_torch_flat_on_fast_link) c.fast_link = "sglang multi-gpu set-up (fast link)";
@@ -346,6 +357,7 @@ FitColumn ColumnNamed(const std::string& name) {
   } else {
     c.prior_weight_bytes = kBytesPriorWeight;
     if (name.find("base") != std::string::npos) c.prior = kBasePriorBytes;
+    if (name.find("ROCm runtime") != std::string::npos) c.prior_weight_bytes = kRocmPriorWeight;
     if (name.find("per extra rank") != std::string::npos) c.prior = kPerRankPriorBytes;
     if (name.find("driver") != std::string::npos) c.prior = kDriverPriorBytes;
   }
@@ -385,6 +397,7 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   add(pc.rank, t->extra_ranks);
   add(pc.fast_link, t->fast_link_multi_gpu);
   add(pc.unified, t->unified);
+  add(pc.rocm, t->rocm);
   add(pc.driver, t->driver_rank);
   if (e.engine == EngineKind::kVllm) {
     r.token_column = f.Column(pc.activation);
@@ -428,6 +441,7 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
     if (t->fast_link_multi_gpu > 0 && !pc.fast_link.empty())
       r.terms.emplace_back(f.Column(pc.fast_link), 1.0);
     if (t->unified > 0 && !pc.unified.empty()) r.terms.emplace_back(f.Column(pc.unified), 1.0);
+    if (t->rocm > 0 && !pc.rocm.empty()) r.terms.emplace_back(f.Column(pc.rocm), 1.0);
     f.rows.push_back(std::move(r));
     f.row_ids.push_back(log.id + " (non-torch)");
   }
@@ -490,7 +504,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     const PresetColumns pc = ColumnsOf(id, e);
     Family& f = families[pc.family];
     for (const std::string* name : {&pc.activation, &pc.sampler, &pc.native_sampler, &pc.base,
-                                    &pc.rank, &pc.unified, &pc.driver, &pc.decoder}) {
+                                    &pc.rank, &pc.unified, &pc.driver, &pc.decoder, &pc.rocm}) {
       f.Column(*name);
     }
     for (const auto& [column, prior] :
@@ -553,6 +567,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     e.non_torch_per_extra_rank_bytes = value(pc.rank);
     e.fast_link_multi_gpu_non_torch_bytes = value(pc.fast_link);
     e.unified_memory_non_torch_bytes = value(pc.unified);
+    e.rocm_non_torch_bytes = value(pc.rocm);
     e.driver_rank_extra_non_torch_bytes = value(pc.driver);
     e.decoder_logit_copies = value(pc.decoder);
   }

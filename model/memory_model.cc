@@ -690,6 +690,7 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   t.capture_layers = static_cast<double>(CudaGraphCaptures(in.settings, knobs->cuda_graph_max_bs)) *
                      (last - first);
   t.unified = in.hardware.unified_memory ? 1.0 : 0.0;
+  t.rocm = in.hardware.rocm ? 1.0 : 0.0;
   t.driver_rank = DriverRankBinds(in.engine, in.parallelism) ? 1.0 : 0.0;
   t.fixed_bytes = MultimodalProfileHoldBytes(in.arch, in.engine, knobs->profiled_tokens);
   return t;
@@ -1017,6 +1018,7 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
                       (flat ? e.fast_link_multi_gpu_non_torch_bytes
                             : e.non_torch_per_extra_rank_bytes * extra_ranks) +
                       (in.hardware.unified_memory ? e.unified_memory_non_torch_bytes : 0.0) +
+                      (in.hardware.rocm ? e.rocm_non_torch_bytes : 0.0) +
                       (DriverRankBinds(e, p) ? e.driver_rank_extra_non_torch_bytes : 0.0) +
                       e.decoder_logit_copies * logit_bytes;
   s.cuda_graph_captures = CudaGraphCaptures(in.settings, knobs.cuda_graph_max_bs);

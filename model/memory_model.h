@@ -49,6 +49,9 @@ struct HardwareSpec {
   bool unified_memory = false;
   // The GPUs of a node talk over NVLink / xGMI (not PCIe).
   bool fast_intra_node_link = false;
+  // The card runs ROCm (HIP runtime, hipBLASLt workspaces, RCCL), whose
+  // non-torch memory differs from CUDA's.
+  bool rocm = false;
 };
 
 // The total an engine's budget starts from: CUDA's, else the usable total.
@@ -151,6 +154,9 @@ struct EngineBehaviour {
   // Presets of one group share their fitted non_torch_base_bytes (empty = the
   // presets of one budget rule do).
   std::string non_torch_base_fit_group;
+  // Presets of one group share their fitted activation_token_scale (empty =
+  // the engine family's presets do).
+  std::string activation_fit_group;
   double native_sampler_logit_copies_prior = 0;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;
@@ -248,6 +254,8 @@ struct EngineBehaviour {
   bool cuda_graph_in_kv_budget = false;
   // Added to non-torch on unified-memory devices (host growth counts there).
   double unified_memory_non_torch_bytes = 0.0;
+  // Extra non-torch bytes on ROCm cards (fitted per engine family).
+  double rocm_non_torch_bytes = 0.0;
   double driver_rank_extra_non_torch_bytes = 0.0;  // kv_pool_min_over_ranks
   // TensorRT-LLM engines: fp32 [max_batch_size, vocab] decoder/runtime copies.
   double decoder_logit_copies = 0.0;
@@ -480,6 +488,7 @@ struct OverheadTerms {
   double fast_link_multi_gpu = 0.0;  // 1: multi-GPU on a fast link, flat term
   double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
   double unified = 0.0;              // 1 on a unified-memory device
+  double rocm = 0.0;                 // 1 on a ROCm card
   double driver_rank = 0.0;          // 1 when the pool is the driver rank's
   // Known bytes with no coefficient (the multimodal profile's held encoder
   // outputs): taken off the observed overhead before the fit.

@@ -20,7 +20,7 @@ FIELDS = ("activation_token_scale", "sampler_logit_copies", "native_sampler_logi
           "non_torch_per_extra_rank_bytes", "fast_link_multi_gpu_non_torch_bytes",
           "cuda_graph_bytes_per_capture_layer",
           "unified_memory_non_torch_bytes", "driver_rank_extra_non_torch_bytes",
-          "decoder_logit_copies")
+          "decoder_logit_copies", "rocm_non_torch_bytes")
 
 
 def main():

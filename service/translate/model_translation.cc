@@ -297,6 +297,7 @@ absl::StatusOr<model::HardwareSpec> ToHardwareSpec(const v1::Hardware& h) {
       static_cast<double>(h.usable_memory_bytes() > 0 ? h.usable_memory_bytes() : h.memory_bytes());
   out.cuda_total_bytes = static_cast<double>(h.cuda_total_memory_bytes());
   out.unified_memory = h.unified_memory();
+  out.rocm = absl::AsciiStrToLower(h.vendor()) == "amd";
   out.fast_intra_node_link =
       h.intra_node().kind() == v1::LINK_KIND_NVLINK || h.intra_node().kind() == v1::LINK_KIND_XGMI;
   if (out.memory_bytes <= 0.0) {
@@ -512,6 +513,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.allocator_large_from_bytes = static_cast<double>(p.weights_allocator().large_from_bytes());
   e.allocator_counts_reserved = p.weights_allocator().counts_reserved();
   e.non_torch_base_fit_group = p.non_torch_base_fit_group();
+  e.activation_fit_group = p.activation_fit_group();
   e.driver_rank_extra_non_torch_bytes = p.driver_rank_extra_non_torch_bytes();
   e.decoder_logit_copies = p.decoder_logit_copies();
   e.activation_token_scale = p.activation_token_scale();
@@ -522,6 +524,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.fast_link_multi_gpu_non_torch_bytes = p.fast_link_multi_gpu_non_torch_bytes();
   e.cuda_graph_bytes_per_capture_layer = p.cuda_graph_bytes_per_capture_layer();
   e.unified_memory_non_torch_bytes = p.unified_memory_non_torch_bytes();
+  e.rocm_non_torch_bytes = p.rocm_non_torch_bytes();
   return e;
 }
 

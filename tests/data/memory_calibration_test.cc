@@ -187,7 +187,8 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
           {"cuda_graph_bytes_per_capture_layer", f.cuda_graph_bytes_per_capture_layer},
           {"unified_memory_non_torch_bytes", f.unified_memory_non_torch_bytes},
           {"driver_rank_extra_non_torch_bytes", f.driver_rank_extra_non_torch_bytes},
-          {"decoder_logit_copies", f.decoder_logit_copies}}) {
+          {"decoder_logit_copies", f.decoder_logit_copies},
+          {"rocm_non_torch_bytes", f.rocm_non_torch_bytes}}) {
       const bool bytes = absl::EndsWith(field, "_bytes") || absl::StrContains(field, "bytes_per");
       std::printf(
           "FIT %s %s: %s\n", id.c_str(), field,
@@ -226,6 +227,9 @@ TEST_F(MemoryCalibration, FitReproducesThePresets) {
         near_bytes(data.driver_rank_extra_non_torch_bytes, f.driver_rank_extra_non_torch_bytes))
         << id << " driver_rank_extra_non_torch_bytes " << data.driver_rank_extra_non_torch_bytes
         << " vs fit " << f.driver_rank_extra_non_torch_bytes;
+    EXPECT_TRUE(near_bytes(data.rocm_non_torch_bytes, f.rocm_non_torch_bytes))
+        << id << " rocm_non_torch_bytes " << data.rocm_non_torch_bytes << " vs fit "
+        << f.rocm_non_torch_bytes;
   }
 }
 

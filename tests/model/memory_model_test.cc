@@ -845,6 +845,22 @@ TEST(PlanMemory, AllocatorTailOnTheLargeWeightTensors) {
   EXPECT_DOUBLE_EQ(reserved->per_gpu.weights_bytes - exact->per_gpu.weights_bytes, 6 * 1.0 * kMebi);
 }
 
+// The ROCm extra lands on ROCm cards only, beside the base, and comes out of
+// the pool byte for byte under vLLM's profiled budget.
+TEST(PlanMemory, RocmExtraOnlyOnRocmCards) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.rocm_non_torch_bytes = 3e8;
+  const absl::StatusOr<MemoryPlan> cuda = PlanMemory(in);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_DOUBLE_EQ(cuda->per_gpu.non_torch_bytes, 1e8);
+  in.hardware.rocm = true;
+  const absl::StatusOr<MemoryPlan> rocm = PlanMemory(in);
+  ASSERT_TRUE(rocm.ok()) << rocm.status();
+  EXPECT_DOUBLE_EQ(rocm->per_gpu.non_torch_bytes, 4e8);
+  EXPECT_NEAR(cuda->per_gpu.kv_pool_bytes - rocm->per_gpu.kv_pool_bytes, 3e8,
+              cuda->kv_bytes_per_token * 64 + 1.0);  // within a block of blocks
+}
+
 TEST(PlanMemory, V0KeepsTheDriverRanksPoolWithMoreThanOneWorker) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.engine.kv_pool_min_over_ranks = true;

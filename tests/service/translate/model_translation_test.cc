@@ -136,6 +136,9 @@ TEST_P(ChoosePresetTest, VersionRangesMapToPresets) {
 INSTANTIATE_TEST_SUITE_P(
     Bundled, ChoosePresetTest,
     ::testing::Values(PresetCase{v1::ENGINE_KIND_VLLM, "0.2.7", "vllm-v0-legacy", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.3.0", "vllm-v0-legacy", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.3.1", "vllm-v0-0.3.1", false},
+                      PresetCase{v1::ENGINE_KIND_VLLM, "0.6.3.post1", "vllm-v0-0.3.1", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.6.4", "vllm-v0-profiled", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.7.2", "vllm-v0-0.7", false},
                       PresetCase{v1::ENGINE_KIND_VLLM, "0.8.0", "vllm-v1-0.8", false},
