@@ -28,6 +28,12 @@ constexpr double kSamplerCopiesPrior = 2.0;
 // samples (vllm/v1/sample/sampler.py, Sampler.forward): one fp32 copy of
 // [max_num_seqs, vocab] at least, so no fit may give fewer.
 constexpr double kSamplerCopiesFloor = 1.0;
+// The most copies any sampler path counted so far holds at once: V0's
+// PyTorch-native top-k/top-p, 8 fp32 [max_num_seqs, vocab] units alive at
+// the end of _apply_top_k_top_p plus 1-2 of the sort's scratch (the
+// vllm-v0-* presets' sampler_logit_copies_prior sources). No fit may give
+// more: bytes beyond it are another mechanism, not the sampler.
+constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
 // sampler_logit_copies_prior) holds firmly: a few logs of other engines'
 // builds (ROCm, say) move it by about a copy, not by several.
@@ -84,6 +90,11 @@ absl::Status CheckSystem(const std::vector<FitRow>& rows, const std::vector<FitC
       return Invalid(absl::StrCat("column '", c.name, "' has floor ", c.floor,
                                   "; a floor must be finite and >= 0"));
     }
+    if (!std::isfinite(c.ceiling) || c.ceiling < 0 || (c.ceiling > 0 && c.ceiling < c.floor)) {
+      return Invalid(absl::StrCat("column '", c.name, "' has ceiling ", c.ceiling,
+                                  "; a ceiling must be 0 (none) or finite and >= the floor ",
+                                  c.floor));
+    }
   }
   auto bad = [n](int c) { return c < -1 || c >= n; };
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -116,6 +127,11 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
   const int n = static_cast<int>(columns.size());
   const int m = static_cast<int>(rows.size());
   std::vector<bool> pinned(n, false);
+  std::vector<double> pin(n, 0.0);  // the bound a pinned column sits at
+  auto bounded = [&columns](int c, double v) {
+    v = std::max(columns[c].floor, v);
+    return columns[c].ceiling > 0 ? std::min(columns[c].ceiling, v) : v;
+  };
   std::vector<bool> token(m);
   for (int i = 0; i < m; ++i) token[i] = TokenDominates(rows[i], theta);
   int rank = 0;
@@ -139,19 +155,19 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
       a(m + c, c) = columns[c].prior_weight_bytes;
       b(m + c) = columns[c].prior_weight_bytes * columns[c].prior;
     }
-    // A pinned column sits at its floor: its part moves to the right side.
+    // A pinned column sits at its bound: its part moves to the right side.
     for (int c = 0; c < n; ++c) {
       if (!pinned[c]) continue;
-      b -= a.col(c) * columns[c].floor;
+      b -= a.col(c) * pin[c];
       a.col(c).setZero();
     }
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(a);
     const Eigen::VectorXd solved = cod.solve(b);
     rank = static_cast<int>(cod.rank());
-    for (int c = 0; c < n; ++c) theta[c] = pinned[c] ? columns[c].floor : solved(c);
+    for (int c = 0; c < n; ++c) theta[c] = pinned[c] ? pin[c] : solved(c);
     bool changed = false;
     std::vector<double> clipped(theta);
-    for (int c = 0; c < n; ++c) clipped[c] = std::max(columns[c].floor, clipped[c]);
+    for (int c = 0; c < n; ++c) clipped[c] = bounded(c, clipped[c]);
     for (int i = 0; i < m; ++i) {
       const bool now = TokenDominates(rows[i], clipped);
       changed |= now != token[i];
@@ -159,15 +175,21 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
     }
     if (!changed) {
       for (int c = 0; c < n; ++c) {
-        if (theta[c] < columns[c].floor && !pinned[c]) {
+        if (pinned[c]) continue;
+        if (theta[c] < columns[c].floor) {
           pinned[c] = true;
+          pin[c] = columns[c].floor;
+          changed = true;
+        } else if (columns[c].ceiling > 0 && theta[c] > columns[c].ceiling) {
+          pinned[c] = true;
+          pin[c] = columns[c].ceiling;
           changed = true;
         }
       }
     }
     if (!changed) break;
   }
-  for (int c = 0; c < n; ++c) theta[c] = std::max(columns[c].floor, theta[c]);
+  for (int c = 0; c < n; ++c) theta[c] = bounded(c, theta[c]);
   return rank;
 }
 
@@ -352,6 +374,7 @@ FitColumn ColumnNamed(const std::string& name) {
     c.prior = kSamplerCopiesPrior;
     c.prior_weight_bytes = kSamplerPriorWeightBytes;
     c.floor = kSamplerCopiesFloor;
+    c.ceiling = kSamplerCopiesCeiling;
   } else if (name.find("decoder copies") != std::string::npos) {
     c.prior_weight_bytes = kDecoderPriorWeightBytes;
   } else {

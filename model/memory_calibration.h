@@ -39,6 +39,10 @@ struct FitColumn {
   double prior = 0.0;
   double prior_weight_bytes = 0.0;
   double floor = 0.0;
+  // The largest value the mechanism allows (0 = none): a fit that would go
+  // past it pins the column there, so the column cannot soak up a log's
+  // unexplained bytes that the robust loss should reject instead.
+  double ceiling = 0.0;
 };
 
 // One observation: y ≈ Σ θ[c] · x + max(θ[token] · token, θ[sampler] · sampler).

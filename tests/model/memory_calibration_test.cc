@@ -85,6 +85,31 @@ TEST(FitNonNegative, RefusesANegativeOrNonFiniteFloor) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be finite and >= 0")));
 }
 
+// A coefficient with a physical ceiling (no sampler holds more copies than
+// its code counts) stays on it where the data would take it higher, and the
+// others refit around it; a ceiling the data stay under changes nothing; a
+// ceiling below the floor, negative or not finite is refused.
+TEST(FitNonNegative, PinsACoefficientAboveItsCeilingAtTheCeiling) {
+  std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
+  columns[1].ceiling = 0.1 * kGiB;
+  absl::StatusOr<LinearFit> fit = FitNonNegative(LinearRows(0.5 * kGiB, 0.3 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->theta[1], 0.1 * kGiB);
+  EXPECT_GT(fit->theta[0], 0.5 * kGiB);  // the base takes what the capped term cannot
+  columns[1].ceiling = 1.0 * kGiB;
+  fit = FitNonNegative(LinearRows(0.5 * kGiB, 0.3 * kGiB), columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->theta[1], 0.3 * kGiB, 1e-6 * kGiB);
+  columns[1].floor = 0.2 * kGiB;
+  columns[1].ceiling = 0.1 * kGiB;
+  EXPECT_THAT(FitNonNegative(LinearRows(0.5 * kGiB, 0.3 * kGiB), columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'per rank' has ceiling")));
+  columns[1].floor = 0.0;
+  columns[1].ceiling = std::nan("");
+  EXPECT_THAT(FitNonNegative(LinearRows(0.5 * kGiB, 0.3 * kGiB), columns),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a ceiling must be 0")));
+}
+
 TEST(FitNonNegative, OneUnexplainedLogDoesNotMoveTheFit) {
   const std::vector<FitColumn> columns = {Unpulled("base"), Unpulled("per rank")};
   std::vector<FitRow> rows = LinearRows(0.5 * kGiB, 0.2 * kGiB);
