@@ -185,6 +185,16 @@ int64_t ActivationHiddenCopiesFor(const EngineBehaviour& e, const ModelArchitect
   return any != nullptr ? any->hidden_copies : 2;
 }
 
+// The fp16 down projection a GPTQ GEMM that dequantises the whole weight
+// holds at the activation peak, per rank (0 where the rule does not apply).
+double GptqDequantTempBytes(const ModelArchitecture& a, const Quantization& q,
+                            const ParallelismSpec& p, const EngineBehaviour& e) {
+  if (!e.gptq_gemm_dequantizes_weight || q.format != WeightFormat::kInt4Gptq) return 0.0;
+  const int64_t tp = std::max<int64_t>(1, p.tp);
+  return static_cast<double>(a.intermediate_size) / static_cast<double>(tp) *
+         static_cast<double>(a.hidden_size) * 2.0;
+}
+
 // Largest per-token activation width (elements) of one forward pass on a
 // rank: `hidden_copies` hidden-sized buffers (the residual and the normed
 // input; a third where the model file keeps gate_up alive at down_proj's
@@ -679,8 +689,9 @@ absl::StatusOr<OverheadTerms> ComputeOverheadTerms(const MemoryPlanInput& in) {
   OverheadTerms t;
   t.token_phase_bytes =
       knobs->profiled_tokens *
-      ActivationWidth(in.arch, in.parallelism, ActivationHiddenCopiesFor(in.engine, in.arch)) *
-      act_bytes;
+          ActivationWidth(in.arch, in.parallelism, ActivationHiddenCopiesFor(in.engine, in.arch)) *
+          act_bytes +
+      GptqDequantTempBytes(in.arch, in.quantization, in.parallelism, in.engine);
   t.sampler_phase_bytes = knobs->max_num_seqs * static_cast<double>(in.arch.vocab_size) * 4.0;
   const bool flat = FlatMultiGpuTerm(in.engine, in.hardware, in.parallelism);
   t.extra_ranks = flat ? 0.0 : static_cast<double>(in.parallelism.tp * in.parallelism.pp - 1);
@@ -991,9 +1002,18 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
   s.attention_tp = AttentionTp(p);
   s.kv_heads_per_rank = KvHeadsPerRank(a, s.attention_tp);
   const double activation_element_bytes = a.native_dtype == NumberType::kFp32 ? 4.0 : 2.0;
-  const double token_phase_bytes = e.activation_token_scale * knobs.profiled_tokens *
-                                   ActivationWidth(a, p, ActivationHiddenCopiesFor(e, a)) *
-                                   activation_element_bytes;
+  const double gptq_temp_bytes = GptqDequantTempBytes(a, in.quantization, p, e);
+  const double token_phase_bytes =
+      e.activation_token_scale *
+      (knobs.profiled_tokens * ActivationWidth(a, p, ActivationHiddenCopiesFor(e, a)) *
+           activation_element_bytes +
+       gptq_temp_bytes);
+  if (gptq_temp_bytes > 0) {
+    knobs.notes.push_back(absl::StrFormat(
+        "GPTQ GEMM dequantises each weight in fp16 on large batches: %.2f GiB (the down "
+        "projection) held at the activation peak",
+        gptq_temp_bytes / (1024.0 * 1024.0 * 1024.0)));
+  }
   const double logit_bytes = knobs.max_num_seqs * static_cast<double>(a.vocab_size) * 4.0;
   const bool native = UsesNativeSamplerGroup(e, in.settings);
   const double sampler_phase_bytes =

@@ -218,6 +218,10 @@ struct EngineBehaviour {
   // encoder budget, through the dummy forward and sampler
   // (MultimodalProfileHoldBytes).
   bool mm_profile_pads_encoder_cache = false;
+  // The GPTQ GEMM reconstructs each weight in fp16 before a cuBLAS GEMM on
+  // batches of more than 50 rows (exllama gptq_gemm): at the activation peak
+  // (the down projection's output) the dequantised down projection is alive.
+  bool gptq_gemm_dequantizes_weight = false;
   // The vision tower's linears are TP-sharded (column / row as in the text
   // model); false = replicated on every rank.
   bool vision_encoder_tp_sharded = false;

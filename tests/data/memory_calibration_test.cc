@@ -61,12 +61,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // logs come into the 5% band: 27 and 23 of 40. With SGLang's distributed
 // set-up as one flat amount on NVLink / xGMI (per extra rank only over
 // PCIe), the TP4 H100 and TP16 H20 logs go from +7.3% / -5.5% to +1.4% /
-// +0.5%: 29 and 25 of 40, the floors 0.72 and 0.62.
+// +0.5%: 29 and 25 of 40, the floors 0.72 and 0.62. With SGLang's free
+// memory at start, TP-sharded vision towers, V0's third hidden width, the
+// caching allocator's tail, V0's budget by release (0.3.0 / 0.3.1-0.6.3 /
+// 0.6.4), eager and compiled activation scales apart, a ROCm extra, the
+// sampler's ceiling of 10 copies and 0.3.0's GPTQ dequantisation buffer:
+// 34 and 30 of 40, the floors at the targets, 0.85 and 0.70.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.72;
+constexpr double kKvWideShare = 0.85;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.62;
+constexpr double kKvNarrowShare = 0.70;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted

@@ -847,6 +847,33 @@ TEST(PlanMemory, AllocatorTailOnTheLargeWeightTensors) {
 
 // The ROCm extra lands on ROCm cards only, beside the base, and comes out of
 // the pool byte for byte under vLLM's profiled budget.
+// A GPTQ GEMM that dequantises whole weights holds the fp16 down projection
+// of one rank at the activation peak: Dense()'s 4,096 x 1,024 x 2 B = 8 MiB
+// at TP1, half at TP2; nothing for other formats or where the preset says no.
+TEST(PlanMemory, GptqDequantBufferAtTheActivationPeak) {
+  constexpr double kMebi = 1024.0 * 1024.0;
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.engine.activation_token_scale = 1.0;
+  in.engine.sampler_logit_copies = 0.0;
+  in.quantization.format = WeightFormat::kInt4Gptq;
+  auto peak = [&]() {
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.activation_peak_bytes : 0.0;
+  };
+  const double plain = peak();
+  in.engine.gptq_gemm_dequantizes_weight = true;
+  EXPECT_DOUBLE_EQ(peak() - plain, 8 * kMebi);
+  in.quantization.format = WeightFormat::kInt4Awq;
+  EXPECT_DOUBLE_EQ(peak(), plain);
+  in.quantization.format = WeightFormat::kInt4Gptq;
+  in.parallelism.tp = 2;
+  in.engine.gptq_gemm_dequantizes_weight = false;
+  const double plain_tp2 = peak();
+  in.engine.gptq_gemm_dequantizes_weight = true;
+  EXPECT_DOUBLE_EQ(peak() - plain_tp2, 4 * kMebi);
+}
+
 TEST(PlanMemory, RocmExtraOnlyOnRocmCards) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.engine.rocm_non_torch_bytes = 3e8;
