@@ -434,6 +434,28 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   return r;
 }
 
+// A log that states the memory free when the engine started: capacity less
+// that memory against the non-torch terms (base, per extra rank or the
+// fast-link amount, unified memory, ROCm).
+absl::StatusOr<FitRow> FreeMemoryRowOf(const StartupLog& log, const PresetColumns& pc, Family& f) {
+  absl::StatusOr<MemoryPlan> plan = PlanMemory(log.input);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<OverheadTerms> t = ComputeOverheadTerms(log.input);
+  if (!t.ok()) return t.status();
+  FitRow r;
+  r.y_bytes = plan->per_gpu.capacity_bytes - log.input.settings.free_memory_at_start_bytes;
+  auto add = [&](const std::string& name, double x) {
+    const int c = f.Column(name);
+    if (c >= 0 && x != 0.0) r.terms.emplace_back(c, x);
+  };
+  add(pc.base, 1.0);
+  add(pc.rank, t->extra_ranks);
+  add(pc.fast_link, t->fast_link_multi_gpu);
+  add(pc.unified, t->unified);
+  add(pc.rocm, t->rocm);
+  return r;
+}
+
 // The parts a log itemises, each a row against its own terms: the activation
 // peak (the token / sampler pair, TensorRT-LLM: the token term) and the
 // non-torch memory (base, per extra rank, unified memory).
@@ -546,8 +568,17 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
     if (l.input.engine.budget_rule == BudgetRule::kSglangStatic &&
         l.input.settings.free_memory_at_start_bytes > 0) {
       // SGLang's budget came from the memory the log says was free at
-      // start: the pool says nothing of the engine's own context (what it
-      // would say is mixed with what other processes held).
+      // start, so its pool says nothing of the non-torch terms; the free
+      // memory itself does: the card's capacity less it is what the context
+      // and the distributed set-up took (with whatever other processes
+      // held, which the robust loss discounts when it is large).
+      absl::StatusOr<FitRow> row = FreeMemoryRowOf(l, pc, f);
+      if (!row.ok()) {
+        return absl::Status(row.status().code(),
+                            absl::StrCat("log ", log->id, ": ", row.status().message()));
+      }
+      f.rows.push_back(*std::move(row));
+      f.row_ids.push_back(log->id + " (free at start)");
       CAPPLAN_RETURN_IF_ERROR(AddItemisedRows(l, pc, f));
       continue;
     }

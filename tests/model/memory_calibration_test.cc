@@ -210,7 +210,8 @@ TEST(CalibrateEnginePresets, ANativeSamplerGroupWithoutLogsTakesItsCountedPrior)
 
 // An SGLang log whose budget came from the memory it says was free at start
 // tells nothing of the engine's own context: it adds no row to the base.
-TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryLeavesTheBaseAlone) {
+// A log stating the free memory at start fits the non-torch base from it.
+TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryFitsTheBaseFromIt) {
   EngineBehaviour e;
   e.engine = EngineKind::kSglang;
   e.budget_rule = BudgetRule::kSglangStatic;
@@ -241,20 +242,30 @@ TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryLeavesTheBaseAlone) {
     return log;
   };
   const StartupLog plain = log_of("plain", in);
-  // A desktop held 0.5 GiB more: 3 GiB free at start, not 4 - 0.5.
-  in.settings.free_memory_at_start_bytes = 3 * kGiB;
-  const StartupLog stated = log_of("stated", in);
-  ASSERT_LT(stated.kv_pool_tokens, plain.kv_pool_tokens);
-  absl::StatusOr<CalibrationFit> fit = CalibrateEnginePresets({plain, stated}, {{"sglang", e}});
-  ASSERT_TRUE(fit.ok()) << fit.status();
-  // One row, the plain log's: the same base as a fit on that log alone
-  // (the stated log, taken as a row, would imply a 1 GiB context).
+  // Its pool says nothing of the context (the budget is the stated free
+  // memory's fraction); the free memory does: 4 - 3.5 = 0.5 GiB, which
+  // agrees with the plain log's truth: a second row there, so the fit comes
+  // nearer 0.5 GiB than on the plain log alone (the prior of 0.25 pulls).
   absl::StatusOr<CalibrationFit> alone = CalibrateEnginePresets({plain}, {{"sglang", e}});
   ASSERT_TRUE(alone.ok()) << alone.status();
-  EXPECT_DOUBLE_EQ(fit->presets.at("sglang").non_torch_base_bytes,
-                   alone->presets.at("sglang").non_torch_base_bytes);
-  EXPECT_GT(fit->presets.at("sglang").non_torch_base_bytes, 0.4 * kGiB);
-  EXPECT_THAT(fit->report, ::testing::Contains(HasSubstr("sglang: 1 logs")));
+  in.settings.free_memory_at_start_bytes = 3.5 * kGiB;
+  const StartupLog agrees = log_of("agrees", in);
+  absl::StatusOr<CalibrationFit> fit = CalibrateEnginePresets({plain, agrees}, {{"sglang", e}});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->presets.at("sglang").non_torch_base_bytes, 0.5 * kGiB, 0.05 * kGiB);
+  EXPECT_GT(fit->presets.at("sglang").non_torch_base_bytes,
+            alone->presets.at("sglang").non_torch_base_bytes);
+  EXPECT_THAT(fit->report, ::testing::Contains(HasSubstr("sglang: 2 logs")));
+  // 3 GiB free at start says the context took 1 GiB: the base rises above
+  // a fit on the plain log alone, and the pool of that log does not enter.
+  in.settings.free_memory_at_start_bytes = 3 * kGiB;
+  const StartupLog more = log_of("more", in);
+  ASSERT_LT(more.kv_pool_tokens, plain.kv_pool_tokens);
+  fit = CalibrateEnginePresets({plain, more}, {{"sglang", e}});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_GT(fit->presets.at("sglang").non_torch_base_bytes,
+            alone->presets.at("sglang").non_torch_base_bytes + 0.1 * kGiB);
+  EXPECT_LT(fit->presets.at("sglang").non_torch_base_bytes, 1.0 * kGiB);
 }
 
 }  // namespace
