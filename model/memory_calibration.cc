@@ -28,11 +28,13 @@ constexpr double kSamplerCopiesPrior = 2.0;
 // samples (vllm/v1/sample/sampler.py, Sampler.forward): one fp32 copy of
 // [max_num_seqs, vocab] at least, so no fit may give fewer.
 constexpr double kSamplerCopiesFloor = 1.0;
-// The most copies any sampler path counted so far holds at once: V0's
-// PyTorch-native top-k/top-p, 8 fp32 [max_num_seqs, vocab] units alive at
-// the end of _apply_top_k_top_p plus 1-2 of the sort's scratch (the
-// vllm-v0-* presets' sampler_logit_copies_prior sources). No fit may give
-// more: bytes beyond it are another mechanism, not the sampler.
+// The most copies a sampler path read so far holds at once: V0's
+// PyTorch-native top-k/top-p, 8 fp32 [max_num_seqs, vocab] units counted
+// alive at the end of _apply_top_k_top_p plus 1-2 of the sort's scratch
+// (inferred; the vllm-v0-* presets' sampler_logit_copies_prior sources).
+// No fit may give more: bytes beyond it are another mechanism than the
+// sampler. Two V1 groups sit on it (0.8, 0.11): a V1 sampler mechanism the
+// model lacks, which the ceiling keeps from soaking up other logs' bytes.
 constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
 // sampler_logit_copies_prior) holds firmly: a few logs of other engines'
@@ -328,9 +330,9 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
                                                                   : "vllm base (profiled)";
       c.rank = "vllm per extra rank";
       c.unified = "vllm unified memory";
-      // Each budget rule counts another slice of the runtime (the whole
-      // device before 0.6.3, the growth over a post-context snapshot
-      // later), so the ROCm extra goes with the base's group.
+      // Each base group counts another slice of the runtime (the whole
+      // device up to 0.3.0, the fall since init to 0.6.3, the growth over a
+      // snapshot later), so the ROCm extra goes with the base's group.
       c.rocm = "vllm ROCm runtime " + c.base.substr(std::string("vllm base ").size());
       // V0 keeps the smallest pool over its workers; rank 0 binds because
       // only the driver worker runs the sampler, which the max() of the

@@ -70,13 +70,15 @@ struct ParallelismSpec {
 enum class EngineKind { kVllm, kSglang, kTrtllm };
 
 enum class BudgetRule {
-  // vLLM before memory_profiling (≤ 0.6.2): KV = total × gmu − (total − free
-  // after the profile run): weights, activation peak, CUDA context and
-  // everything else allocated count against the budget. PlanMemory computes
+  // vLLM before memory_profiling (≤ 0.6.3.x): KV = total × gmu − the fall in
+  // free memory the profile run leaves (≤ 0.3.0 from the card's total, so the
+  // CUDA context counts; 0.3.1-0.6.3 from the free memory at init, so it
+  // does not): weights, activation peak and everything else allocated count
+  // against the budget. PlanMemory computes
   // it with the kVllmProfiled formula; the difference (the CUDA context and
   // the rest) is in the preset's fitted non-torch base bytes.
   kVllmTotalMinusPeak,
-  // vLLM ≥ 0.6.3 (V0) and V1: KV = total × gmu − weights − torch activation
+  // vLLM ≥ 0.6.4 (V0) and V1: KV = total × gmu − weights − torch activation
   // peak − non-torch increase (NCCL, cuBLAS workspaces; not the CUDA context).
   kVllmProfiled,
   // SGLang: KV (+ state) = free-before-load × mem_fraction_static − weights.

@@ -166,6 +166,8 @@ struct EngineLogFacts {
   std::optional<std::string> quantization;
   std::optional<bool> enforce_eager;
   std::optional<bool> enable_prefix_caching;
+  // vLLM's --language-model-only: the vision tower is not loaded.
+  std::optional<bool> language_model_only;
   // vLLM V1 warned that it falls back to the PyTorch-native top-k/top-p
   // sampler (no FlashInfer installed).
   std::optional<bool> native_sampler;

@@ -252,6 +252,7 @@ v1::EngineConfig EngineOf(const EngineLogFacts& f) {
   if (f.block_size) e.set_block_size(*f.block_size);
   if (f.kv_cache_dtype) e.set_kv_cache_dtype(KvDtypeOf(*f.kv_cache_dtype));
   if (f.enable_prefix_caching) e.set_enable_prefix_caching(*f.enable_prefix_caching);
+  if (f.language_model_only) e.set_language_model_only(*f.language_model_only);
   if (f.native_sampler.value_or(false)) e.set_sampler_backend(v1::SAMPLER_BACKEND_NATIVE);
   if (f.free_memory_at_start_bytes) {
     e.set_free_memory_at_start_bytes(*f.free_memory_at_start_bytes);

@@ -929,6 +929,9 @@ absl::Status LogReader::ReadSettings(const Record& r) {
   if (auto v = ValueOfKey(t, "enable_prefix_caching"); v && ParseBool(*v)) {
     Set(facts_.enable_prefix_caching, *ParseBool(*v), "enable_prefix_caching", r);
   }
+  if (auto v = ValueOfKey(t, "language_model_only"); v && ParseBool(*v)) {
+    Set(facts_.language_model_only, *ParseBool(*v), "language_model_only", r);
+  }
   if (auto v = ValueOfKey(t, "disable_radix_cache"); v && ParseBool(*v)) {
     Set(facts_.enable_prefix_caching, !*ParseBool(*v), "enable_prefix_caching", r);
   }

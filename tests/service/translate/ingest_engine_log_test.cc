@@ -177,6 +177,20 @@ TEST(IngestEngineLog, SglangFreeMemoryAtStartFromTheLoadLines) {
   EXPECT_EQ(end_only.free_memory_at_start_bytes, GiB(131.08) + GiB(8.13));
 }
 
+// vLLM's non-default args state --language-model-only; it reaches the
+// deployment's engine settings (the vision tower is not planned).
+TEST(IngestEngineLog, VllmLanguageModelOnlyFromTheNonDefaultArgs) {
+  const EngineLogFacts f = Facts("vllm_language_model_only_excerpt.log");
+  EXPECT_EQ(f.language_model_only, true);
+  EXPECT_EQ(f.max_model_len, 4096u);
+  EXPECT_EQ(f.kv_pool_tokens, 292522u);
+  EXPECT_THAT(f.conflicts, IsEmpty());
+  EXPECT_TRUE(EngineLogToCatalog(f).engine.language_model_only());
+  EXPECT_EQ(Facts("dennislee_vllm_v1_qwen2_7b_a100.log").language_model_only, std::nullopt);
+  EXPECT_FALSE(EngineLogToCatalog(Facts("dennislee_vllm_v1_qwen2_7b_a100.log"))
+                   .engine.language_model_only());
+}
+
 TEST(IngestEngineLog, SglangJoinedExcerptWithSchedulerLine) {
   const EngineLogFacts f = Facts("sglang_issue6291_excerpt.log");
   EXPECT_EQ(f.engine, "sglang");
