@@ -190,6 +190,11 @@ int64_t ActivationHiddenCopiesFor(const EngineBehaviour& e, const ModelArchitect
 double GptqDequantTempBytes(const ModelArchitecture& a, const Quantization& q,
                             const ParallelismSpec& p, const EngineBehaviour& e) {
   if (!e.gptq_gemm_dequantizes_weight || q.format != WeightFormat::kInt4Gptq) return 0.0;
+  // The dense MLP's down projection; a model without dense MLP layers (its
+  // intermediate_size may be unused) holds none of this shape.
+  const bool dense_mlp = std::any_of(a.layers.begin(), a.layers.end(),
+                                     [](const LayerSpec& l) { return l.mlp == MlpKind::kDense; });
+  if (!dense_mlp) return 0.0;
   const int64_t tp = std::max<int64_t>(1, p.tp);
   return static_cast<double>(a.intermediate_size) / static_cast<double>(tp) *
          static_cast<double>(a.hidden_size) * 2.0;

@@ -845,8 +845,6 @@ TEST(PlanMemory, AllocatorTailOnTheLargeWeightTensors) {
   EXPECT_DOUBLE_EQ(reserved->per_gpu.weights_bytes - exact->per_gpu.weights_bytes, 6 * 1.0 * kMebi);
 }
 
-// The ROCm extra lands on ROCm cards only, beside the base, and comes out of
-// the pool byte for byte under vLLM's profiled budget.
 // A GPTQ GEMM that dequantises whole weights holds the fp16 down projection
 // of one rank at the activation peak: Dense()'s 4,096 x 1,024 x 2 B = 8 MiB
 // at TP1, half at TP2; nothing for other formats or where the preset says no.
@@ -872,8 +870,20 @@ TEST(PlanMemory, GptqDequantBufferAtTheActivationPeak) {
   const double plain_tp2 = peak();
   in.engine.gptq_gemm_dequantizes_weight = true;
   EXPECT_DOUBLE_EQ(peak() - plain_tp2, 4 * kMebi);
+  // A model whose MLPs are all routed experts has no dense down projection.
+  MemoryPlanInput moe = Input(Moe(), Vllm());
+  moe.engine.activation_token_scale = 1.0;
+  moe.engine.sampler_logit_copies = 0.0;
+  moe.quantization.format = WeightFormat::kInt4Gptq;
+  const absl::StatusOr<MemoryPlan> off = PlanMemory(moe);
+  moe.engine.gptq_gemm_dequantizes_weight = true;
+  const absl::StatusOr<MemoryPlan> on = PlanMemory(moe);
+  ASSERT_TRUE(off.ok() && on.ok());
+  EXPECT_DOUBLE_EQ(on->per_gpu.activation_peak_bytes, off->per_gpu.activation_peak_bytes);
 }
 
+// The ROCm extra lands on ROCm cards only, beside the base, and comes out of
+// the pool byte for byte under vLLM's profiled budget.
 TEST(PlanMemory, RocmExtraOnlyOnRocmCards) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   in.engine.rocm_non_torch_bytes = 3e8;
