@@ -315,7 +315,7 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
   PresetColumns c;
   const std::string sampler_group = e.sampler_fit_group.empty() ? id : e.sampler_fit_group;
   switch (e.engine) {
-    case EngineKind::kVllm:
+    case EngineKind::kVllm: {
       c.family = "vllm";
       c.activation = e.activation_fit_group.empty()
                          ? "vllm activation scale"
@@ -324,20 +324,22 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
       if (!e.native_sampler_fit_group.empty()) {
         c.native_sampler = "vllm sampler copies " + e.native_sampler_fit_group;
       }
-      c.base = !e.non_torch_base_fit_group.empty()
-                   ? "vllm base (" + e.non_torch_base_fit_group + ")"
-               : e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "vllm base (total minus peak)"
-                                                                  : "vllm base (profiled)";
+      const std::string base_group =
+          !e.non_torch_base_fit_group.empty() ? "(" + e.non_torch_base_fit_group + ")"
+          : e.budget_rule == BudgetRule::kVllmTotalMinusPeak ? "(total minus peak)"
+                                                             : "(profiled)";
+      c.base = "vllm base " + base_group;
       c.rank = "vllm per extra rank";
       c.unified = "vllm unified memory";
       // Each base group counts another slice of the runtime (the whole
       // device up to 0.3.0, the fall since init to 0.6.3, the growth over a
       // snapshot later), so the ROCm extra goes with the base's group.
-      c.rocm = "vllm ROCm runtime " + c.base.substr(std::string("vllm base ").size());
+      c.rocm = "vllm ROCm runtime " + base_group;
       // V0 keeps the smallest pool over its workers; rank 0 binds because
       // only the driver worker runs the sampler, which the max() of the
       // activation terms already holds: no driver column.
       break;
+    }
     case EngineKind::kSglang:
       c.family = "sglang";
       c.base = "sglang base";
@@ -405,6 +407,23 @@ struct Family {
   }
 };
 
+// Appends x times the named column to r; a column the preset does not fit
+// (empty name) or a zero term adds nothing.
+void AddTerm(FitRow& r, Family& f, const std::string& name, double x) {
+  const int c = f.Column(name);
+  if (c >= 0 && x != 0.0) r.terms.emplace_back(c, x);
+}
+
+// The non-torch terms every row of non-torch memory carries: the base, per
+// extra rank or the fast-link amount, unified memory, ROCm.
+void AddNonTorchTerms(FitRow& r, Family& f, const PresetColumns& pc, const OverheadTerms& t) {
+  AddTerm(r, f, pc.base, 1.0);
+  AddTerm(r, f, pc.rank, t.extra_ranks);
+  AddTerm(r, f, pc.fast_link, t.fast_link_multi_gpu);
+  AddTerm(r, f, pc.unified, t.unified);
+  AddTerm(r, f, pc.rocm, t.rocm);
+}
+
 // The log's row: its observed overhead against its preset's terms.
 absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Family& f) {
   absl::StatusOr<double> y = ObservedOverheadBytes(log);
@@ -413,25 +432,17 @@ absl::StatusOr<FitRow> RowOf(const StartupLog& log, const PresetColumns& pc, Fam
   if (!t.ok()) return t.status();
   FitRow r;
   r.y_bytes = *y - t->fixed_bytes;
-  auto add = [&](const std::string& name, double x) {
-    const int c = f.Column(name);
-    if (c >= 0 && x != 0.0) r.terms.emplace_back(c, x);
-  };
   const EngineBehaviour& e = log.input.engine;
-  add(pc.base, 1.0);
-  add(pc.rank, t->extra_ranks);
-  add(pc.fast_link, t->fast_link_multi_gpu);
-  add(pc.unified, t->unified);
-  add(pc.rocm, t->rocm);
-  add(pc.driver, t->driver_rank);
+  AddNonTorchTerms(r, f, pc, *t);
+  AddTerm(r, f, pc.driver, t->driver_rank);
   if (e.engine == EngineKind::kVllm) {
     r.token_column = f.Column(pc.activation);
     r.token_term = t->token_phase_bytes;
     r.sampler_column = f.Column(SamplerColumnOf(pc, log));
     r.sampler_term = t->sampler_phase_bytes;
   } else if (e.engine == EngineKind::kTrtllm) {
-    add(pc.activation, t->token_phase_bytes);
-    add(pc.decoder, t->sampler_phase_bytes);
+    AddTerm(r, f, pc.activation, t->token_phase_bytes);
+    AddTerm(r, f, pc.decoder, t->sampler_phase_bytes);
   }
   return r;
 }
@@ -446,15 +457,7 @@ absl::StatusOr<FitRow> FreeMemoryRowOf(const StartupLog& log, const PresetColumn
   if (!t.ok()) return t.status();
   FitRow r;
   r.y_bytes = plan->per_gpu.capacity_bytes - log.input.settings.free_memory_at_start_bytes;
-  auto add = [&](const std::string& name, double x) {
-    const int c = f.Column(name);
-    if (c >= 0 && x != 0.0) r.terms.emplace_back(c, x);
-  };
-  add(pc.base, 1.0);
-  add(pc.rank, t->extra_ranks);
-  add(pc.fast_link, t->fast_link_multi_gpu);
-  add(pc.unified, t->unified);
-  add(pc.rocm, t->rocm);
+  AddNonTorchTerms(r, f, pc, *t);
   return r;
 }
 
@@ -482,13 +485,7 @@ absl::Status AddItemisedRows(const StartupLog& log, const PresetColumns& pc, Fam
   if (log.non_torch_bytes && !pc.base.empty()) {
     FitRow r;
     r.y_bytes = *log.non_torch_bytes;
-    r.terms.emplace_back(f.Column(pc.base), 1.0);
-    if (t->extra_ranks > 0 && !pc.rank.empty())
-      r.terms.emplace_back(f.Column(pc.rank), t->extra_ranks);
-    if (t->fast_link_multi_gpu > 0 && !pc.fast_link.empty())
-      r.terms.emplace_back(f.Column(pc.fast_link), 1.0);
-    if (t->unified > 0 && !pc.unified.empty()) r.terms.emplace_back(f.Column(pc.unified), 1.0);
-    if (t->rocm > 0 && !pc.rocm.empty()) r.terms.emplace_back(f.Column(pc.rocm), 1.0);
+    AddNonTorchTerms(r, f, pc, *t);
     f.rows.push_back(std::move(r));
     f.row_ids.push_back(log.id + " (non-torch)");
   }
