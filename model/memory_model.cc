@@ -908,6 +908,9 @@ struct SharedAccount {
   double non_torch_bytes = 0.0;
   int64_t cuda_graph_captures = 0;
   double free_memory_at_start_bytes = 0.0;  // stated; 0 = unknown
+  // Memory the stated free memory says someone else holds: the card's total
+  // less the free memory and the engine's own non-torch memory (0 unstated).
+  double other_processes_bytes = 0.0;
 };
 
 // Speculative decoding loads the MTP layers (one assumed when the model has
@@ -947,6 +950,43 @@ struct PreparedParts {
   const std::vector<WeightTally>* tallies = nullptr;
 };
 
+// The notes on a stated free memory at start: how each engine's rule uses
+// it, and the memory it says other processes hold.
+void AddFreeMemoryNotes(const PlanView& in, const SharedAccount& s, MemoryPlan& knobs) {
+  const EngineBehaviour& e = *s.engine;
+  const double gib = s.free_memory_at_start_bytes / kGiB;
+  if (s.sglang_budget) {
+    knobs.notes.push_back(absl::StrFormat(
+        "SGLang budget: mem_fraction_static of the %.2f GiB stated free at start (not the "
+        "card's total less the engine's context)",
+        gib));
+  } else if (e.engine == EngineKind::kVllm) {
+    const double requested = knobs.memory_fraction * CudaTotalBytes(in.hardware);
+    if (requested > s.free_memory_at_start_bytes) {
+      knobs.notes.push_back(absl::StrFormat(
+          "vLLM asks for gpu_memory_utilization x total = %.2f GiB but %.2f GiB is free at "
+          "start: V1 refuses to start (\"Free memory on device ... is less than desired GPU "
+          "memory utilization\"); older releases size the pool anyway",
+          requested / kGiB, gib));
+    } else {
+      knobs.notes.push_back(absl::StrFormat(
+          "%.2f GiB free at start covers vLLM's gpu_memory_utilization x total (%.2f GiB)", gib,
+          requested / kGiB));
+    }
+  }
+  if (s.other_processes_bytes <= 0.0) return;
+  knobs.notes.push_back(absl::StrFormat(
+      "%.2f GiB held outside this engine (the card's total less the %.2f GiB stated free and "
+      "the engine's own %.2f GiB of non-torch memory): %s; the whole account must fit in the "
+      "rest",
+      s.other_processes_bytes / kGiB, gib, s.non_torch_bytes / kGiB,
+      e.pool_lowered_by_other_processes
+          ? "this engine sizes its pool from the device's free memory, so it comes out of the pool"
+          : (s.sglang_budget ? "SGLang's fraction of the free memory already leaves it out"
+                             : "this engine measures its own growth, so its pool does not "
+                               "depend on it")));
+}
+
 // Resolves what the stages share from the input and its resolved knobs;
 // the notes on draft layers go to `knobs`. The activation peak is the larger
 // of the profiled forward pass and the sampler's fp32 logits.
@@ -965,33 +1005,6 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
                     e.budget_rule == BudgetRule::kTrtllmEngineFree;
   s.max_num_seqs_set = in.settings.max_num_seqs > 0;
   s.free_memory_at_start_bytes = in.settings.free_memory_at_start_bytes;
-  if (s.free_memory_at_start_bytes > 0) {
-    const double gib = s.free_memory_at_start_bytes / kGiB;
-    if (s.sglang_budget) {
-      knobs.notes.push_back(absl::StrFormat(
-          "SGLang budget: mem_fraction_static of the %.2f GiB stated free at start (not the "
-          "card's total less the engine's context)",
-          gib));
-    } else if (e.engine == EngineKind::kVllm) {
-      const double requested = knobs.memory_fraction * CudaTotalBytes(in.hardware);
-      knobs.notes.push_back(
-          requested > s.free_memory_at_start_bytes
-              ? absl::StrFormat(
-                    "vLLM asks for gpu_memory_utilization x total = %.2f GiB but %.2f GiB is free "
-                    "at start: V1 refuses to start (\"Free memory on device ... is less than "
-                    "desired GPU memory utilization\"); older releases size the pool anyway",
-                    requested / kGiB, gib)
-              : absl::StrFormat(
-                    "%.2f GiB free at start covers vLLM's gpu_memory_utilization x total "
-                    "(%.2f GiB); vLLM's pool does not depend on it",
-                    gib, requested / kGiB));
-    } else {
-      knobs.notes.push_back(absl::StrFormat(
-          "%.2f GiB free at start: not in this engine's pool rule (its fraction applies to the "
-          "memory free after profiling, which other processes' memory lowers as well)",
-          gib));
-    }
-  }
   s.dp_attention_ranks = p.dp_attention ? std::max<int64_t>(1, p.dp) : 1;
   const NumberType activation_dtype =
       a.native_dtype == NumberType::kFp32 ? NumberType::kBf16 : a.native_dtype;
@@ -1047,6 +1060,11 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
                       (DriverRankBinds(e, p) ? e.driver_rank_extra_non_torch_bytes : 0.0) +
                       e.decoder_logit_copies * logit_bytes;
   s.cuda_graph_captures = CudaGraphCaptures(in.settings, knobs.cuda_graph_max_bs);
+  if (s.free_memory_at_start_bytes > 0) {
+    s.other_processes_bytes =
+        std::max(0.0, CudaTotalBytes(in.hardware) - s.non_torch_bytes - s.free_memory_at_start_bytes);
+    AddFreeMemoryNotes(in, s, knobs);
+  }
   if (DriverRankBinds(e, p)) {
     knobs.notes.push_back(
         "the engine keeps the smallest pool over its workers: the driver rank's, which holds "
@@ -1105,15 +1123,19 @@ double PoolBudgetBytes(const SharedAccount& s, const MemoryPlan& plan) {
     const double budget_bytes = plan.memory_fraction * free_before_load_bytes;
     return budget_bytes - acc.weights_bytes;
   }
+  // Memory other processes hold, where the rule reads the device's free memory.
+  const double others_bytes =
+      s.engine->pool_lowered_by_other_processes ? s.other_processes_bytes : 0.0;
   if (s.trtllm_budget) {
     const double temporary_pool_bytes =
         static_cast<double>(plan.profile_pool_tokens) * plan.kv_bytes_per_token;
     const double peak_bytes = acc.weights_bytes + acc.activation_peak_bytes + acc.non_torch_bytes;
-    return plan.memory_fraction * (acc.capacity_bytes - peak_bytes + temporary_pool_bytes);
+    return plan.memory_fraction * (acc.capacity_bytes - peak_bytes - others_bytes +
+                                   temporary_pool_bytes);
   }
   const double budget_bytes = acc.capacity_bytes * plan.memory_fraction;
   return budget_bytes - acc.weights_bytes - acc.activation_peak_bytes - acc.non_torch_bytes -
-         (s.engine->cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0);
+         (s.engine->cuda_graph_in_kv_budget ? acc.cuda_graph_bytes : 0.0) - others_bytes;
 }
 
 // SGLang: the state pool takes mamba_full_memory_ratio : 1 of the budget, the
@@ -1354,7 +1376,8 @@ BindingConstraint OutsideBudgetBinding(const SharedAccount& s, const GpuAccount&
 
 // The stage's verdict: the budget's terms leave no room for the pools, a pool
 // that cannot hold one max_model_len request (or its state), the whole
-// account beyond the card's memory (what lives outside the budget overflows),
+// account beyond the card's memory less what other processes hold (what
+// lives outside the budget overflows),
 // or a fit bound by the pool or by max_num_seqs.
 void JudgeStage(const SharedAccount& s, double available_bytes, double needed_for_one_bytes,
                 const StageLayers& l, MemoryPlan& plan) {
@@ -1365,10 +1388,10 @@ void JudgeStage(const SharedAccount& s, double available_bytes, double needed_fo
     plan.fits = false;
     plan.binding_constraint = BudgetBinding(s, acc);
     plan.shortfall_bytes = -available_bytes;
-  } else if (acc.used_bytes > acc.capacity_bytes) {
+  } else if (acc.used_bytes > acc.capacity_bytes - s.other_processes_bytes) {
     plan.fits = false;
     plan.binding_constraint = OutsideBudgetBinding(s, acc);
-    plan.shortfall_bytes = acc.used_bytes - acc.capacity_bytes;
+    plan.shortfall_bytes = acc.used_bytes - (acc.capacity_bytes - s.other_processes_bytes);
   } else if (plan.max_concurrency_at_max_model_len < 1.0) {
     plan.fits = false;
     plan.binding_constraint = (l.state_layers > 0 && plan.state_slots < 1)

@@ -224,6 +224,10 @@ struct EngineBehaviour {
   // batches of more than 50 rows (exllama gptq_gemm): at the activation peak
   // (the down projection's output) the dequantised down projection is alive.
   bool gptq_gemm_dequantizes_weight = false;
+  // The pool comes out of the device's free memory after profiling, so
+  // memory held by other processes (a stated free memory at start below the
+  // card's total less the engine's own non-torch memory) lowers it.
+  bool pool_lowered_by_other_processes = false;
   // The vision tower's linears are TP-sharded (column / row as in the text
   // model); false = replicated on every rank.
   bool vision_encoder_tp_sharded = false;

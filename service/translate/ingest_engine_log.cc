@@ -37,7 +37,8 @@
 //   implementation of top-p & top-k sampling (V1 0.9-0.10) → native_sampler
 // SGLang (model_executor/model_runner.py, mem_cache/memory_pool.py,
 // managers/scheduler.py; "GB" there is 2^30 bytes):
-//   Load weight begin. avail mem=X GB → free_memory_at_start_bytes
+//   Load weight begin. avail mem=X GB → free_memory_at_start_bytes (the smallest
+//   over the ranks: the budget reduces it with MIN over the TP group)
 //   Load weight end. … avail mem=A GB, mem usage=X GB → weights (X); the free
 //   memory at start A + X when the begin line is missing
 //   KV Cache is allocated. [dtype: D, ]#tokens: N, K size: X GB, V size: Y GB
@@ -311,6 +312,10 @@ class LogReader {
   }
   template <typename T>
   void Set(std::optional<T>& field, T value, absl::string_view name, const Record& r);
+  // SGLang's free memory at start: every rank prints its own and the budget
+  // takes the smallest (get_available_gpu_memory reduces with MIN over the
+  // TP group), so the smallest is kept and no conflict is reported.
+  void SetFreeAtStart(uint64_t value, bool from_begin_line, const Record& r);
   void Engine(absl::string_view engine, const Record& r);
   // A fraction in (0, 1], refused with its words otherwise.
   absl::Status Fraction(std::optional<double>& field, double value, absl::string_view name,
@@ -353,6 +358,8 @@ class LogReader {
   std::optional<Record> allocation_;
   std::optional<Record> estimate_;
   bool pool_is_estimate_ = false;
+  // The free memory at start came from a "Load weight begin" line.
+  bool free_from_begin_line_ = false;
 };
 
 std::string ShowFact(bool v) { return v ? "true" : "false"; }
@@ -372,6 +379,20 @@ void LogReader::Set(std::optional<T>& field, T value, absl::string_view name, co
   }
   field = std::move(value);
   line = r.line;
+}
+
+void LogReader::SetFreeAtStart(uint64_t value, bool from_begin_line, const Record& r) {
+  matched_ = true;
+  if (from_begin_line && !free_from_begin_line_) {
+    facts_.free_memory_at_start_bytes.reset();  // the begin lines win over sums
+    free_from_begin_line_ = true;
+  }
+  if (!from_begin_line && free_from_begin_line_) return;
+  std::optional<uint64_t>& field = facts_.free_memory_at_start_bytes;
+  if (!field || value < *field) {
+    field = value;
+    fact_lines_["free_memory_at_start_bytes"] = r.line;
+  }
 }
 
 void LogReader::Engine(absl::string_view engine, const Record& r) {
@@ -604,19 +625,19 @@ absl::Status LogReader::ReadSglang(const Record& r) {
   std::optional<uint64_t> b, n;
   if (const size_t at = t.find("Load weight begin."); at != absl::string_view::npos) {
     CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "avail mem=", at));
-    if (b) Set(facts_.free_memory_at_start_bytes, *b, "free_memory_at_start_bytes", r);
+    if (b) SetFreeAtStart(*b, /*from_begin_line=*/true, r);
     Engine("sglang", r);
   }
   if (const size_t at = t.find("Load weight end."); at != absl::string_view::npos) {
     CAPPLAN_ASSIGN_OR_RETURN(b, Bytes(r, "mem usage=", at));
     if (b) Set(facts_.weights_bytes, *b, "weights_bytes", r);
     // The free memory before loading is what is left plus what loading took
-    // (SGLang prints mem usage as the drop in available memory), unless the
+    // (SGLang prints mem usage as the drop in available memory), unless a
     // "Load weight begin" line stated it.
     std::optional<uint64_t> left;
     CAPPLAN_ASSIGN_OR_RETURN(left, Bytes(r, "avail mem=", at));
-    if (b && left && !facts_.free_memory_at_start_bytes) {
-      Set(facts_.free_memory_at_start_bytes, *b + *left, "free_memory_at_start_bytes", r);
+    if (b && left && *left <= UINT64_MAX - *b) {
+      SetFreeAtStart(*b + *left, /*from_begin_line=*/false, r);
     }
     Engine("sglang", r);
   }

@@ -504,6 +504,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.native_sampler_logit_copies = p.native_sampler_logit_copies();
   e.mm_profile_pads_encoder_cache = p.mm_profile_pads_encoder_cache();
   e.gptq_gemm_dequantizes_weight = p.gptq_gemm_dequantizes_weight();
+  e.pool_lowered_by_other_processes = p.pool_lowered_by_other_processes();
   e.vision_encoder_tp_sharded = p.vision_encoder_tp_sharded();
   for (const v1::ActivationHiddenCopies& r : p.activation_hidden_copies()) {
     e.activation_hidden_copies.push_back(model::EngineBehaviour::HiddenCopiesRule{

@@ -162,8 +162,9 @@ TEST(PlanMemory, SglangBudgetFromTheStatedFreeMemoryAtStart) {
                                  "the card's total of 4294967296 bytes]")));
 }
 
-// vLLM's pool does not depend on it; the plan says when V1 would refuse to
-// start (it asks for gpu_memory_utilization × total up front).
+// vLLM's pool (0.3.1 and later) does not depend on it; the plan says when V1
+// would refuse to start (it asks for gpu_memory_utilization × total up front)
+// and the whole account must fit in what the other processes leave.
 TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
   MemoryPlanInput in = Input(Dense(), Vllm());
   const absl::StatusOr<MemoryPlan> base = PlanMemory(in);
@@ -175,10 +176,53 @@ TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
   EXPECT_THAT(low->notes,
               ::testing::Contains(::testing::AllOf(HasSubstr("2.00 GiB but 1.00 GiB is free"),
                                                    HasSubstr("V1 refuses to start"))));
+  // Others hold 4 GiB − 1e8 B − 1 GiB = 2.91 GiB; the account (~2.0 GiB) does
+  // not fit in the 1.09 GiB they leave.
+  EXPECT_TRUE(base->fits);
+  EXPECT_FALSE(low->fits);
+  EXPECT_NEAR(low->shortfall_bytes,
+              low->per_gpu.used_bytes - (1073741824.0 + 1e8), 1.0);
+  EXPECT_THAT(low->notes, ::testing::Contains(::testing::AllOf(
+                              HasSubstr("2.91 GiB held outside this engine"),
+                              HasSubstr("its pool does not depend on it"))));
   in.settings.free_memory_at_start_bytes = 3221225472.0;
   const absl::StatusOr<MemoryPlan> enough = PlanMemory(in);
   ASSERT_TRUE(enough.ok()) << enough.status();
   EXPECT_THAT(enough->notes, ::testing::Contains(HasSubstr("covers vLLM's")));
+  EXPECT_TRUE(enough->fits);
+  EXPECT_EQ(enough->kv_pool_tokens, base->kv_pool_tokens);
+}
+
+// Where the pool comes out of the device's free memory (vLLM <= 0.3.0:
+// total x gmu - (total - free); TensorRT-LLM: a fraction of the free memory),
+// memory other processes hold lowers it: by all of it, or by the fraction.
+TEST(PlanMemory, FreeMemoryRulesLowerThePoolByWhatOthersHold) {
+  const double others = 1073741824.0;  // 1 GiB held outside the engine
+  auto pool_bytes = [&](EngineBehaviour e, bool stated) {
+    MemoryPlanInput in = Input(Dense(), e);
+    in.settings.memory_fraction = 0.9;
+    if (stated) in.settings.free_memory_at_start_bytes = 4294967296.0 - 1e8 - others;
+    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.kv_pool_bytes : 0.0;
+  };
+  EngineBehaviour legacy = Vllm();
+  legacy.budget_rule = BudgetRule::kVllmTotalMinusPeak;
+  legacy.default_block_size = 1;
+  legacy.pool_lowered_by_other_processes = true;
+  EXPECT_NEAR(pool_bytes(legacy, false) - pool_bytes(legacy, true), others, 4096.0);
+  // 0.3.1-0.6.3 measure the fall in free memory since their own start.
+  EngineBehaviour since_init = legacy;
+  since_init.pool_lowered_by_other_processes = false;
+  EXPECT_DOUBLE_EQ(pool_bytes(since_init, false), pool_bytes(since_init, true));
+
+  EngineBehaviour trt;
+  trt.engine = EngineKind::kTrtllm;
+  trt.budget_rule = BudgetRule::kTrtllmFreeFraction;
+  trt.default_block_size = 1;
+  trt.non_torch_base_bytes = 1e8;
+  trt.pool_lowered_by_other_processes = true;
+  EXPECT_NEAR(pool_bytes(trt, false) - pool_bytes(trt, true), 0.9 * others, 4096.0);
 }
 
 // SGLang's distributed set-up: one flat amount on a fast link, an amount per

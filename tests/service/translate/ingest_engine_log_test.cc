@@ -177,6 +177,20 @@ TEST(IngestEngineLog, SglangFreeMemoryAtStartFromTheLoadLines) {
   EXPECT_EQ(end_only.free_memory_at_start_bytes, GiB(131.08) + GiB(8.13));
 }
 
+// Every TP rank prints its own free memory; SGLang's budget takes the
+// smallest over the group (get_available_gpu_memory(distributed=True) reduces
+// with MIN), so the smallest is kept, whichever rank prints last, and the
+// ranks' differing figures are no conflict. The fixtures are synthetic: the
+// L4 TP4 log's TP0 lines with a second rank 0.23 GiB lower.
+TEST(IngestEngineLog, SglangFreeMemoryAtStartIsTheSmallestOverTheRanks) {
+  const EngineLogFacts begin = Facts("synthetic_sglang_tp2_ranks.log");
+  EXPECT_EQ(begin.free_memory_at_start_bytes, GiB(21.40));
+  EXPECT_THAT(begin.conflicts, IsEmpty());
+  const EngineLogFacts end_only = Facts("synthetic_sglang_tp2_ranks_end_only.log");
+  EXPECT_EQ(end_only.free_memory_at_start_bytes, GiB(5.86) + GiB(15.54));
+  EXPECT_THAT(end_only.conflicts, IsEmpty());
+}
+
 // vLLM's non-default args state --language-model-only; it reaches the
 // deployment's engine settings (the vision tower is not planned).
 TEST(IngestEngineLog, VllmLanguageModelOnlyFromTheNonDefaultArgs) {
