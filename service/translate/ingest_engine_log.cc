@@ -362,6 +362,17 @@ class LogReader {
   bool free_from_begin_line_ = false;
 };
 
+// One name per dtype, so that a launch flag's alias ('half') and the
+// engine's config print (torch.float16) are the same fact, not a conflict.
+std::string CanonicalDtype(absl::string_view v) {
+  absl::ConsumePrefix(&v, "torch.");
+  const std::string d = absl::AsciiStrToLower(v);
+  if (d == "half" || d == "fp16") return "float16";
+  if (d == "bf16") return "bfloat16";
+  if (d == "float" || d == "fp32") return "float32";
+  return d;
+}
+
 std::string ShowFact(bool v) { return v ? "true" : "false"; }
 std::string ShowFact(double v) { return FormatFigure(v); }
 std::string ShowFact(uint64_t v) { return absl::StrCat(v); }
@@ -935,9 +946,7 @@ absl::Status LogReader::ReadSettings(const Record& r) {
     Set(facts_.kv_cache_dtype, *v, "kv_cache_dtype", r);
   }
   if (auto v = ValueOfKey(t, "dtype"); v && !v->empty() && *v != "None") {
-    absl::string_view d = *v;
-    absl::ConsumePrefix(&d, "torch.");
-    Set(facts_.dtype, std::string(d), "dtype", r);
+    Set(facts_.dtype, CanonicalDtype(*v), "dtype", r);
   }
   if (auto v = ValueOfKey(t, "quantization"); v && !v->empty()) {
     Set(facts_.quantization, *v, "quantization", r);
@@ -1007,7 +1016,7 @@ absl::Status LogReader::SetFlag(Flag flag, absl::string_view shown, absl::string
       if (!v.empty()) Set(facts_.quantization, v, "quantization", r);
       break;
     case Flag::kDtype:
-      if (!v.empty()) Set(facts_.dtype, v, "dtype", r);
+      if (!v.empty()) Set(facts_.dtype, CanonicalDtype(v), "dtype", r);
       break;
     case Flag::kEager:
       Set(facts_.enforce_eager, true, "enforce_eager", r);

@@ -191,6 +191,22 @@ TEST(IngestEngineLog, SglangFreeMemoryAtStartIsTheSmallestOverTheRanks) {
   EXPECT_THAT(end_only.conflicts, IsEmpty());
 }
 
+// vLLM 0.22 (V2 model runner) on 2 x T4: the non-default args' 'half' and
+// the engine config's torch.float16 are one dtype, not a conflict.
+TEST(IngestEngineLog, Vllm022HalfAndFloat16AreOneDtype) {
+  const EngineLogFacts f = Facts("staged_vllm-t4x2-qwen3_8b-tp2-v0220-eager.log");
+  EXPECT_EQ(f.engine, "vllm");
+  EXPECT_EQ(f.engine_version, "0.22.0");
+  EXPECT_EQ(f.dtype, "float16");
+  EXPECT_THAT(f.conflicts, IsEmpty());
+  EXPECT_EQ(f.tp, 2u);
+  EXPECT_EQ(f.enforce_eager, true);
+  EXPECT_EQ(f.weights_bytes, GiB(7.64));
+  EXPECT_EQ(f.kv_cache_bytes, GiB(4.11));
+  EXPECT_EQ(f.kv_pool_tokens, 59856u);
+  EXPECT_EQ(EngineLogToCatalog(f).weight_format, v1::WEIGHT_FORMAT_FP16);
+}
+
 // vLLM's non-default args state --language-model-only; it reaches the
 // deployment's engine settings (the vision tower is not planned).
 TEST(IngestEngineLog, VllmLanguageModelOnlyFromTheNonDefaultArgs) {
@@ -459,7 +475,7 @@ TEST(IngestEngineLog, NonDefaultArgsGiveDtypeAndPrefixCachingOff) {
 TEST(IngestEngineLog, NonDefaultArgsGiveTheQuantizationMethod) {
   const EngineLogFacts f = Facts("staged_vllm-a5000-qwen25_14b_awq-mml8192.log");
   EXPECT_EQ(f.quantization, "awq");
-  EXPECT_EQ(f.dtype, "half");
+  EXPECT_EQ(f.dtype, "float16");  // 'dtype': 'half', the same dtype by its canonical name
   const EngineLogCatalogParts p = EngineLogToCatalog(f);
   EXPECT_EQ(p.weight_format, v1::WEIGHT_FORMAT_INT4_AWQ);
   EXPECT_EQ(p.weight_format_source, "quantization awq");
