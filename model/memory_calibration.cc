@@ -13,6 +13,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr int kMaxFitIterations = 30;
+// A pinned column is released when its gradient exceeds this share of the
+// gradient's scale (|column| x |residual|) towards the inside of its bounds.
+constexpr double kReleaseTolerance = 1e-9;
 
 // Priors of the fitted coefficients: what the engines' code suggests before
 // any log is read, with a pull (bytes of residual per unit of deviation)
@@ -122,6 +125,12 @@ absl::Status CheckSystem(const std::vector<FitRow>& rows, const std::vector<FitC
 
 namespace {
 
+// A value held to a column's floor and ceiling (0 = none).
+double WithinBounds(const FitColumn& c, double v) {
+  v = std::max(c.floor, v);
+  return c.ceiling > 0 ? std::min(c.ceiling, v) : v;
+}
+
 // One weighted non-negative solve: the max() assignment and the pinned
 // columns iterated to a fixed point. `theta` holds the starting point.
 int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>& columns,
@@ -130,10 +139,7 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
   const int m = static_cast<int>(rows.size());
   std::vector<bool> pinned(n, false);
   std::vector<double> pin(n, 0.0);  // the bound a pinned column sits at
-  auto bounded = [&columns](int c, double v) {
-    v = std::max(columns[c].floor, v);
-    return columns[c].ceiling > 0 ? std::min(columns[c].ceiling, v) : v;
-  };
+  auto bounded = [&columns](int c, double v) { return WithinBounds(columns[c], v); };
   std::vector<bool> token(m);
   for (int i = 0; i < m; ++i) token[i] = TokenDominates(rows[i], theta);
   int rank = 0;
@@ -157,6 +163,9 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
       a(m + c, c) = columns[c].prior_weight_bytes;
       b(m + c) = columns[c].prior_weight_bytes * columns[c].prior;
     }
+    // The system before pinning, for the release test below.
+    const Eigen::MatrixXd a_full = a;
+    const Eigen::VectorXd b_full = b;
     // A pinned column sits at its bound: its part moves to the right side.
     for (int c = 0; c < n; ++c) {
       if (!pinned[c]) continue;
@@ -185,6 +194,30 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
         } else if (columns[c].ceiling > 0 && theta[c] > columns[c].ceiling) {
           pinned[c] = true;
           pin[c] = columns[c].ceiling;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) {
+      // Every free column is inside its bounds: release a pinned column
+      // whose gradient says the objective falls towards the inside (its
+      // Lagrange multiplier has the wrong sign), as an active-set method
+      // must; a column pinned with another in one pass may not need its pin
+      // once the other sits at its bound.
+      Eigen::VectorXd th(n);
+      for (int c = 0; c < n; ++c) th(c) = theta[c];
+      const Eigen::VectorXd residual = a_full * th - b_full;
+      for (int c = 0; c < n; ++c) {
+        if (!pinned[c]) continue;
+        const double grad = a_full.col(c).dot(residual);
+        const double scale = a_full.col(c).norm() * residual.norm();
+        if (!(scale > 0) || (columns[c].ceiling > 0 && columns[c].floor == columns[c].ceiling)) {
+          continue;  // no room inside: a fixed value
+        }
+        const bool at_floor = pin[c] == columns[c].floor;
+        if ((at_floor && grad < -kReleaseTolerance * scale) ||
+            (!at_floor && grad > kReleaseTolerance * scale)) {
+          pinned[c] = false;
           changed = true;
         }
       }
@@ -244,7 +277,7 @@ absl::StatusOr<LinearFit> FitNonNegative(const std::vector<FitRow>& rows,
   const int n = static_cast<int>(columns.size());
   const int m = static_cast<int>(rows.size());
   std::vector<double> priors(n);
-  for (int c = 0; c < n; ++c) priors[c] = std::max(columns[c].floor, columns[c].prior);
+  for (int c = 0; c < n; ++c) priors[c] = WithinBounds(columns[c], columns[c].prior);
   // Two starts for the non-convex robust fit, the better objective kept:
   // a Huber fit (every log pulls, the far ones linearly), and the priors.
   std::vector<double> from_huber = priors;
@@ -556,7 +589,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
           {&pc.native_sampler, e.native_sampler_logit_copies_prior}}) {
       if (prior <= 0 || column->empty()) continue;
       FitColumn& c = f.columns[f.Column(*column)];
-      c.prior = std::max(c.floor, prior);
+      c.prior = WithinBounds(c, prior);
       c.prior_weight_bytes = kCountedSamplerPriorWeightBytes;
     }
   }
@@ -594,7 +627,7 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
   for (auto& [name, f] : families) {
     LinearFit fit;
     if (f.rows.empty()) {
-      for (const FitColumn& c : f.columns) fit.theta.push_back(std::max(c.floor, c.prior));
+      for (const FitColumn& c : f.columns) fit.theta.push_back(WithinBounds(c, c.prior));
     } else {
       absl::StatusOr<LinearFit> solved = FitNonNegative(f.rows, f.columns);
       if (!solved.ok()) return solved.status();

@@ -85,6 +85,25 @@ TEST(FitNonNegative, RefusesANegativeOrNonFiniteFloor) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be finite and >= 0")));
 }
 
+// Two coupled columns leave their bounds in one solve: A above its ceiling,
+// B below its floor. With A at its ceiling, B's best value is inside its
+// bounds, so B's pin is released (an active-set fit that never released a
+// pin stopped at B = 0, away from the constrained optimum).
+TEST(FitNonNegative, ReleasesAPinTheOtherBoundMadeNeedless) {
+  std::vector<FitColumn> columns = {Unpulled("a"), Unpulled("b")};
+  columns[0].ceiling = 1.0 * kGiB;
+  FitRow both;  // a + b = 1.5 GiB
+  both.terms = {{0, 1.0}, {1, 1.0}};
+  both.y_bytes = 1.5 * kGiB;
+  FitRow only_a;  // a = 2 GiB: alone, a = 2 and b = -0.5
+  only_a.terms = {{0, 1.0}};
+  only_a.y_bytes = 2.0 * kGiB;
+  absl::StatusOr<LinearFit> fit = FitNonNegative({both, only_a}, columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->theta[0], 1.0 * kGiB);
+  EXPECT_NEAR(fit->theta[1], 0.5 * kGiB, 1e-6 * kGiB);
+}
+
 // A coefficient with a physical ceiling (no sampler holds more copies than
 // its code counts) stays on it where the data would take it higher, and the
 // others refit around it; a ceiling the data stay under changes nothing; a
