@@ -36,8 +36,11 @@ constexpr double kSamplerCopiesFloor = 1.0;
 // alive at the end of _apply_top_k_top_p plus 1-2 of the sort's scratch
 // (inferred; the vllm-v0-* presets' sampler_logit_copies_prior sources).
 // No fit may give more: bytes beyond it are another mechanism than the
-// sampler. Two V1 groups sit on it (0.8, 0.11): a V1 sampler mechanism the
-// model lacks, which the ceiling keeps from soaking up other logs' bytes.
+// sampler. Two V1 groups sit on it (0.8, 0.11). Both releases take that same
+// sort-based native path by default (0.8 refuses FlashInfer 0.2.3+, vLLM
+// PR #14815; 0.11.1+ switched FlashInfer off, PR #26859): 7 counted units
+// plus the sort's scratch, so the ceiling is where they belong
+// (docs/research/vllm_v1_sampler_defaults.md).
 constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
 // sampler_logit_copies_prior) holds firmly: a few logs of other engines'

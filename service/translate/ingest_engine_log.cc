@@ -14,7 +14,9 @@
 //   0.6.4)                                         → kv_cache_bytes
 //   V0 memory profiling, ≥ 0.6.5: "the current vLLM instance can use
 //   total_gpu_memory (T GiB) x gpu_memory_utilization (U) = …" → gpu_total_bytes,
-//   gpu_memory_utilization; "non_torch_memory takes N GiB; PyTorch activation
+//   gpu_memory_utilization; "The current --gpu-memory-utilization=U is
+//   equivalent to …" (V1 with CUDA-graph profiling) → gpu_memory_utilization;
+//   "non_torch_memory takes N GiB; PyTorch activation
 //   peak memory takes A GiB" → non_torch_bytes, activation_peak_bytes.
 //   0.6.4: "Memory profiling results: total_gpu_memory=T initial_memory_usage=…
 //   peak_torch_memory=P … non_torch_memory=N kv_cache_size=K
@@ -533,6 +535,16 @@ absl::Status LogReader::ReadVllmProfile(const Record& r) {
         absl::StrCat("line ", r.line,
                      ": profiled peak = peak_torch_memory + non_torch_memory (the peak_memory vLLM "
                      "subtracts from total_gpu_memory × gpu_memory_utilization)"));
+  }
+  // V1 0.19+ with CUDA-graph memory profiling states the fraction in effect,
+  // the release's default when the user set none: "The current
+  // --gpu-memory-utilization=0.9200 is equivalent to ...".
+  if (std::optional<double> current = Decimal(r, "The current --gpu-memory-utilization=")) {
+    Engine("vllm", r);
+    CAPPLAN_RETURN_IF_ERROR(Fraction(facts_.gpu_memory_utilization, *current,
+                                     "gpu_memory_utilization",
+                                     absl::StrCat("\"--gpu-memory-utilization=", *current, "\""),
+                                     r));
   }
   const bool profile = absl::StrContains(t, "Memory profiling results:") ||
                        absl::StrContains(t, "the current vLLM instance can use");

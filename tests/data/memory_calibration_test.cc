@@ -75,12 +75,18 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // log 42 (Qwen3-8B fp16 on 2 x T4 over PCIe, vLLM 0.22, -3.1%): 35 and 29 of
 // 42, the floors 0.83 and 0.69 (neither target is met). With log 43
 // (TensorRT-LLM 0.20 on an H100 PCIe, max_num_tokens 23552 and 4096 request
-// slots, +3.7%): 36 and 29 of 43, the floors 0.83 and 0.67.
+// slots, +3.7%): 36 and 29 of 43, the floors 0.83 and 0.67. With logs 44-46
+// (vLLM V1 on an A100-40GB at 0.19.1, +1.9%; Qwen3-30B-A3B on an H100 in
+// bf16 at 0.10.2 with the native sampler, +14.9%, and in online FP8 at
+// 0.22.1, +0.2%): 37 and 29 of 46, the floors 0.80 and 0.63. The bf16 H100
+// log and the 3090 Qwen3-30B AWQ log share the 0.9 native-sampler column and
+// disagree (1,024 and 256 sampler rows): left out, each is predicted from
+// the other's copies, and the 3090 log falls from -0.6% to -16.5%.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.83;
+constexpr double kKvWideShare = 0.80;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.67;
+constexpr double kKvNarrowShare = 0.63;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted

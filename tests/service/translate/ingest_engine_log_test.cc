@@ -191,6 +191,16 @@ TEST(IngestEngineLog, SglangFreeMemoryAtStartIsTheSmallestOverTheRanks) {
   EXPECT_THAT(end_only.conflicts, IsEmpty());
 }
 
+// vLLM 0.22.1 states the fraction in effect when CUDA-graph memory profiling
+// is on (the user set none: the release's default, 0.92).
+TEST(IngestEngineLog, VllmStatesTheFractionInEffect) {
+  const EngineLogFacts f = Facts("staged_vllm-h100-qwen3_30b_a3b_2507-fp8-v0221.log");
+  EXPECT_EQ(f.engine_version, "0.22.1");
+  ASSERT_TRUE(f.gpu_memory_utilization.has_value());
+  EXPECT_DOUBLE_EQ(*f.gpu_memory_utilization, 0.92);
+  EXPECT_THAT(f.conflicts, IsEmpty());
+}
+
 // vLLM 0.22 (V2 model runner) on 2 x T4: the non-default args' 'half' and
 // the engine config's torch.float16 are one dtype, not a conflict.
 TEST(IngestEngineLog, Vllm022HalfAndFloat16AreOneDtype) {
