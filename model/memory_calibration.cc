@@ -39,8 +39,8 @@ constexpr double kSamplerCopiesFloor = 1.0;
 // sampler. Two V1 groups sit on it (0.8, 0.11). Both releases take that same
 // sort-based native path by default (0.8 refuses FlashInfer 0.2.3+, vLLM
 // PR #14815; 0.11.1+ switched FlashInfer off, PR #26859): 7 counted units
-// plus the sort's scratch, so the ceiling is where they belong
-// (docs/research/vllm_v1_sampler_defaults.md).
+// plus the sort's scratch, which is not counted (INFERRED: a few units), so
+// the ceiling is partly explained (docs/research/vllm_v1_sampler_defaults.md).
 constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
 // sampler_logit_copies_prior) holds firmly: a few logs of other engines'
@@ -207,22 +207,31 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
       // Lagrange multiplier has the wrong sign), as an active-set method
       // must; a column pinned with another in one pass may not need its pin
       // once the other sits at its bound.
+      // One column per pass, the one whose gradient points furthest inside
+      // (as Lawson-Hanson's NNLS frees one variable at a time), so that a
+      // release cannot undo another in the same pass.
       Eigen::VectorXd th(n);
       for (int c = 0; c < n; ++c) th(c) = theta[c];
       const Eigen::VectorXd residual = a_full * th - b_full;
+      int release = -1;
+      double strongest = kReleaseTolerance;
       for (int c = 0; c < n; ++c) {
         if (!pinned[c]) continue;
-        const double grad = a_full.col(c).dot(residual);
         const double scale = a_full.col(c).norm() * residual.norm();
         if (!(scale > 0) || (columns[c].ceiling > 0 && columns[c].floor == columns[c].ceiling)) {
           continue;  // no room inside: a fixed value
         }
-        const bool at_floor = pin[c] == columns[c].floor;
-        if ((at_floor && grad < -kReleaseTolerance * scale) ||
-            (!at_floor && grad > kReleaseTolerance * scale)) {
-          pinned[c] = false;
-          changed = true;
+        // Positive: the objective falls as the column moves inside.
+        const double inward = (pin[c] == columns[c].floor ? -1.0 : 1.0) *
+                              a_full.col(c).dot(residual) / scale;
+        if (inward > strongest) {
+          strongest = inward;
+          release = c;
         }
+      }
+      if (release >= 0) {
+        pinned[release] = false;
+        changed = true;
       }
     }
     if (!changed) break;
@@ -315,18 +324,25 @@ absl::StatusOr<double> ObservedOverheadBytes(const StartupLog& log) {
   const double weights = log.weights_bytes.value_or(plan->per_gpu.weights_bytes);
   const double total = CudaTotalBytes(log.input.hardware);
   const double fraction = plan->memory_fraction;
+  // Where the pool comes out of the device's free memory, what other
+  // processes held (a stated free memory at start) is not the engine's.
+  const double free_at_start = log.input.settings.free_memory_at_start_bytes;
+  const double others = log.input.engine.pool_lowered_by_other_processes && free_at_start > 0
+                            ? std::max(0.0, total - free_at_start)
+                            : 0.0;
   switch (log.input.engine.budget_rule) {
     case BudgetRule::kVllmTotalMinusPeak:
     case BudgetRule::kVllmProfiled:
-      return total * fraction - weights - *pool -
+      return total * fraction - weights - *pool - others -
              (log.input.engine.cuda_graph_in_kv_budget ? plan->per_gpu.cuda_graph_bytes : 0.0);
     case BudgetRule::kSglangStatic:
       return total - (*pool + weights) / fraction;
     case BudgetRule::kTrtllmFreeFraction:
-      return total + static_cast<double>(plan->profile_pool_tokens) * plan->kv_bytes_per_token -
+      return total - others +
+             static_cast<double>(plan->profile_pool_tokens) * plan->kv_bytes_per_token -
              *pool / fraction - weights;
     case BudgetRule::kTrtllmEngineFree:
-      return total - *pool / fraction - weights;
+      return total - others - *pool / fraction - weights;
   }
   return absl::InternalError("unknown budget rule");
 }

@@ -331,6 +331,8 @@ const char* BindingConstraintName(BindingConstraint c) {
       return "cuda_graphs";
     case BindingConstraint::kNonTorch:
       return "non_torch";
+    case BindingConstraint::kOtherProcesses:
+      return "other_processes";
   }
   return "none";
 }
@@ -975,16 +977,27 @@ void AddFreeMemoryNotes(const PlanView& in, const SharedAccount& s, MemoryPlan& 
     }
   }
   if (s.other_processes_bytes <= 0.0) return;
+  const std::string held =
+      s.sglang_budget
+          ? absl::StrFormat("the card's total less the %.2f GiB stated free and SGLang's own "
+                            "%.2f GiB taken before it measures",
+                            gib, s.non_torch_bytes / kGiB)
+          : absl::StrFormat("the card's total less the %.2f GiB stated free", gib);
+  std::string effect;
+  if (s.sglang_budget) {
+    effect = "SGLang's fraction of the free memory already leaves it out";
+  } else if (e.pool_lowered_by_other_processes) {
+    effect = s.trtllm_budget
+                 ? "this engine takes its fraction of the device's free memory, so the pool "
+                   "loses that fraction of it"
+                 : "this engine sizes its pool from the device's free memory, so the pool loses "
+                   "all of it";
+  } else {
+    effect = "this engine measures its own growth, so its pool does not depend on it";
+  }
   knobs.notes.push_back(absl::StrFormat(
-      "%.2f GiB held outside this engine (the card's total less the %.2f GiB stated free and "
-      "the engine's own %.2f GiB of non-torch memory): %s; the whole account must fit in the "
-      "rest",
-      s.other_processes_bytes / kGiB, gib, s.non_torch_bytes / kGiB,
-      e.pool_lowered_by_other_processes
-          ? "this engine sizes its pool from the device's free memory, so it comes out of the pool"
-          : (s.sglang_budget ? "SGLang's fraction of the free memory already leaves it out"
-                             : "this engine measures its own growth, so its pool does not "
-                               "depend on it")));
+      "%.2f GiB held outside this engine (%s): %s; the whole account must fit in the rest",
+      s.other_processes_bytes / kGiB, held, effect));
 }
 
 // Resolves what the stages share from the input and its resolved knobs;
@@ -1061,8 +1074,12 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
                       e.decoder_logit_copies * logit_bytes;
   s.cuda_graph_captures = CudaGraphCaptures(in.settings, knobs.cuda_graph_max_bs);
   if (s.free_memory_at_start_bytes > 0) {
-    s.other_processes_bytes =
-        std::max(0.0, CudaTotalBytes(in.hardware) - s.non_torch_bytes - s.free_memory_at_start_bytes);
+    // SGLang's figure is its own, taken after its CUDA context and NCCL set-up
+    // (its non-torch memory); another engine's is what the card shows free
+    // before the engine starts.
+    const double engine_at_start_bytes = s.sglang_budget ? s.non_torch_bytes : 0.0;
+    s.other_processes_bytes = std::max(
+        0.0, CudaTotalBytes(in.hardware) - engine_at_start_bytes - s.free_memory_at_start_bytes);
     AddFreeMemoryNotes(in, s, knobs);
   }
   if (DriverRankBinds(e, p)) {
@@ -1377,8 +1394,8 @@ BindingConstraint OutsideBudgetBinding(const SharedAccount& s, const GpuAccount&
 // The stage's verdict: the budget's terms leave no room for the pools, a pool
 // that cannot hold one max_model_len request (or its state), the whole
 // account beyond the card's memory less what other processes hold (what
-// lives outside the budget overflows),
-// or a fit bound by the pool or by max_num_seqs.
+// lives outside the budget overflows), or a fit bound by the pool or by
+// max_num_seqs.
 void JudgeStage(const SharedAccount& s, double available_bytes, double needed_for_one_bytes,
                 const StageLayers& l, MemoryPlan& plan) {
   GpuAccount& acc = plan.per_gpu;
@@ -1390,7 +1407,11 @@ void JudgeStage(const SharedAccount& s, double available_bytes, double needed_fo
     plan.shortfall_bytes = -available_bytes;
   } else if (acc.used_bytes > acc.capacity_bytes - s.other_processes_bytes) {
     plan.fits = false;
-    plan.binding_constraint = OutsideBudgetBinding(s, acc);
+    // Beyond the card itself, a term of the account binds; within the card
+    // but beyond what the others leave, they do.
+    plan.binding_constraint = acc.used_bytes > acc.capacity_bytes
+                                  ? OutsideBudgetBinding(s, acc)
+                                  : BindingConstraint::kOtherProcesses;
     plan.shortfall_bytes = acc.used_bytes - (acc.capacity_bytes - s.other_processes_bytes);
   } else if (plan.max_concurrency_at_max_model_len < 1.0) {
     plan.fits = false;

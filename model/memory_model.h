@@ -340,6 +340,7 @@ enum class BindingConstraint {
   kActivations,  // ... the activation peak is the largest term
   kCudaGraphs,   // ... the CUDA graphs are
   kNonTorch,     // ... the non-torch memory is
+  kOtherProcesses,  // the account exceeds what other processes leave of the card
 };
 const char* BindingConstraintName(BindingConstraint c);
 

@@ -141,9 +141,10 @@ const std::vector<FlagHelp>& FlagTable() {
        "a KV pool the engine reported (its start-up log): used instead of the computed one"},
       {"free-memory-gib", "F", "GiB per GPU", "the card's total less the engine's context",
        "memory free when the engine starts (a desktop, WSL2 or another process holds the rest); "
-       "SGLang's budget is its fraction of it (its log: 'Load weight begin. avail mem'); "
-       "TensorRT-LLM and vLLM <= 0.3.0 lose what others hold from their pool; with every "
-       "engine the whole account must fit in what others leave"},
+       "SGLang: its own figure after its context (its log: 'Load weight begin. avail mem'), "
+       "its budget is its fraction of it; other engines: what the card shows free before the "
+       "launch. TensorRT-LLM, vLLM <= 0.3.0 and V1 0.8 lose what others hold from their pool; "
+       "with every engine the whole account must fit in what others leave"},
       // Memory.
       {"mean-sequence-tokens", "N", "tokens", "none",
        "also report max concurrency at this mean request length"},

@@ -314,9 +314,10 @@ class LogReader {
   }
   template <typename T>
   void Set(std::optional<T>& field, T value, absl::string_view name, const Record& r);
-  // SGLang's free memory at start: every rank prints its own and the budget
-  // takes the smallest (get_available_gpu_memory reduces with MIN over the
-  // TP group), so the smallest is kept and no conflict is reported.
+  // SGLang's free memory at start: every rank prints its own ("[... TP1]"),
+  // from its "Load weight begin" line or else its end line's sum; the budget
+  // takes the smallest over the group (get_available_gpu_memory reduces with
+  // MIN), which Finish() keeps. A rank that states two figures is a conflict.
   void SetFreeAtStart(uint64_t value, bool from_begin_line, const Record& r);
   void Engine(absl::string_view engine, const Record& r);
   // A fraction in (0, 1], refused with its words otherwise.
@@ -360,8 +361,13 @@ class LogReader {
   std::optional<Record> allocation_;
   std::optional<Record> estimate_;
   bool pool_is_estimate_ = false;
-  // The free memory at start came from a "Load weight begin" line.
-  bool free_from_begin_line_ = false;
+  // Per TP rank (the "TPn" tag; -1 untagged): the begin line's figure and
+  // the end line's sum, with their lines.
+  struct RankFree {
+    std::optional<uint64_t> begin, end_sum;
+    int begin_line = 0, end_line = 0;
+  };
+  std::map<int, RankFree> free_at_start_by_rank_;
 };
 
 // One name per dtype, so that a launch flag's alias ('half') and the
@@ -394,18 +400,32 @@ void LogReader::Set(std::optional<T>& field, T value, absl::string_view name, co
   line = r.line;
 }
 
+// The TP rank an SGLang line names ("[2025-03-08 12:29:21 TP1] ..."), -1 if none.
+int SglangRank(absl::string_view text) {
+  const size_t at = text.find(" TP");
+  if (at == absl::string_view::npos) return -1;
+  size_t pos = at + 3;
+  int rank = 0;
+  bool digits = false;
+  while (pos < text.size() && absl::ascii_isdigit(text[pos]) && rank < 100000) {
+    rank = rank * 10 + (text[pos++] - '0');
+    digits = true;
+  }
+  return digits && pos < text.size() && text[pos] == ']' ? rank : -1;
+}
+
 void LogReader::SetFreeAtStart(uint64_t value, bool from_begin_line, const Record& r) {
   matched_ = true;
-  if (from_begin_line && !free_from_begin_line_) {
-    facts_.free_memory_at_start_bytes.reset();  // the begin lines win over sums
-    free_from_begin_line_ = true;
+  RankFree& rank = free_at_start_by_rank_[SglangRank(r.text)];
+  std::optional<uint64_t>& field = from_begin_line ? rank.begin : rank.end_sum;
+  int& line = from_begin_line ? rank.begin_line : rank.end_line;
+  if (field && *field != value) {
+    facts_.conflicts.push_back(absl::StrCat("free_memory_at_start_bytes: line ", line, " says ",
+                                            *field, ", line ", r.line, " says ", value,
+                                            " for the same rank; the last is kept"));
   }
-  if (!from_begin_line && free_from_begin_line_) return;
-  std::optional<uint64_t>& field = facts_.free_memory_at_start_bytes;
-  if (!field || value < *field) {
-    field = value;
-    fact_lines_["free_memory_at_start_bytes"] = r.line;
-  }
+  field = value;
+  line = r.line;
 }
 
 void LogReader::Engine(absl::string_view engine, const Record& r) {
@@ -720,6 +740,14 @@ void LogReader::PoolEstimated(const Record& r) {
 }
 
 void LogReader::Finish() {
+  for (const auto& [rank, f] : free_at_start_by_rank_) {
+    const std::optional<uint64_t> v = f.begin ? f.begin : f.end_sum;
+    if (!v) continue;
+    if (!facts_.free_memory_at_start_bytes || *v < *facts_.free_memory_at_start_bytes) {
+      facts_.free_memory_at_start_bytes = *v;
+      fact_lines_["free_memory_at_start_bytes"] = f.begin ? f.begin_line : f.end_line;
+    }
+  }
   if (!pool_is_estimate_) return;
   facts_.notes.push_back(
       absl::StrCat("the engine stopped before allocating its KV pool (no allocation after line ",

@@ -59,6 +59,8 @@ v1::MemoryBinding ToProtoMemoryBinding(model::BindingConstraint binding) {
       return v1::MEMORY_BINDING_CUDA_GRAPHS;
     case model::BindingConstraint::kNonTorch:
       return v1::MEMORY_BINDING_NON_TORCH;
+    case model::BindingConstraint::kOtherProcesses:
+      return v1::MEMORY_BINDING_OTHER_PROCESSES;
   }
   return v1::MEMORY_BINDING_UNSPECIFIED;
 }

@@ -104,6 +104,40 @@ TEST(FitNonNegative, ReleasesAPinTheOtherBoundMadeNeedless) {
   EXPECT_NEAR(fit->theta[1], 0.5 * kGiB, 1e-6 * kGiB);
 }
 
+// The mirror case: A below its floor, B above its ceiling in one solve. With
+// A on its floor, B's best value is inside, so B leaves its ceiling.
+TEST(FitNonNegative, ReleasesACeilingPinTheOtherBoundMadeNeedless) {
+  std::vector<FitColumn> columns = {Unpulled("a"), Unpulled("b")};
+  columns[0].floor = 1.0 * kGiB;
+  columns[1].ceiling = 1.2 * kGiB;
+  FitRow both;  // a + b = 1.5 GiB
+  both.terms = {{0, 1.0}, {1, 1.0}};
+  both.y_bytes = 1.5 * kGiB;
+  FitRow only_a;  // a = 0: alone, a = 0 and b = 1.5
+  only_a.terms = {{0, 1.0}};
+  only_a.y_bytes = 0.0;
+  absl::StatusOr<LinearFit> fit = FitNonNegative({both, only_a}, columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->theta[0], 1.0 * kGiB);
+  EXPECT_NEAR(fit->theta[1], 0.5 * kGiB, 1e-6 * kGiB);
+}
+
+// A prior above the column's ceiling (no row moves the column) ends on the
+// ceiling, not on the prior.
+TEST(FitNonNegative, APriorAboveTheCeilingEndsOnTheCeiling) {
+  std::vector<FitColumn> columns = {Unpulled("pulled"), Unpulled("free")};
+  columns[0].prior = 5.0;
+  columns[0].prior_weight_bytes = 1.0 * kGiB;
+  columns[0].ceiling = 2.0;
+  FitRow r;
+  r.terms = {{1, 1.0}};
+  r.y_bytes = 0.3 * kGiB;
+  absl::StatusOr<LinearFit> fit = FitNonNegative({r}, columns);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_DOUBLE_EQ(fit->theta[0], 2.0);
+  EXPECT_NEAR(fit->theta[1], 0.3 * kGiB, 1e-6 * kGiB);
+}
+
 // A coefficient with a physical ceiling (no sampler holds more copies than
 // its code counts) stays on it where the data would take it higher, and the
 // others refit around it; a ceiling the data stay under changes nothing; a
@@ -285,6 +319,53 @@ TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryFitsTheBaseFromIt) {
   EXPECT_GT(fit->presets.at("sglang").non_torch_base_bytes,
             alone->presets.at("sglang").non_torch_base_bytes + 0.1 * kGiB);
   EXPECT_LT(fit->presets.at("sglang").non_torch_base_bytes, 1.0 * kGiB);
+}
+
+// Where the pool comes out of the device's free memory, a log that states
+// the free memory at start has what others held taken off its observed
+// overhead: the engine's own terms are fitted, not the others'.
+TEST(ObservedOverheadBytes, OthersLeaveTheOverheadOfAPoolLoweredByThem) {
+  EngineBehaviour e;
+  e.engine = EngineKind::kTrtllm;
+  e.budget_rule = BudgetRule::kTrtllmFreeFraction;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 0.5 * kGiB;
+  e.pool_lowered_by_other_processes = true;
+  MemoryPlanInput in;
+  in.arch.hidden_size = 1024;
+  in.arch.intermediate_size = 4096;
+  in.arch.num_attention_heads = 16;
+  in.arch.num_kv_heads = 4;
+  in.arch.head_dim = 64;
+  in.arch.vocab_size = 32000;
+  in.arch.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
+  in.arch.native_context_tokens = 8192;
+  in.engine = e;
+  in.hardware.name = "test card";
+  in.hardware.memory_bytes = 4 * kGiB;
+  in.settings.memory_fraction = 0.9;
+  in.settings.max_model_len = 4096;
+  // The engine's pool comes from `engine`; the fit reads it as `read`.
+  auto overhead = [](const MemoryPlanInput& engine, const MemoryPlanInput& read) {
+    StartupLog log;
+    log.id = "trt";
+    log.preset_id = "trtllm";
+    log.input = read;
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(engine);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    log.kv_pool_tokens = plan.ok() ? plan->kv_pool_tokens : 0;
+    absl::StatusOr<double> o = ObservedOverheadBytes(log);
+    EXPECT_TRUE(o.ok()) << o.status();
+    return o.ok() ? *o : 0.0;
+  };
+  const double clean = overhead(in, in);
+  in.settings.free_memory_at_start_bytes = 3 * kGiB;  // 1 GiB held by others
+  // The pool lost 0.9 GiB to them; the overhead the fit sees is unchanged.
+  EXPECT_NEAR(overhead(in, in), clean, 0.001 * kGiB);
+  // Read without the rule, that pool would be 1 GiB more overhead.
+  MemoryPlanInput unaware = in;
+  unaware.engine.pool_lowered_by_other_processes = false;
+  EXPECT_NEAR(overhead(in, unaware) - clean, 1.0 * kGiB, 0.01 * kGiB);
 }
 
 }  // namespace

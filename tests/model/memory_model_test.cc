@@ -176,14 +176,15 @@ TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
   EXPECT_THAT(low->notes,
               ::testing::Contains(::testing::AllOf(HasSubstr("2.00 GiB but 1.00 GiB is free"),
                                                    HasSubstr("V1 refuses to start"))));
-  // Others hold 4 GiB − 1e8 B − 1 GiB = 2.91 GiB; the account (~2.0 GiB) does
-  // not fit in the 1.09 GiB they leave.
+  // Others hold 4 GiB − 1 GiB = 3 GiB (a vLLM figure is what the card shows
+  // free before the launch); the account (~2.0 GiB) does not fit in the
+  // 1 GiB they leave, and they are what binds.
   EXPECT_TRUE(base->fits);
   EXPECT_FALSE(low->fits);
-  EXPECT_NEAR(low->shortfall_bytes,
-              low->per_gpu.used_bytes - (1073741824.0 + 1e8), 1.0);
+  EXPECT_EQ(low->binding_constraint, BindingConstraint::kOtherProcesses);
+  EXPECT_NEAR(low->shortfall_bytes, low->per_gpu.used_bytes - 1073741824.0, 1.0);
   EXPECT_THAT(low->notes, ::testing::Contains(::testing::AllOf(
-                              HasSubstr("2.91 GiB held outside this engine"),
+                              HasSubstr("3.00 GiB held outside this engine"),
                               HasSubstr("its pool does not depend on it"))));
   in.settings.free_memory_at_start_bytes = 3221225472.0;
   const absl::StatusOr<MemoryPlan> enough = PlanMemory(in);
@@ -191,6 +192,49 @@ TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
   EXPECT_THAT(enough->notes, ::testing::Contains(HasSubstr("covers vLLM's")));
   EXPECT_TRUE(enough->fits);
   EXPECT_EQ(enough->kv_pool_tokens, base->kv_pool_tokens);
+  // The whole card free: nobody else holds anything, and no note says so.
+  in.settings.free_memory_at_start_bytes = 4294967296.0;
+  const absl::StatusOr<MemoryPlan> clean = PlanMemory(in);
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_TRUE(clean->fits);
+  EXPECT_THAT(clean->notes, ::testing::Not(::testing::Contains(HasSubstr("held outside"))));
+}
+
+// SGLang's own figure comes after its context: what others hold is the
+// card's total less it and SGLang's non-torch memory. The activations and
+// CUDA graphs live outside its static fraction, so a small free memory can
+// leave the pool positive and still overflow what the others leave.
+TEST(PlanMemory, SglangOverflowsWhatOthersLeave) {
+  EngineBehaviour e;
+  e.budget_rule = BudgetRule::kSglangStatic;
+  e.engine = EngineKind::kSglang;
+  e.default_block_size = 1;
+  e.non_torch_base_bytes = 536870912.0;  // 0.5 GiB
+  e.activation_token_scale = 1.0;
+  MemoryPlanInput in = Input(Dense(), e);
+  in.settings.memory_fraction = 0.8;
+  const absl::StatusOr<MemoryPlan> probe = PlanMemory(in);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  ASSERT_GT(probe->per_gpu.activation_peak_bytes, 0.0);
+  // Scale the activations to 0.3 GiB; with 1 GiB free the static 0.8 GiB
+  // holds the weights and a pool, but 0.2 GiB is left for 0.3 GiB.
+  in.engine.activation_token_scale = 0.3 * 1073741824.0 / probe->per_gpu.activation_peak_bytes;
+  in.settings.free_memory_at_start_bytes = 1073741824.0;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_GT(plan->per_gpu.kv_pool_bytes, 0.0);
+  EXPECT_FALSE(plan->fits);
+  EXPECT_EQ(plan->binding_constraint, BindingConstraint::kOtherProcesses);
+  // Others: 4 − 0.5 − 1 = 2.5 GiB; the account may use 1.5 GiB.
+  EXPECT_NEAR(plan->shortfall_bytes, plan->per_gpu.used_bytes - 1.5 * 1073741824.0, 1.0);
+  EXPECT_THAT(plan->notes, ::testing::Contains(::testing::AllOf(
+                               HasSubstr("2.50 GiB held outside this engine"),
+                               HasSubstr("already leaves it out"))));
+  // 2 GiB free: 0.4 GiB outside the fraction holds the 0.3 GiB.
+  in.settings.free_memory_at_start_bytes = 2147483648.0;
+  const absl::StatusOr<MemoryPlan> roomy = PlanMemory(in);
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  EXPECT_TRUE(roomy->fits);
 }
 
 // Where the pool comes out of the device's free memory (vLLM <= 0.3.0:
@@ -201,7 +245,7 @@ TEST(PlanMemory, FreeMemoryRulesLowerThePoolByWhatOthersHold) {
   auto pool_bytes = [&](EngineBehaviour e, bool stated) {
     MemoryPlanInput in = Input(Dense(), e);
     in.settings.memory_fraction = 0.9;
-    if (stated) in.settings.free_memory_at_start_bytes = 4294967296.0 - 1e8 - others;
+    if (stated) in.settings.free_memory_at_start_bytes = 4294967296.0 - others;
     const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
     EXPECT_TRUE(plan.ok()) << plan.status();
     return plan.ok() ? plan->per_gpu.kv_pool_bytes : 0.0;
@@ -223,6 +267,23 @@ TEST(PlanMemory, FreeMemoryRulesLowerThePoolByWhatOthersHold) {
   trt.non_torch_base_bytes = 1e8;
   trt.pool_lowered_by_other_processes = true;
   EXPECT_NEAR(pool_bytes(trt, false) - pool_bytes(trt, true), 0.9 * others, 4096.0);
+  // The TRT-engine executor: a fraction of what is free after the engine loads.
+  EngineBehaviour engine = trt;
+  engine.budget_rule = BudgetRule::kTrtllmEngineFree;
+  EXPECT_NEAR(pool_bytes(engine, false) - pool_bytes(engine, true), 0.9 * others, 4096.0);
+  // TP2: the per-rank non-torch memory is the engine's own, not the others'.
+  EngineBehaviour trt_tp2 = trt;
+  trt_tp2.non_torch_per_extra_rank_bytes = 5e8;
+  auto pool_tp2 = [&](bool stated) {
+    MemoryPlanInput in = Input(Dense(), trt_tp2);
+    in.settings.memory_fraction = 0.9;
+    in.parallelism.tp = 2;
+    if (stated) in.settings.free_memory_at_start_bytes = 4294967296.0 - others;
+    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.kv_pool_bytes : 0.0;
+  };
+  EXPECT_NEAR(pool_tp2(false) - pool_tp2(true), 0.9 * others, 8192.0);
 }
 
 // SGLang's distributed set-up: one flat amount on a fast link, an amount per

@@ -189,6 +189,11 @@ TEST(IngestEngineLog, SglangFreeMemoryAtStartIsTheSmallestOverTheRanks) {
   const EngineLogFacts end_only = Facts("synthetic_sglang_tp2_ranks_end_only.log");
   EXPECT_EQ(end_only.free_memory_at_start_bytes, GiB(5.86) + GiB(15.54));
   EXPECT_THAT(end_only.conflicts, IsEmpty());
+  // Per rank: TP0's begin line, TP1's end-line sum (its begin line missing);
+  // the smallest of the two.
+  const EngineLogFacts mixed = Facts("synthetic_sglang_tp2_mixed.log");
+  EXPECT_EQ(mixed.free_memory_at_start_bytes, GiB(5.86) + GiB(15.54));
+  EXPECT_THAT(mixed.conflicts, IsEmpty());
 }
 
 // vLLM 0.22.1 states the fraction in effect when CUDA-graph memory profiling

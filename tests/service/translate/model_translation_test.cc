@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -215,6 +216,21 @@ TEST(ToEngineBehaviour, EveryBundledPresetTranslates) {
       EXPECT_GT(e->memory_fraction_by_min_tp[i - 1].first, e->memory_fraction_by_min_tp[i].first);
     }
   }
+}
+
+// Which bundled presets size their pool from the device's free memory (so
+// memory other processes hold comes out of it): those whose budget reads
+// total - free after profiling, none that measures from an init snapshot.
+TEST(ToEngineBehaviour, PoolLoweredByOtherProcessesWhereTheRuleReadsTheDeviceFreeMemory) {
+  std::set<std::string> lowered;
+  for (const v1::EnginePreset& p : BundledPresets()) {
+    const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(p);
+    ASSERT_TRUE(e.ok()) << p.id() << ": " << e.status();
+    EXPECT_EQ(e->pool_lowered_by_other_processes, p.pool_lowered_by_other_processes()) << p.id();
+    if (e->pool_lowered_by_other_processes) lowered.insert(p.id());
+  }
+  EXPECT_EQ(lowered, (std::set<std::string>{"trtllm-0.20", "trtllm-1.0", "trtllm-1.1",
+                                             "trtllm-engine", "vllm-v0-legacy", "vllm-v1-0.8"}));
 }
 
 TEST(ToEngineBehaviour, MissingBudgetRuleNamesThePreset) {
