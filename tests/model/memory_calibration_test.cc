@@ -23,6 +23,24 @@ FitColumn Unpulled(const std::string& name) {
   return c;
 }
 
+// A 4-layer dense model on a 4 GiB card, max_model_len 4096.
+MemoryPlanInput SmallDenseOn4GiB(const EngineBehaviour& e) {
+  MemoryPlanInput in;
+  in.arch.hidden_size = 1024;
+  in.arch.intermediate_size = 4096;
+  in.arch.num_attention_heads = 16;
+  in.arch.num_kv_heads = 4;
+  in.arch.head_dim = 64;
+  in.arch.vocab_size = 32000;
+  in.arch.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
+  in.arch.native_context_tokens = 8192;
+  in.engine = e;
+  in.hardware.name = "test card";
+  in.hardware.memory_bytes = 4 * kGiB;
+  in.settings.max_model_len = 4096;
+  return in;
+}
+
 // y = base + per_rank · ranks on exact rows.
 std::vector<FitRow> LinearRows(double base, double per_rank) {
   std::vector<FitRow> rows;
@@ -270,20 +288,8 @@ TEST(CalibrateEnginePresets, SglangLogWithStatedFreeMemoryFitsTheBaseFromIt) {
   e.budget_rule = BudgetRule::kSglangStatic;
   e.default_block_size = 1;
   e.non_torch_base_bytes = 0.5 * kGiB;  // the truth the first log is made with
-  MemoryPlanInput in;
-  in.arch.hidden_size = 1024;
-  in.arch.intermediate_size = 4096;
-  in.arch.num_attention_heads = 16;
-  in.arch.num_kv_heads = 4;
-  in.arch.head_dim = 64;
-  in.arch.vocab_size = 32000;
-  in.arch.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
-  in.arch.native_context_tokens = 8192;
-  in.engine = e;
-  in.hardware.name = "test card";
-  in.hardware.memory_bytes = 4 * kGiB;
+  MemoryPlanInput in = SmallDenseOn4GiB(e);
   in.settings.memory_fraction = 0.8;
-  in.settings.max_model_len = 4096;
   auto log_of = [](const std::string& id, const MemoryPlanInput& input) {
     StartupLog log;
     log.id = id;
@@ -331,20 +337,8 @@ TEST(ObservedOverheadBytes, OthersLeaveTheOverheadOfAPoolLoweredByThem) {
   e.default_block_size = 1;
   e.non_torch_base_bytes = 0.5 * kGiB;
   e.pool_lowered_by_other_processes = true;
-  MemoryPlanInput in;
-  in.arch.hidden_size = 1024;
-  in.arch.intermediate_size = 4096;
-  in.arch.num_attention_heads = 16;
-  in.arch.num_kv_heads = 4;
-  in.arch.head_dim = 64;
-  in.arch.vocab_size = 32000;
-  in.arch.layers.assign(4, LayerSpec{AttentionKind::kFull, MlpKind::kDense});
-  in.arch.native_context_tokens = 8192;
-  in.engine = e;
-  in.hardware.name = "test card";
-  in.hardware.memory_bytes = 4 * kGiB;
+  MemoryPlanInput in = SmallDenseOn4GiB(e);
   in.settings.memory_fraction = 0.9;
-  in.settings.max_model_len = 4096;
   // The engine's pool comes from `engine`; the fit reads it as `read`.
   auto overhead = [](const MemoryPlanInput& engine, const MemoryPlanInput& read) {
     StartupLog log;
