@@ -911,7 +911,8 @@ struct SharedAccount {
   int64_t cuda_graph_captures = 0;
   double free_memory_at_start_bytes = 0.0;  // stated; 0 = unknown
   // Memory the stated free memory says someone else holds: the card's total
-  // less the free memory and the engine's own non-torch memory (0 unstated).
+  // less the free memory (for SGLang also less its own non-torch memory,
+  // taken before it measures); 0 when none is stated.
   double other_processes_bytes = 0.0;
 };
 
