@@ -38,9 +38,11 @@ constexpr double kSamplerCopiesFloor = 1.0;
 // No fit may give more: bytes beyond it are another mechanism than the
 // sampler. Two V1 groups sit on it (0.8, 0.11). Both releases take that same
 // sort-based native path by default (0.8 refuses FlashInfer 0.2.3+, vLLM
-// PR #14815; 0.11.1+ switched FlashInfer off, PR #26859): 7 counted units
-// plus the sort's scratch, which is not counted (INFERRED: a few units), so
-// the ceiling is partly explained (docs/research/vllm_v1_sampler_defaults.md).
+// PR #14815; 0.11.1+ switched FlashInfer off, PR #26859), whose peak is
+// inside torch.sort: 9.5 units counted with the sort's scratch (the
+// vllm-v1-0.9 preset's native_sampler_logit_copies_prior sources), so the
+// ceiling sits half a unit above the largest count read
+// (docs/research/vllm_v1_sampler_defaults.md).
 constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
 // sampler_logit_copies_prior) holds firmly: a few logs of other engines'
@@ -610,6 +612,11 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
       FitColumn& c = f.columns[f.Column(*column)];
       c.prior = WithinBounds(c, prior);
       c.prior_weight_bytes = kCountedSamplerPriorWeightBytes;
+      // A count of every tensor alive at the peak is not a fit's to move.
+      if (column == &pc.native_sampler && e.native_sampler_logit_copies_exact) {
+        c.floor = c.prior;
+        c.ceiling = c.prior;
+      }
     }
   }
   for (const StartupLog* log : used) {

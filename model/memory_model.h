@@ -160,6 +160,9 @@ struct EngineBehaviour {
   // the engine family's presets do).
   std::string activation_fit_group;
   double native_sampler_logit_copies_prior = 0;
+  // The native prior counts every tensor alive at the peak: held exactly by
+  // the fit, not moved by the logs.
+  bool native_sampler_logit_copies_exact = false;
   EngineKind engine = EngineKind::kVllm;
   BudgetRule budget_rule = BudgetRule::kVllmProfiled;
 

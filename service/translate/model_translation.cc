@@ -501,6 +501,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.sampler_logit_copies_prior = p.sampler_logit_copies_prior();
   e.native_sampler_fit_group = p.native_sampler_fit_group();
   e.native_sampler_logit_copies_prior = p.native_sampler_logit_copies_prior();
+  e.native_sampler_logit_copies_exact = p.native_sampler_logit_copies_exact();
   e.native_sampler_logit_copies = p.native_sampler_logit_copies();
   e.mm_profile_pads_encoder_cache = p.mm_profile_pads_encoder_cache();
   e.gptq_gemm_dequantizes_weight = p.gptq_gemm_dequantizes_weight();

@@ -83,9 +83,12 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // disagree (1,024 and 256 sampler rows): left out, each is predicted from
 // the other's copies, and the 3090 log falls from -0.6% to -16.5%. With log
 // 47 (Phi-3-mini, all sliding-window layers, on an RTX 3090 under WSL2 at
-// 0.19.1, -4.2%): 38 and 30 of 47, the same floors.
+// 0.19.1, -4.2%): 38 and 30 of 47, the same floors. With the native
+// sampler's peak counted inside torch.sort (9.5 units, held exactly, not
+// fitted), the bf16 H100 log goes to +0.3% and the 3090 one to -16.6%: 39
+// and 30 of 47, the floors 0.82 and 0.63.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.80;
+constexpr double kKvWideShare = 0.82;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
 constexpr double kKvNarrowShare = 0.63;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_common/status_matchers.h"
@@ -277,6 +278,40 @@ TEST(CalibrateEnginePresets, ANativeSamplerGroupWithoutLogsTakesItsCountedPrior)
   ASSERT_TRUE(fit.ok()) << fit.status();
   EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").native_sampler_logit_copies, 7.0);
   EXPECT_DOUBLE_EQ(fit->presets.at("vllm-v1").sampler_logit_copies, 2.0);
+}
+
+// A native count marked exact is held at its prior whatever the logs say; not
+// marked, the same logs move it towards what they show.
+TEST(CalibrateEnginePresets, AnExactNativeSamplerCountIsNotMovedByTheLogs) {
+  EngineBehaviour truth;
+  truth.engine = EngineKind::kVllm;
+  truth.native_sampler_fit_group = "vllm-v1-native";
+  truth.native_sampler_logit_copies = 5.0;  // what the logs are made with
+  std::vector<StartupLog> logs;
+  for (int64_t seqs : {128, 256, 512}) {
+    MemoryPlanInput in = SmallDenseOn4GiB(truth);
+    in.arch.vocab_size = 152000;  // one copy: seqs x 0.58 MiB, the peak
+    in.settings.native_sampler = true;
+    in.settings.max_num_seqs = seqs;
+    in.settings.memory_fraction = 0.9;
+    absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    StartupLog log;
+    log.id = absl::StrCat("native-", seqs);
+    log.preset_id = "vllm-v1";
+    log.input = in;
+    log.kv_pool_tokens = plan->kv_pool_tokens;
+    logs.push_back(log);
+  }
+  EngineBehaviour e = truth;
+  e.native_sampler_logit_copies_prior = 9.0;
+  absl::StatusOr<CalibrationFit> fitted = CalibrateEnginePresets(logs, {{"vllm-v1", e}});
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  EXPECT_LT(fitted->presets.at("vllm-v1").native_sampler_logit_copies, 8.0);
+  e.native_sampler_logit_copies_exact = true;
+  absl::StatusOr<CalibrationFit> held = CalibrateEnginePresets(logs, {{"vllm-v1", e}});
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_DOUBLE_EQ(held->presets.at("vllm-v1").native_sampler_logit_copies, 9.0);
 }
 
 // An SGLang log whose budget came from the memory it says was free at start
