@@ -1183,15 +1183,36 @@ double Guess(double previous_quantile, double previous_mean, double mean) {
   return previous_mean > 0 && mean > 0 ? previous_quantile * (mean / previous_mean) : 0.0;
 }
 
-LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *previous) {
+// The latency figures a point needs: all of them, or (before a cutoff's
+// safe point) only what the SLO check reads.
+struct Figures {
+  bool all = true;
+  bool ttft_p50 = true;
+  bool ttft_p95 = true;
+  bool e2e_p95 = true;
+};
+
+LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *previous,
+                             const Figures &figures) {
   LatencyPercentiles p;
   p.mean_seconds = LatencyMean(law);
   const double pm = previous != nullptr ? previous->mean_seconds : 0.0;
   auto guess = [&](double LatencyPercentiles::*field) {
     return previous != nullptr ? Guess(previous->*field, pm, p.mean_seconds) : 0.0;
   };
+  if (!figures.all && !figures.ttft_p50 && !figures.ttft_p95) return p;
   // Quantiles are monotone in q: each search starts at the previous one.
   const CdfEvaluator cdf(law);
+  if (!figures.all) {
+    if (figures.ttft_p50) {
+      p.p50_seconds = QuantileFrom(cdf, 0.50, 0.0, guess(&LatencyPercentiles::p50_seconds));
+    }
+    if (figures.ttft_p95) {
+      p.p95_seconds =
+          QuantileFrom(cdf, 0.95, p.p50_seconds, guess(&LatencyPercentiles::p95_seconds));
+    }
+    return p;
+  }
   p.p50_seconds = QuantileFrom(cdf, 0.50, 0.0, guess(&LatencyPercentiles::p50_seconds));
   p.p90_seconds = QuantileFrom(cdf, 0.90, p.p50_seconds, guess(&LatencyPercentiles::p90_seconds));
   p.p95_seconds = QuantileFrom(cdf, 0.95, p.p90_seconds, guess(&LatencyPercentiles::p95_seconds));
@@ -1199,13 +1220,17 @@ LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *pr
   return p;
 }
 
-EndToEndPercentiles SummariseEndToEnd(const LatencyLaw &law, const EndToEndPercentiles *previous) {
+EndToEndPercentiles SummariseEndToEnd(const LatencyLaw &law, const EndToEndPercentiles *previous,
+                                      const Figures &figures) {
   EndToEndPercentiles p;
   p.mean_seconds = LatencyMean(law);
   const double pm = previous != nullptr ? previous->mean_seconds : 0.0;
+  if (!figures.all && !figures.e2e_p95) return p;
   const CdfEvaluator cdf(law);
-  p.p50_seconds = QuantileFrom(
-      cdf, 0.50, 0.0, previous != nullptr ? Guess(previous->p50_seconds, pm, p.mean_seconds) : 0);
+  if (figures.all) {
+    p.p50_seconds = QuantileFrom(
+        cdf, 0.50, 0.0, previous != nullptr ? Guess(previous->p50_seconds, pm, p.mean_seconds) : 0);
+  }
   p.p95_seconds =
       QuantileFrom(cdf, 0.95, p.p50_seconds,
                    previous != nullptr ? Guess(previous->p95_seconds, pm, p.mean_seconds) : 0);
@@ -1564,7 +1589,7 @@ double SlotWaitProbability(const std::vector<double> &arrival, int s, int n) {
 // atom then sees the prefill stage's queueing on the others' arrivals.
 void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector<double> &arrival,
                             int n, double x, double z, double in_service, const LoadPoint *previous,
-                            LoadPoint &pt) {
+                            const Figures &figures, LoadPoint &pt) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double cv_r = server.ServiceTimeCv();
@@ -1592,8 +1617,9 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
   ApplyPrefillQueue(server, x * (n - 1) / n, in_service, z > 0 ? 1.0 : kClosedLoopPrefillArrivalCv2,
                     &ttft, &e2e);
   const bool guess = previous != nullptr && previous->ttft.has_value() && previous->e2e.has_value();
-  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr);
-  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr);
+  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr, figures);
+  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr, figures);
+  pt.latencies_partial = !figures.all;
 }
 
 // One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
@@ -1602,7 +1628,7 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
 LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
                           const std::vector<double> &log_mu_prefix,
                           const std::vector<double> &log_factorial, double z, int n, bool latencies,
-                          const LoadPoint *previous) {
+                          const LoadPoint *previous, const Figures &figures) {
   const int s = server.slots();
   const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1);
   const std::vector<double> cur = ClosedMarginals(log_mu_prefix, log_factorial, z, n);
@@ -1637,7 +1663,7 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
   pt.slot_wait_probability = SlotWaitProbability(arrival, s, n);
   if (latencies) {
-    SetClosedLoopLatencies(server, arrival, n, x, z, in_service, previous, pt);
+    SetClosedLoopLatencies(server, arrival, n, x, z, in_service, previous, figures, pt);
   } else {
     pt.latencies_skipped = true;
   }
@@ -1737,7 +1763,7 @@ OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<doub
 // below); the prefill stage's queueing for Poisson arrivals.
 void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStationary &law,
                           double lambda, double rho, double saturated_rate_rps, double in_service,
-                          const LoadPoint *previous, LoadPoint &pt) {
+                          const LoadPoint *previous, const Figures &figures, LoadPoint &pt) {
   const int s = server.slots();
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
@@ -1764,14 +1790,16 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
   }
   ApplyPrefillQueue(server, lambda, in_service, 1.0, &ttft, &e2e);
   const bool guess = previous != nullptr && previous->ttft.has_value() && previous->e2e.has_value();
-  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr);
-  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr);
+  pt.ttft = Summarise(ttft, guess ? &*previous->ttft : nullptr, figures);
+  pt.e2e = SummariseEndToEnd(e2e, guess ? &*previous->e2e : nullptr, figures);
+  pt.latencies_partial = !figures.all;
 }
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
 LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<double> &service_times,
-                        double lambda, bool latencies, const LoadPoint *previous) {
+                        double lambda, bool latencies, const LoadPoint *previous,
+                        const Figures &figures) {
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -1800,7 +1828,7 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<dou
   pt.slot_wait_probability = law.p_wait;
   pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
   if (latencies) {
-    SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, previous, pt);
+    SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, previous, figures, pt);
   } else {
     pt.latencies_skipped = true;
   }
@@ -1820,6 +1848,18 @@ bool LatenciesNeededAfter(const LoadPoint &p, const std::optional<LatencyCutoff>
     return !PointFailure(adjusted, *cutoff->slo, *cutoff->safety).has_value();
   }
   return !PointFailure(p, *cutoff->slo, *cutoff->safety).has_value();
+}
+
+// Before a cutoff's safe point: what PointFailure reads, as adjusted (an
+// adjustment keeps the TTFT tail at or above the corrected median).
+Figures FiguresBeforeSafePoint(const std::optional<LatencyCutoff> &cutoff) {
+  if (!cutoff.has_value()) return Figures{};
+  Figures f;
+  f.all = false;
+  f.ttft_p95 = cutoff->slo->ttft_p95_seconds.has_value();
+  f.ttft_p50 = f.ttft_p95 && cutoff->adjust != nullptr;
+  f.e2e_p95 = cutoff->slo->e2e_p95_seconds.has_value();
+  return f;
 }
 
 absl::Status CheckCutoff(const std::optional<LatencyCutoff> &cutoff) {
@@ -1848,14 +1888,22 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   }
   std::vector<LoadPoint> out;
   out.reserve(concurrencies.size());
+  const Figures figures = FiguresBeforeSafePoint(cutoff);
   bool latencies = true;
+  int safe = -1;  // the last point that passes
   for (int n : concurrencies) {
     const LoadPoint *previous = out.empty() ? nullptr : &out.back();
     LoadPoint pt = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds, n,
-                                   latencies, previous);
+                                   latencies, previous, figures);
     out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
+    if (latencies) safe = static_cast<int>(out.size()) - 1;
     if (Stopped(server.budget())) return server.budget()->status();
+  }
+  if (!figures.all && safe >= 0) {  // the safe point with all its figures
+    out[safe] = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
+                                concurrencies[safe], true, safe > 0 ? &out[safe - 1] : nullptr,
+                                Figures{});
   }
   return out;
 }
@@ -1868,13 +1916,20 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &
   std::vector<LoadPoint> out;
   out.reserve(rates_rps.size());
   const std::vector<double> service_times = ServiceTimes(server);
+  const Figures figures = FiguresBeforeSafePoint(cutoff);
   bool latencies = true;
+  int safe = -1;  // the last point that passes
   for (double lambda : rates_rps) {
     const LoadPoint *previous = out.empty() ? nullptr : &out.back();
-    LoadPoint pt = OpenLoopPoint(server, service_times, lambda, latencies, previous);
+    LoadPoint pt = OpenLoopPoint(server, service_times, lambda, latencies, previous, figures);
     out.push_back(std::move(pt));
     latencies = LatenciesNeededAfter(out.back(), cutoff);
+    if (latencies) safe = static_cast<int>(out.size()) - 1;
     if (Stopped(server.budget())) return server.budget()->status();
+  }
+  if (!figures.all && safe >= 0) {  // the safe point with all its figures
+    out[safe] = OpenLoopPoint(server, service_times, rates_rps[safe], true,
+                              safe > 0 ? &out[safe - 1] : nullptr, Figures{});
   }
   return out;
 }

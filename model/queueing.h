@@ -250,6 +250,11 @@ struct LoadPoint {
   // point (LatencyCutoff) and this point lies beyond it: ttft and e2e are
   // absent although the point may be stable.
   bool latencies_skipped = false;
+  // The curve was asked for its safe point only (LatencyCutoff) and this
+  // point lies before it: of the latency figures only the means and what
+  // the SLO check reads are computed (TTFT p95, with its p50 where an
+  // adjustment is applied; the e2e p95 under an e2e SLO); the others are 0.
+  bool latencies_partial = false;
   double load() const;  // concurrency or arrival rate
 };
 
@@ -270,8 +275,11 @@ class PointAdjustment {
 // computed up to and including the first point that fails the SLO or the
 // slot-wait cap (PointFailure), in the curve's order, and skipped after it
 // (latencies_skipped); throughput, batch, queue and slot-wait figures are
-// computed at every point. The safe point and its binding limit are the
-// whole curve's.
+// computed at every point. Before the safe point a point carries only the
+// latency figures the SLO check reads (latencies_partial); the safe point
+// carries all of them. The safe point and its binding limit are the whole
+// curve's (quantiles are points of a fixed lattice, whichever search found
+// them).
 // `adjust` (optional): the points are judged as adjusted.
 struct LatencyCutoff {
   const Slo* slo = nullptr;

@@ -279,13 +279,16 @@ void ApplyStatedPool(const ResolvedDeployment& r, model::MemoryPlan* m) {
 absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
                                                      ResolvedDeployment resolved,
                                                      std::optional<uint64_t> mean_sequence_tokens,
-                                                     WorkCounters* counters) {
+                                                     WorkCounters* counters,
+                                                     const model::MemoryPlan* model_plan) {
   PreparedDeployment d;
   d.resolved = std::move(resolved);
   d.hardware_withheld = d.resolved.hardware == nullptr;
   model::MemoryPlanInput input = d.resolved.input;
   if (d.hardware_withheld) input.hardware.memory_bytes = kUnboundedMemoryBytes;
-  absl::StatusOr<model::MemoryPlan> plan = CountedPlanMemory(input, counters);
+  absl::StatusOr<model::MemoryPlan> plan = model_plan != nullptr && !d.hardware_withheld
+                                               ? absl::StatusOr<model::MemoryPlan>(*model_plan)
+                                               : CountedPlanMemory(input, counters);
   if (!plan.ok()) return WithRequestPath(d.resolved, plan.status());
   d.model_memory = *std::move(plan);
   if (d.resolved.stated_kv_pool_tokens.has_value()) ApplyStatedPool(d.resolved, &d.model_memory);

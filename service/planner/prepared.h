@@ -115,10 +115,13 @@ struct PreparedDeployment {
 
 // Plans the memory once and derives the load model's inputs; errors of the
 // memory model come back prefixed with the deployment's field path.
-absl::StatusOr<PreparedDeployment> PrepareDeployment(const Catalog& catalog,
-                                                     ResolvedDeployment resolved,
-                                                     std::optional<uint64_t> mean_sequence_tokens,
-                                                     WorkCounters* counters);
+// `model_plan` (optional): the memory model's plan of resolved.input, already
+// made (a search's prepared model made it); used instead of planning again
+// when the card is known.
+absl::StatusOr<PreparedDeployment> PrepareDeployment(
+    const Catalog& catalog, ResolvedDeployment resolved,
+    std::optional<uint64_t> mean_sequence_tokens, WorkCounters* counters,
+    const model::MemoryPlan* model_plan = nullptr);
 
 // What a search bounds a candidate with: the step-time inputs, scheduler
 // and slot limits of a resolved deployment on a known card, from its model

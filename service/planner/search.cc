@@ -416,7 +416,8 @@ class Searcher {
   void MemoryAndBounds();
   std::optional<Survivor> Bound(int spec_index, const model::MemoryPlanInput& input,
                                 const model::MemoryPlan& plan);
-  model::StepTimeCoefficients Coefficients(const Spec& spec, const model::MemoryPlanInput& input);
+  model::StepTimeCoefficients Coefficients(const Spec& spec, const model::MemoryPlanInput& input,
+                                           const model::MemoryPlan& plan);
   void Exact();
   bool Needed(const Survivor& s) const;
   // One survivor evaluated as Plan evaluates it: the candidate, or why it is
@@ -624,7 +625,8 @@ void Searcher::MemoryAndBounds() {
 // closest prior, else the roofline); memoised per template and parallelism,
 // which are what select the baselines and the prior class.
 model::StepTimeCoefficients Searcher::Coefficients(const Spec& s,
-                                                   const model::MemoryPlanInput& input) {
+                                                   const model::MemoryPlanInput& input,
+                                                   const model::MemoryPlan& plan) {
   const auto key = std::make_tuple(s.template_index, s.tp, s.pp, s.ep);
   auto it = fits_.find(key);
   if (it != fits_.end()) return it->second;
@@ -639,7 +641,7 @@ model::StepTimeCoefficients Searcher::Coefficients(const Spec& s,
     r.parallelism.set_ep(std::max<uint32_t>(1, s.ep));
     r.parallelism.set_dp(1);
     absl::StatusOr<PreparedDeployment> d =
-        PrepareDeployment(catalog_, std::move(r), std::nullopt, counters_);
+        PrepareDeployment(catalog_, std::move(r), std::nullopt, counters_, &plan);
     LoadQuery q;
     q.path = kPath;
     q.workload = request_.workload();
@@ -673,7 +675,7 @@ std::optional<Survivor> Searcher::Bound(int index, const model::MemoryPlanInput&
   if (slo_.has_ttft_p95_seconds()) ttft = slo_.ttft_p95_seconds();
   if (slo_.has_tpot_seconds()) tpot = slo_.tpot_seconds();
   response_.set_bound_evaluations(response_.bound_evaluations() + 1);
-  in->model.coefficients = Coefficients(s, input);
+  in->model.coefficients = Coefficients(s, input, plan);
   absl::StatusOr<model::RooflineBounds> b =
       model::ComputeModelBounds(in->model, workload_, slots->slots, ttft, tpot);
   if (!b.ok() || b->slo_missed || b->max_requests_per_second <= 0) {

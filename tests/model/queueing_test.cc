@@ -831,8 +831,10 @@ TEST(PredictLoadCurve, OpenLoopPastSaturationStillAnswers) {
 }
 
 // Latency figures up to the first unsafe point only (Plan's curves): the safe
-// point, its binding limit and every figure up to it are the whole curve's;
-// past it the points keep their throughput and slot-wait figures.
+// point, its binding limit and every figure of the safe point are the whole
+// curve's; the points before it and the first unsafe one carry what the SLO
+// check reads (the same as the whole curve's), marked partial; past it the
+// points keep their throughput and slot-wait figures.
 void ExpectCutoffKeepsTheSafePoint(LoadCurveRequest r, BindingLimit expected_binding) {
   absl::StatusOr<LoadCurve> whole = PredictLoadCurve(r);
   r.latencies_until_unsafe = true;
@@ -853,11 +855,29 @@ void ExpectCutoffKeepsTheSafePoint(LoadCurveRequest r, BindingLimit expected_bin
     EXPECT_EQ(b.mean_batch_size, a.mean_batch_size) << i;
     EXPECT_EQ(b.slot_wait_probability, a.slot_wait_probability) << i;
     EXPECT_EQ(b.tpot_seconds, a.tpot_seconds) << i;
-    if (i <= first_unsafe) {
+    if (i + 1 == first_unsafe) {
+      ASSERT_TRUE(b.ttft.has_value() && a.ttft.has_value()) << i;
+      EXPECT_FALSE(b.latencies_partial) << i;
+      for (double LatencyPercentiles::*f :
+           {&LatencyPercentiles::mean_seconds, &LatencyPercentiles::p50_seconds,
+            &LatencyPercentiles::p90_seconds, &LatencyPercentiles::p95_seconds,
+            &LatencyPercentiles::p99_seconds}) {
+        EXPECT_EQ((*b.ttft).*f, (*a.ttft).*f) << i;
+      }
+      EXPECT_EQ(b.e2e->mean_seconds, a.e2e->mean_seconds) << i;
+      EXPECT_EQ(b.e2e->p50_seconds, a.e2e->p50_seconds) << i;
+      EXPECT_EQ(b.e2e->p95_seconds, a.e2e->p95_seconds) << i;
+    } else if (i <= first_unsafe) {
       ASSERT_TRUE(b.ttft.has_value() && a.ttft.has_value()) << i;
       EXPECT_FALSE(b.latencies_skipped) << i;
-      EXPECT_EQ(b.ttft->p95_seconds, a.ttft->p95_seconds) << i;
-      EXPECT_EQ(b.e2e->p95_seconds, a.e2e->p95_seconds) << i;
+      EXPECT_TRUE(b.latencies_partial) << i;
+      EXPECT_EQ(b.ttft->mean_seconds, a.ttft->mean_seconds) << i;
+      if (r.slo.ttft_p95_seconds.has_value()) {
+        EXPECT_EQ(b.ttft->p95_seconds, a.ttft->p95_seconds) << i;
+      }
+      if (r.slo.e2e_p95_seconds.has_value()) {
+        EXPECT_EQ(b.e2e->p95_seconds, a.e2e->p95_seconds) << i;
+      }
     } else {
       EXPECT_TRUE(b.latencies_skipped) << i;
       EXPECT_FALSE(b.ttft.has_value()) << i;
