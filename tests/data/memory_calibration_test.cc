@@ -86,12 +86,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // 0.19.1, -4.2%): 38 and 30 of 47, the same floors. With the native
 // sampler's peak counted inside torch.sort (9.5 units, held exactly, not
 // fitted), the bf16 H100 log goes to +0.3% and the 3090 one to -16.6%: 39
-// and 30 of 47, the floors 0.82 and 0.63.
+// and 30 of 47, the floors 0.82 and 0.63. With logs 48-50 (Llama-3.1-8B TP2
+// on 2 x A100-40GB at 0.10.1 with the native sampler, 512 sequences: +0.5%,
+// the count above met on a log it was not read from; DeepSeek-R1-Distill-
+// Qwen-14B TP2 on 2 x MI300X at 0.11.1 on ROCm, +0.1%; DeepSeek-R1 TP8 on 8
+// x MI300X with SGLang 0.4.2 on ROCm, +7.1%): 41 and 33 of 50, the floors
+// 0.82 and 0.66.
 constexpr double kKvWideTolerance = 0.05;
 constexpr double kKvWideShare = 0.82;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.63;
+constexpr double kKvNarrowShare = 0.66;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted
