@@ -76,6 +76,31 @@ void BM_OpenLoopSweep64(benchmark::State& state) {
 }
 BENCHMARK(BM_OpenLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
 
+// The open-loop sweep as Plan draws it (latency figures to the safe point,
+// LatencyCutoff) under a TTFT p95 SLO no point fails: every point carries
+// the p95 the check reads, the last one all its figures.
+void BM_OpenLoopSweep64ToSafePoint(benchmark::State& state) {
+  const int slots = static_cast<int>(state.range(0));
+  absl::StatusOr<LoadDependentServer> probe =
+      LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
+  const double mu = probe->SaturationRate();
+  std::vector<double> rates;
+  for (int i = 1; i <= 64; ++i) rates.push_back(mu * 0.995 * i / 64);
+  Slo slo;
+  slo.ttft_p95_seconds = 1e6;
+  SafetyOptions safety;
+  safety.max_slot_wait_probability = 1.0;
+  for (auto _ : state) {
+    absl::StatusOr<LoadDependentServer> s =
+        LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
+    absl::StatusOr<std::vector<LoadPoint>> c =
+        OpenLoopCurve(*s, rates, LatencyCutoff{&slo, &safety, nullptr});
+    benchmark::DoNotOptimize(c);
+  }
+  state.SetItemsProcessed(state.iterations() * 64);
+}
+BENCHMARK(BM_OpenLoopSweep64ToSafePoint)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMillisecond);
+
 void BM_ServerCreate(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
   for (auto _ : state) {
