@@ -381,6 +381,21 @@ std::string CanonicalDtype(absl::string_view v) {
   return d;
 }
 
+// One name per KV cache dtype: vLLM's "fp8" is e4m3 (its launch flag and
+// its config print may spell it either way), torch's float8_e4m3fn the
+// same; e5m2 stays apart (another format).
+std::string CanonicalKvDtype(absl::string_view v) {
+  absl::ConsumePrefix(&v, "torch.");
+  const std::string d = absl::AsciiStrToLower(v);
+  if (d == "fp8" || d == "fp8_e4m3" || d == "float8_e4m3fn" || d == "float8_e4m3") {
+    return "fp8_e4m3";
+  }
+  if (d == "float8_e5m2") return "fp8_e5m2";
+  if (d == "bf16" || d == "bfloat16") return "bfloat16";
+  if (d == "half" || d == "fp16" || d == "float16") return "float16";
+  return d;
+}
+
 std::string ShowFact(bool v) { return v ? "true" : "false"; }
 std::string ShowFact(double v) { return FormatFigure(v); }
 std::string ShowFact(uint64_t v) { return absl::StrCat(v); }
@@ -899,8 +914,11 @@ absl::Status LogReader::ReadTrtllmSummary(const Record& r) {
     if (!absl::StartsWith(t, label)) continue;
     const std::string v(absl::StripAsciiWhitespace(t.substr(label.size())));
     if (v.empty()) continue;
-    Set(label[0] == 'K' ? facts_.kv_cache_dtype : facts_.quantization, v,
-        label[0] == 'K' ? "kv_cache_dtype" : "quantization", r);
+    if (label[0] == 'K') {
+      Set(facts_.kv_cache_dtype, CanonicalKvDtype(v), "kv_cache_dtype", r);
+    } else {
+      Set(facts_.quantization, v, "quantization", r);
+    }
   }
   struct Count {
     absl::string_view anchor;
@@ -983,7 +1001,7 @@ absl::Status LogReader::ReadSettings(const Record& r) {
                  key, absl::StrCat(key, " = ", *v), r));
   }
   if (auto v = ValueOfKey(t, "kv_cache_dtype"); v && !v->empty() && *v != "None") {
-    Set(facts_.kv_cache_dtype, *v, "kv_cache_dtype", r);
+    Set(facts_.kv_cache_dtype, CanonicalKvDtype(*v), "kv_cache_dtype", r);
   }
   if (auto v = ValueOfKey(t, "dtype"); v && !v->empty() && *v != "None") {
     Set(facts_.dtype, CanonicalDtype(*v), "dtype", r);
@@ -1050,7 +1068,7 @@ absl::Status LogReader::SetFlag(Flag flag, absl::string_view shown, absl::string
       if (small) Set(facts_.block_size, *small, "block_size", r);
       break;
     case Flag::kKvDtype:
-      if (!v.empty()) Set(facts_.kv_cache_dtype, v, "kv_cache_dtype", r);
+      if (!v.empty()) Set(facts_.kv_cache_dtype, CanonicalKvDtype(v), "kv_cache_dtype", r);
       break;
     case Flag::kQuantization:
       if (!v.empty()) Set(facts_.quantization, v, "quantization", r);

@@ -487,6 +487,15 @@ TEST(IngestEngineLog, NonDefaultArgsGiveDtypeAndPrefixCachingOff) {
   EXPECT_EQ(p.weight_format_source, "dtype float16 (no quantization stated)");
 }
 
+// The launch flag's 'fp8' and the engine's config print 'fp8_e4m3' are one
+// KV dtype (vLLM's fp8 is e4m3), not a conflict; e5m2 would be another.
+TEST(IngestEngineLog, KvCacheDtypeAliasesAreOneFact) {
+  const EngineLogFacts f = Facts("synthetic_vllm_kv_fp8_aliases.log");
+  EXPECT_EQ(f.kv_cache_dtype, "fp8_e4m3");
+  EXPECT_THAT(f.conflicts, IsEmpty());
+  EXPECT_EQ(EngineLogToCatalog(f).engine.kv_cache_dtype(), v1::KV_CACHE_DTYPE_FP8);
+}
+
 TEST(IngestEngineLog, NonDefaultArgsGiveTheQuantizationMethod) {
   const EngineLogFacts f = Facts("staged_vllm-a5000-qwen25_14b_awq-mml8192.log");
   EXPECT_EQ(f.quantization, "awq");
@@ -615,7 +624,7 @@ TEST(IngestEngineLog, TrtEngineSummaryGivesTpFractionAndBuildLimits) {
   EXPECT_EQ(f.max_model_len, 25000u);
   EXPECT_EQ(f.max_num_batched_tokens, 8192u);
   EXPECT_EQ(f.max_num_seqs, 2048u);
-  EXPECT_EQ(f.kv_cache_dtype, "FP8");
+  EXPECT_EQ(f.kv_cache_dtype, "fp8_e4m3");  // "KV Cache Dtype: FP8", by its canonical name
   EXPECT_EQ(f.quantization, "FP8");
   EXPECT_EQ(f.block_size, 64u);
   EXPECT_EQ(f.kv_pool_tokens, 2730752u);
