@@ -1082,6 +1082,18 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
     s.other_processes_bytes = std::max(
         0.0, CudaTotalBytes(in.hardware) - engine_at_start_bytes - s.free_memory_at_start_bytes);
     AddFreeMemoryNotes(in, s, knobs);
+  } else if (in.hardware.unified_memory) {
+    // One memory for CPU and GPU: what the OS, its page cache and other
+    // processes hold is not the card's to give, and nothing here knows it.
+    const bool from_free = s.sglang_budget || e.pool_lowered_by_other_processes;
+    knobs.notes.push_back(absl::StrCat(
+        "unified memory: the operating system, its page cache and other processes share the "
+        "card's memory; planned as if they held none. ",
+        from_free ? "This engine sizes its pool from the memory free when it starts, so the "
+                    "pool loses what they hold"
+                  : "This engine takes its share of the total, which must still be free when "
+                    "it starts",
+        ": state what is free with --free-memory-gib (free_memory_at_start_bytes)"));
   }
   if (DriverRankBinds(e, p)) {
     knobs.notes.push_back(

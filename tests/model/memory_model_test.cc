@@ -200,6 +200,33 @@ TEST(PlanMemory, VllmNotesWhenTheFreeMemoryAtStartIsBelowItsRequest) {
   EXPECT_THAT(clean->notes, ::testing::Not(::testing::Contains(HasSubstr("held outside"))));
 }
 
+// On unified memory (one memory for CPU and GPU) the plan says that the OS
+// and its page cache were taken to hold nothing, and how this engine's pool
+// would lose what they hold; a stated free memory replaces the warning.
+TEST(PlanMemory, UnifiedMemoryWithoutAStatedFreeMemorySaysWhatIsAssumed) {
+  MemoryPlanInput in = Input(Dense(), Vllm());
+  in.hardware.unified_memory = true;
+  const absl::StatusOr<MemoryPlan> plain = PlanMemory(in);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(plain->notes, ::testing::Contains(::testing::AllOf(
+                                HasSubstr("unified memory"), HasSubstr("planned as if they held none"),
+                                HasSubstr("takes its share of the total"))));
+  in.engine.pool_lowered_by_other_processes = true;
+  const absl::StatusOr<MemoryPlan> from_free = PlanMemory(in);
+  ASSERT_TRUE(from_free.ok()) << from_free.status();
+  EXPECT_THAT(from_free->notes,
+              ::testing::Contains(HasSubstr("the pool loses what they hold")));
+  in.settings.free_memory_at_start_bytes = 3221225472.0;
+  const absl::StatusOr<MemoryPlan> stated = PlanMemory(in);
+  ASSERT_TRUE(stated.ok()) << stated.status();
+  EXPECT_THAT(stated->notes, ::testing::Not(::testing::Contains(HasSubstr("unified memory"))));
+  in.hardware.unified_memory = false;
+  in.settings.free_memory_at_start_bytes = 0;
+  const absl::StatusOr<MemoryPlan> discrete = PlanMemory(in);
+  ASSERT_TRUE(discrete.ok()) << discrete.status();
+  EXPECT_THAT(discrete->notes, ::testing::Not(::testing::Contains(HasSubstr("unified memory"))));
+}
+
 // SGLang's own figure comes after its context: what others hold is the
 // card's total less it and SGLang's non-torch memory. The activations and
 // CUDA graphs live outside its static fraction, so a small free memory can
