@@ -91,9 +91,15 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // the count above met on a log it was not read from; DeepSeek-R1-Distill-
 // Qwen-14B TP2 on 2 x MI300X at 0.11.1 on ROCm, +0.1%; DeepSeek-R1 TP8 on 8
 // x MI300X with SGLang 0.4.2 on ROCm, +7.1%): 41 and 33 of 50, the floors
-// 0.82 and 0.66.
+// 0.82 and 0.66. With log 51 (Qwen2.5-72B TP4 on 4 x L40S over PCIe at
+// 0.19.0, -6.9%: a 5.1 GiB pool per GPU, and the model's overhead 0.39 GiB
+// above the log's; INFERRED: its per-rank non-torch term, fitted mostly on
+// NVLink logs, is that part): 41 and 34 of 51, the
+// floors 0.80 and 0.66. (A flat NVLink term for vLLM as SGLang has, tried:
+// it fits to 0, moves this log to -2.3% and the 4090 x 2 one to +5.1%, the
+// same counts; not kept.)
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.82;
+constexpr double kKvWideShare = 0.80;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
 constexpr double kKvNarrowShare = 0.66;
