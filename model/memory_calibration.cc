@@ -31,17 +31,17 @@ constexpr double kSamplerCopiesPrior = 2.0;
 // samples (vllm/v1/sample/sampler.py, Sampler.forward): one fp32 copy of
 // [max_num_seqs, vocab] at least, so no fit may give fewer.
 constexpr double kSamplerCopiesFloor = 1.0;
-// The most copies a sampler path read so far holds at once: V0's
-// PyTorch-native top-k/top-p, 8 fp32 [max_num_seqs, vocab] units counted
-// alive at the end of _apply_top_k_top_p plus 1-2 of the sort's scratch
-// (inferred; the vllm-v0-* presets' sampler_logit_copies_prior sources).
-// No fit may give more: bytes beyond it are another mechanism than the
-// sampler. Two V1 groups sit on it (0.8, 0.11). Both releases take that same
-// sort-based native path by default (0.8 refuses FlashInfer 0.2.3+, vLLM
-// PR #14815; 0.11.1+ switched FlashInfer off, PR #26859), whose peak is
-// inside torch.sort: 9.5 units counted with the sort's scratch (the
-// vllm-v1-0.9 preset's native_sampler_logit_copies_prior sources), so the
-// ceiling sits half a unit above the largest count read
+// The most copies a sampler path read so far holds at once: the
+// PyTorch-native top-k/top-p (V0's and V1's) peaks inside torch.sort, 9.5
+// fp32 [max_num_seqs, vocab] units with 128 or more rows (the logits, their
+// sorted values and indices, and 5 units of the sort's scratch; the
+// vllm-v1-0.9 preset's sources); V0 holds 8 at the end of
+// _apply_top_k_top_p (the vllm-v0-* presets' sources). No fit may give more:
+// bytes beyond it are another mechanism than the sampler. Two V1 groups
+// sit on it (0.8, 0.11), whose releases take that same sort by default
+// (0.8 refuses FlashInfer 0.2.3+, vLLM PR #14815; 0.11.1+ switched
+// FlashInfer off, PR #26859): the ceiling sits half a unit above the
+// count, and what they hold beyond it is not explained
 // (docs/research/vllm_v1_sampler_defaults.md).
 constexpr double kSamplerCopiesCeiling = 10.0;
 // A prior counted in the engine's own code (EngineBehaviour.
@@ -144,6 +144,13 @@ int SolveWeighted(const std::vector<FitRow>& rows, const std::vector<FitColumn>&
   const int m = static_cast<int>(rows.size());
   std::vector<bool> pinned(n, false);
   std::vector<double> pin(n, 0.0);  // the bound a pinned column sits at
+  // A column whose bounds meet is a fixed value from the first solve.
+  for (int c = 0; c < n; ++c) {
+    if (columns[c].ceiling > 0 && columns[c].floor == columns[c].ceiling) {
+      pinned[c] = true;
+      pin[c] = columns[c].floor;
+    }
+  }
   auto bounded = [&columns](int c, double v) { return WithinBounds(columns[c], v); };
   std::vector<bool> token(m);
   for (int i = 0; i < m; ++i) token[i] = TokenDominates(rows[i], theta);
@@ -614,6 +621,12 @@ absl::StatusOr<CalibrationFit> CalibrateEnginePresets(
       c.prior_weight_bytes = kCountedSamplerPriorWeightBytes;
       // A count of every tensor alive at the peak is not a fit's to move.
       if (column == &pc.native_sampler && e.native_sampler_logit_copies_exact) {
+        if (c.ceiling > 0 && c.floor == c.ceiling && c.floor != c.prior) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "preset %s: native_sampler_logit_copies_exact %g disagrees with %g, the exact "
+              "count another preset of group %s states",
+              id, prior, c.floor, e.native_sampler_fit_group));
+        }
         c.floor = c.prior;
         c.ceiling = c.prior;
       }

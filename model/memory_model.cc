@@ -1055,6 +1055,15 @@ SharedAccount PrepareSharedAccount(const PlanView& in, const PreparedParts& part
         "dummy sampler on the PyTorch-native top-k/top-p (no FlashInfer): %.2f fp32 copies of "
         "the [%d, %d] logits",
         e.native_sampler_logit_copies, knobs.max_num_seqs, a.vocab_size));
+    // PyTorch sorts fewer than 128 rows by another path (one radix sort of
+    // the whole input with int2 keys) whose scratch was not counted.
+    if (e.native_sampler_logit_copies_exact && knobs.max_num_seqs < 128) {
+      knobs.notes.push_back(absl::StrFormat(
+          "the native sampler's count is read for 128 or more rows; with %d PyTorch sorts by "
+          "another path (segmented_sort_pairs_by_full_sort) whose scratch is not counted: "
+          "its peak may be a few copies higher",
+          knobs.max_num_seqs));
+    }
   }
   s.activation_peak_bytes = std::max(token_phase_bytes, sampler_phase_bytes);
   if (const double hold = MultimodalProfileHoldBytes(a, e, knobs.profiled_tokens); hold > 0) {

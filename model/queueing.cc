@@ -1904,6 +1904,7 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
     out[safe] = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
                                 concurrencies[safe], true, safe > 0 ? &out[safe - 1] : nullptr,
                                 Figures{});
+    if (Stopped(server.budget())) return server.budget()->status();
   }
   return out;
 }
@@ -1930,6 +1931,7 @@ absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &
   if (!figures.all && safe >= 0) {  // the safe point with all its figures
     out[safe] = OpenLoopPoint(server, service_times, rates_rps[safe], true,
                               safe > 0 ? &out[safe - 1] : nullptr, Figures{});
+    if (Stopped(server.budget())) return server.budget()->status();
   }
   return out;
 }

@@ -251,7 +251,8 @@ struct LoadPoint {
   // absent although the point may be stable.
   bool latencies_skipped = false;
   // The curve was asked for its safe point only (LatencyCutoff) and this
-  // point lies before it: of the latency figures only the means and what
+  // point lies before it or is the first to fail: of the latency figures
+  // only the means and what
   // the SLO check reads are computed (TTFT p95, with its p50 where an
   // adjustment is applied; the e2e p95 under an e2e SLO); the others are 0.
   bool latencies_partial = false;

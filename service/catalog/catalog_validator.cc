@@ -430,6 +430,13 @@ void ValidateEnginePreset(const v1::EnginePreset& e, Validator* v) {
     v->Add("native_sampler_logit_copies_prior",
            " is set without native_sampler_fit_group (the group whose copies it is the prior of)");
   }
+  if (e.native_sampler_logit_copies_exact() && !(e.native_sampler_logit_copies_prior() >= 1 &&
+                                                 e.native_sampler_logit_copies_prior() <= 10)) {
+    v->Add("native_sampler_logit_copies_exact",
+           absl::StrFormat(" is set with native_sampler_logit_copies_prior = %g; an exact count "
+                           "must be in [1, 10] (the fit's bounds on sampler copies)",
+                           e.native_sampler_logit_copies_prior()));
+  }
   for (const v1::ActivationHiddenCopies& r : e.activation_hidden_copies()) {
     if (r.hidden_copies() < 1 || r.hidden_copies() > 8) {
       v->Add("activation_hidden_copies.hidden_copies",

@@ -1187,3 +1187,68 @@ TEST(PoolBytesForTokens, InvertsThePoolSizing) {
 
 }  // namespace
 }  // namespace capplan::model
+namespace capplan::model {
+namespace {
+
+// A search plans each candidate on a model prepared once (PreparedMemoryModel)
+// and hands that plan on as the deployment's (PrepareDeployment's
+// model_plan): it must be the plan PlanMemory gives the same input.
+TEST(PreparedMemoryModel, PlansAsPlanMemoryDoes) {
+  for (const ModelArchitecture& arch : {Dense(), Moe()}) {
+    for (int64_t tp : {1, 2}) {
+      for (int64_t seqs : {0, 64}) {
+        MemoryPlanInput in = Input(arch, Vllm());
+        in.parallelism.tp = tp;
+        in.settings.max_num_seqs = seqs;
+        const absl::StatusOr<MemoryPlan> direct = PlanMemory(in);
+        const absl::StatusOr<PreparedMemoryModel> prepared = PreparedMemoryModel::Create(in);
+        ASSERT_TRUE(direct.ok() && prepared.ok()) << direct.status() << prepared.status();
+        const absl::StatusOr<MemoryPlan> reused = prepared->Plan(in.parallelism, in.settings);
+        ASSERT_TRUE(reused.ok()) << reused.status();
+        const std::string where = absl::StrCat("tp ", tp, ", max_num_seqs ", seqs);
+        EXPECT_EQ(reused->kv_pool_tokens, direct->kv_pool_tokens) << where;
+        EXPECT_EQ(reused->reported_kv_pool_tokens, direct->reported_kv_pool_tokens) << where;
+        EXPECT_EQ(reused->fits, direct->fits) << where;
+        EXPECT_EQ(reused->binding_constraint, direct->binding_constraint) << where;
+        EXPECT_EQ(reused->max_num_seqs, direct->max_num_seqs) << where;
+        EXPECT_EQ(reused->max_num_batched_tokens, direct->max_num_batched_tokens) << where;
+        for (double GpuAccount::*f :
+             {&GpuAccount::weights_bytes, &GpuAccount::activation_peak_bytes,
+              &GpuAccount::non_torch_bytes, &GpuAccount::cuda_graph_bytes,
+              &GpuAccount::kv_pool_bytes, &GpuAccount::used_bytes}) {
+          EXPECT_EQ(reused->per_gpu.*f, direct->per_gpu.*f) << where;
+        }
+        EXPECT_EQ(reused->notes, direct->notes) << where;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace capplan::model
+namespace capplan::model {
+namespace {
+
+// The native sampler's exact count holds for 128 or more rows; with fewer
+// PyTorch sorts by another path, and the plan says the count may be low.
+TEST(PlanMemory, AnExactNativeCountSaysWhenTheRowsTakeAnotherSortPath) {
+  EngineBehaviour e = Vllm();
+  e.native_sampler_fit_group = "native";
+  e.native_sampler_logit_copies = 9.5;
+  e.native_sampler_logit_copies_exact = true;
+  MemoryPlanInput in = Input(Dense(), e);
+  in.settings.native_sampler = true;
+  in.settings.max_num_seqs = 64;
+  const absl::StatusOr<MemoryPlan> few = PlanMemory(in);
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_THAT(few->notes, ::testing::Contains(HasSubstr("segmented_sort_pairs_by_full_sort")));
+  in.settings.max_num_seqs = 128;
+  const absl::StatusOr<MemoryPlan> many = PlanMemory(in);
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_THAT(many->notes,
+              ::testing::Not(::testing::Contains(HasSubstr("segmented_sort_pairs_by_full_sort"))));
+  EXPECT_THAT(many->notes, ::testing::Contains(HasSubstr("9.50 fp32 copies")));
+}
+
+}  // namespace
+}  // namespace capplan::model

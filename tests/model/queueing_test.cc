@@ -927,6 +927,44 @@ TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
   ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTpot);
 }
 
+// Under an e2e SLO the points before the safe point carry the e2e p95 alone
+// (no TTFT quantile); the safe point is still the whole curve's, open loop.
+TEST(LatencyCutoff, OpenLoopBoundByE2eKeepsTheWholeCurvesSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(DenseInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 64;
+  r.arrival_rates_rps = {0.1};
+  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  const double mu = probe->saturation_rps;
+  r.arrival_rates_rps.clear();
+  for (int k = 1; k <= 64; ++k) r.arrival_rates_rps.push_back(mu * 0.99 * k / 64);
+  r.safety.max_slot_wait_probability = 1.0;
+  absl::StatusOr<LoadCurve> full = PredictLoadCurve(r);
+  ASSERT_TRUE(full.ok()) << full.status();
+  r.slo.e2e_p95_seconds =
+      0.5 * (full->points[15].e2e->p95_seconds + full->points[40].e2e->p95_seconds);
+  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kE2eP95);
+}
+
+// With an adjustment the TTFT tail is floored at the corrected median, so
+// the points before the safe point carry the p50 too; closed loop.
+TEST(LatencyCutoff, AnAdjustedClosedLoopKeepsTheWholeCurvesSafePoint) {
+  LoadCurveRequest r;
+  r.model = Model(MoeInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 64;
+  for (int n = 1; n <= 64; ++n) r.concurrencies.push_back(n);
+  const TripleTtft triple;
+  r.adjust = &triple;
+  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  r.slo.ttft_p95_seconds =
+      0.5 * (probe->points[9].ttft->p95_seconds + probe->points[29].ttft->p95_seconds);
+  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTtftP95);
+}
+
 // Along a curve each quantile search starts from the previous point's
 // answer (scaled by the means); a point computed alone starts from nothing.
 // Both end on the same point of the quantiles' lattice (ratio 1.001), so a

@@ -274,6 +274,24 @@ TEST(EnginePresetValidation, ComputeCapabilityFallBackComesAsAPair) {
   EXPECT_THAT(findings[0].message, ::testing::HasSubstr("must be dotted numbers"));
 }
 
+// An exact native-sampler count is a count the fit holds: it needs one, in
+// the fit's bounds on sampler copies.
+TEST(EnginePresetValidation, AnExactNativeSamplerCountNeedsACountInBounds) {
+  v1::EnginePreset e;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "id: \"test-engine\" engine: ENGINE_KIND_VLLM native_sampler_fit_group: \"g\" "
+      "native_sampler_logit_copies_prior: 9.5 native_sampler_logit_copies_exact: true",
+      &e));
+  EXPECT_TRUE(ValidateEntity(e).empty());
+  for (double bad : {0.0, 12.0}) {
+    e.set_native_sampler_logit_copies_prior(bad);
+    const std::vector<Finding> findings = ValidateEntity(e);
+    ASSERT_EQ(findings.size(), 1u) << bad;
+    EXPECT_EQ(findings[0].field_path, "native_sampler_logit_copies_exact");
+    EXPECT_THAT(findings[0].message, ::testing::HasSubstr("must be in [1, 10]"));
+  }
+}
+
 TEST(HardwareValidation, ComputeCapabilityIsMajorDotMinor) {
   v1::Hardware h;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(kCitedCard, &h));
