@@ -895,33 +895,47 @@ TEST(LatencyCutoff, ClosedLoopBoundByTheSlotWaitKeepsTheWholeCurvesSafePoint) {
   ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kSlotWait);
 }
 
-TEST(LatencyCutoff, ClosedLoopBoundByTtftKeepsTheWholeCurvesSafePoint) {
+// A MoE deployment's closed loop at 1..64 users with a TTFT p95 SLO between
+// the p95 at 10 and at 30 users (as `adjust` gives them).
+void ExpectTtftBoundClosedLoopKeepsTheSafePoint(const PointAdjustment* adjust) {
   LoadCurveRequest r;
   r.model = Model(MoeInputs());
   r.workload = MakeWorkload(1000, 200, 0.5);
   r.limits.max_running_requests = 64;
   for (int n = 1; n <= 64; ++n) r.concurrencies.push_back(n);
+  r.adjust = adjust;
   absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
   ASSERT_TRUE(probe.ok()) << probe.status();
-  // An SLO between the TTFT p95 at 10 and at 30 users.
   r.slo.ttft_p95_seconds =
       0.5 * (probe->points[9].ttft->p95_seconds + probe->points[29].ttft->p95_seconds);
   ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTtftP95);
 }
 
-TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
+TEST(LatencyCutoff, ClosedLoopBoundByTtftKeepsTheWholeCurvesSafePoint) {
+  ExpectTtftBoundClosedLoopKeepsTheSafePoint(nullptr);
+}
+
+// A dense deployment's open loop at 64 rates up to 0.99 of saturation, no
+// slot-wait cap, and its whole curve.
+LoadCurveRequest DenseOpenLoopToSaturation(absl::StatusOr<LoadCurve>* full) {
   LoadCurveRequest r;
   r.model = Model(DenseInputs());
   r.workload = MakeWorkload(1000, 200, 0.5);
   r.limits.max_running_requests = 64;
   r.arrival_rates_rps = {0.1};
   absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
-  ASSERT_TRUE(probe.ok()) << probe.status();
-  const double mu = probe->saturation_rps;
+  EXPECT_TRUE(probe.ok()) << probe.status();
+  const double mu = probe.ok() ? probe->saturation_rps : 1.0;
   r.arrival_rates_rps.clear();
   for (int k = 1; k <= 64; ++k) r.arrival_rates_rps.push_back(mu * 0.99 * k / 64);
   r.safety.max_slot_wait_probability = 1.0;
-  absl::StatusOr<LoadCurve> full = PredictLoadCurve(r);
+  *full = PredictLoadCurve(r);
+  return r;
+}
+
+TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
+  absl::StatusOr<LoadCurve> full;
+  LoadCurveRequest r = DenseOpenLoopToSaturation(&full);
   ASSERT_TRUE(full.ok()) << full.status();
   r.slo.tpot_seconds = 0.5 * (*full->points[15].tpot_seconds + *full->points[40].tpot_seconds);
   ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTpot);
@@ -930,18 +944,8 @@ TEST(LatencyCutoff, OpenLoopBoundByTpotKeepsTheWholeCurvesSafePoint) {
 // Under an e2e SLO the points before the safe point carry the e2e p95 alone
 // (no TTFT quantile); the safe point is still the whole curve's, open loop.
 TEST(LatencyCutoff, OpenLoopBoundByE2eKeepsTheWholeCurvesSafePoint) {
-  LoadCurveRequest r;
-  r.model = Model(DenseInputs());
-  r.workload = MakeWorkload(1000, 200, 0.5);
-  r.limits.max_running_requests = 64;
-  r.arrival_rates_rps = {0.1};
-  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
-  ASSERT_TRUE(probe.ok()) << probe.status();
-  const double mu = probe->saturation_rps;
-  r.arrival_rates_rps.clear();
-  for (int k = 1; k <= 64; ++k) r.arrival_rates_rps.push_back(mu * 0.99 * k / 64);
-  r.safety.max_slot_wait_probability = 1.0;
-  absl::StatusOr<LoadCurve> full = PredictLoadCurve(r);
+  absl::StatusOr<LoadCurve> full;
+  LoadCurveRequest r = DenseOpenLoopToSaturation(&full);
   ASSERT_TRUE(full.ok()) << full.status();
   r.slo.e2e_p95_seconds =
       0.5 * (full->points[15].e2e->p95_seconds + full->points[40].e2e->p95_seconds);
@@ -951,18 +955,8 @@ TEST(LatencyCutoff, OpenLoopBoundByE2eKeepsTheWholeCurvesSafePoint) {
 // With an adjustment the TTFT tail is floored at the corrected median, so
 // the points before the safe point carry the p50 too; closed loop.
 TEST(LatencyCutoff, AnAdjustedClosedLoopKeepsTheWholeCurvesSafePoint) {
-  LoadCurveRequest r;
-  r.model = Model(MoeInputs());
-  r.workload = MakeWorkload(1000, 200, 0.5);
-  r.limits.max_running_requests = 64;
-  for (int n = 1; n <= 64; ++n) r.concurrencies.push_back(n);
   const TripleTtft triple;
-  r.adjust = &triple;
-  absl::StatusOr<LoadCurve> probe = PredictLoadCurve(r);
-  ASSERT_TRUE(probe.ok()) << probe.status();
-  r.slo.ttft_p95_seconds =
-      0.5 * (probe->points[9].ttft->p95_seconds + probe->points[29].ttft->p95_seconds);
-  ExpectCutoffKeepsTheSafePoint(r, BindingLimit::kTtftP95);
+  ExpectTtftBoundClosedLoopKeepsTheSafePoint(&triple);
 }
 
 // Along a curve each quantile search starts from the previous point's

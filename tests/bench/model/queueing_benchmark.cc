@@ -58,14 +58,19 @@ void BM_ClosedLoopSweep64ThinkTime(benchmark::State& state) {
 }
 BENCHMARK(BM_ClosedLoopSweep64ThinkTime)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond);
 
-void BM_OpenLoopSweep64(benchmark::State& state) {
-  const int slots = static_cast<int>(state.range(0));
+// ρ from 1/64 to 0.995, the last points near saturation.
+std::vector<double> RatesToSaturation(int slots) {
   absl::StatusOr<LoadDependentServer> probe =
       LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
   const double mu = probe->SaturationRate();
   std::vector<double> rates;
-  // ρ from 1/64 to 0.995, the last points near saturation.
   for (int i = 1; i <= 64; ++i) rates.push_back(mu * 0.995 * i / 64);
+  return rates;
+}
+
+void BM_OpenLoopSweep64(benchmark::State& state) {
+  const int slots = static_cast<int>(state.range(0));
+  const std::vector<double> rates = RatesToSaturation(slots);
   for (auto _ : state) {
     absl::StatusOr<LoadDependentServer> s =
         LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
@@ -81,11 +86,7 @@ BENCHMARK(BM_OpenLoopSweep64)->Arg(32)->Arg(128)->Arg(2048)->Unit(benchmark::kMi
 // the p95 the check reads, the last one all its figures.
 void BM_OpenLoopSweep64ToSafePoint(benchmark::State& state) {
   const int slots = static_cast<int>(state.range(0));
-  absl::StatusOr<LoadDependentServer> probe =
-      LoadDependentServer::Create(Model(), Load(), Slots{slots, SlotBound::kKvPool});
-  const double mu = probe->SaturationRate();
-  std::vector<double> rates;
-  for (int i = 1; i <= 64; ++i) rates.push_back(mu * 0.995 * i / 64);
+  const std::vector<double> rates = RatesToSaturation(slots);
   Slo slo;
   slo.ttft_p95_seconds = 1e6;
   SafetyOptions safety;
