@@ -370,16 +370,22 @@ void FillCurvePoint(const model::LoadPoint& p, v1::LoadCurvePoint* out) {
   if (p.arrival_rate_rps.has_value()) out->set_arrival_rate_rps(*p.arrival_rate_rps);
   out->set_output_tokens_per_second(p.output_tokens_per_second);
   out->set_requests_per_second(p.requests_per_second);
+  // A point before a cut curve's safe point carries only the quantiles its
+  // SLO check read (latencies_partial): the others were not computed (0).
+  auto set = [&p](double value, void (v1::LoadCurvePoint::*setter)(double),
+                  v1::LoadCurvePoint* point) {
+    if (!p.latencies_partial || value > 0) (point->*setter)(value);
+  };
   if (p.stable && p.ttft.has_value()) {
-    out->set_ttft_p50_seconds(p.ttft->p50_seconds);
-    out->set_ttft_p90_seconds(p.ttft->p90_seconds);
-    out->set_ttft_p95_seconds(p.ttft->p95_seconds);
-    out->set_ttft_p99_seconds(p.ttft->p99_seconds);
+    set(p.ttft->p50_seconds, &v1::LoadCurvePoint::set_ttft_p50_seconds, out);
+    set(p.ttft->p90_seconds, &v1::LoadCurvePoint::set_ttft_p90_seconds, out);
+    set(p.ttft->p95_seconds, &v1::LoadCurvePoint::set_ttft_p95_seconds, out);
+    set(p.ttft->p99_seconds, &v1::LoadCurvePoint::set_ttft_p99_seconds, out);
   }
   if (p.stable && p.tpot_seconds.has_value()) out->set_tpot_seconds(*p.tpot_seconds);
   if (p.stable && p.e2e.has_value()) {
-    out->set_e2e_p50_seconds(p.e2e->p50_seconds);
-    out->set_e2e_p95_seconds(p.e2e->p95_seconds);
+    set(p.e2e->p50_seconds, &v1::LoadCurvePoint::set_e2e_p50_seconds, out);
+    set(p.e2e->p95_seconds, &v1::LoadCurvePoint::set_e2e_p95_seconds, out);
   }
   out->set_mean_batch_size(p.mean_batch_size);
   if (p.stable && p.mean_queue_length.has_value()) out->set_mean_queue_length(*p.mean_queue_length);

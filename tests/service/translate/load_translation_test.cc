@@ -366,6 +366,24 @@ TEST(FillCurvePoint, StablePointCarriesEveryFigure) {
   EXPECT_EQ(out.slot_wait_probability(), 0.125);
 }
 
+// A point before a cut curve's safe point carries the quantiles its SLO
+// check read; the ones it never computed stay unset, not 0.
+TEST(FillCurvePoint, PartialPointCarriesOnlyTheQuantilesComputed) {
+  model::LoadPoint p = StablePoint();
+  p.latencies_partial = true;
+  p.ttft = model::LatencyPercentiles{0.3, 0.0, 0.0, 0.5, 0.0};
+  p.e2e = model::EndToEndPercentiles{4.0, 0.0, 6.0};
+  v1::LoadCurvePoint out;
+  FillCurvePoint(p, &out);
+  EXPECT_EQ(out.ttft_p95_seconds(), 0.5);
+  EXPECT_FALSE(out.has_ttft_p50_seconds());
+  EXPECT_FALSE(out.has_ttft_p90_seconds());
+  EXPECT_FALSE(out.has_ttft_p99_seconds());
+  EXPECT_EQ(out.e2e_p95_seconds(), 6.0);
+  EXPECT_FALSE(out.has_e2e_p50_seconds());
+  EXPECT_EQ(out.tpot_seconds(), 0.02);
+}
+
 TEST(FillCurvePoint, UnstablePointHasNoLatencies) {
   model::LoadPoint p = StablePoint();
   p.concurrency.reset();
