@@ -368,6 +368,8 @@ class LogReader {
     int begin_line = 0, end_line = 0;
   };
   std::map<int, RankFree> free_at_start_by_rank_;
+  // TensorRT-LLM's "max_seq_len is not specified, using inferred value N".
+  std::optional<uint64_t> trtllm_inferred_seq_len_;
 };
 
 // One name per dtype, so that a launch flag's alias ('half') and the
@@ -863,9 +865,24 @@ absl::Status LogReader::ReadTrtllmSettings(const Record& r) {
       (absl::StrContains(t, "max_num_tokens=") || absl::StrContains(t, "max_num_requests="));
   const bool sizes =
       absl::StrContains(t, "max_batch_size=") && absl::StrContains(t, "max_num_tokens=");
+  if (absl::StrContains(t, "max_seq_len is not specified, using inferred value")) {
+    if (std::optional<double> v = Decimal(r, "using inferred value"); v && *v >= 1 && *v < 1e12) {
+      trtllm_inferred_seq_len_ = static_cast<uint64_t>(*v);
+      Engine("tensorrt-llm", r);
+      Set(facts_.max_model_len, *trtllm_inferred_seq_len_, "max_model_len", r);
+    }
+  }
   if (runtime || sizes) {
     Engine("tensorrt-llm", r);
-    if (auto v = WholeOfKey(t, "max_seq_len")) Set(facts_.max_model_len, *v, "max_model_len", r);
+    if (auto v = WholeOfKey(t, "max_seq_len")) {
+      // The runtime holds one token more than the inferred length (INFERRED:
+      // the overlap scheduler's extra token); the length a request may have
+      // is the inferred one.
+      const bool inferred_plus_one =
+          trtllm_inferred_seq_len_.has_value() && *v == *trtllm_inferred_seq_len_ + 1;
+      Set(facts_.max_model_len, inferred_plus_one ? *trtllm_inferred_seq_len_ : *v,
+          "max_model_len", r);
+    }
     if (auto v = WholeOfKey(t, "max_num_tokens")) {
       Set(facts_.max_num_batched_tokens, *v, "max_num_batched_tokens", r);
     }

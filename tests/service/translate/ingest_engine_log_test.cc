@@ -597,12 +597,24 @@ TEST(IngestEngineLog, TrtllmMemoryEstimateAndTheConfigDump) {
   EXPECT_EQ(f.kv_pool_tokens, 1871136u);
   EXPECT_EQ(f.kv_cache_bytes, GiB(39.26));
   EXPECT_DOUBLE_EQ(*f.kv_cache_free_gpu_memory_fraction, 0.9);
-  EXPECT_EQ(f.max_model_len, 2049u);
+  EXPECT_EQ(f.max_model_len, 2048u);  // inferred 2048; the runtime's max_seq_len=2049 is one more
   EXPECT_EQ(f.max_num_seqs, 2048u);
   EXPECT_EQ(f.max_num_batched_tokens, 8192u);
   EXPECT_EQ(f.gpu_total_bytes, GiB(47.37));
   EXPECT_EQ(f.profiled_peak_bytes, GiB(5.13));
   EXPECT_THAT(f.conflicts, IsEmpty());
+}
+
+// TensorRT-LLM infers max_seq_len from the model (2,048 for TinyLlama) and
+// its runtime then prints one token more: the length is the inferred one, and
+// the two lines do not conflict.
+TEST(IngestEngineLog, TrtllmInferredMaxSeqLenIsTheModelLength) {
+  const EngineLogFacts f = Facts("staged_trtllm-pt-rtx6000ada-tinyllama-fmf090.log");
+  EXPECT_EQ(f.engine_version, "1.1.0");
+  EXPECT_EQ(f.max_model_len, 2048u);
+  EXPECT_EQ(f.max_num_seqs, 2048u);
+  EXPECT_EQ(f.kv_pool_tokens, 1871136u);
+  EXPECT_THAT(f.conflicts, ::testing::Not(Contains(HasSubstr("max_model_len"))));
 }
 
 TEST(IngestEngineLog, TrtllmLoweredMaxSeqLenIsTheLastStated) {
