@@ -252,9 +252,9 @@ struct LoadPoint {
   bool latencies_skipped = false;
   // The curve was asked for its safe point only (LatencyCutoff) and this
   // point lies before it or is the first to fail: of the latency figures
-  // only the means and what
-  // the SLO check reads are computed (TTFT p95, with its p50 where an
-  // adjustment is applied; the e2e p95 under an e2e SLO); the others are 0.
+  // only the means and what the SLO check reads are computed (TTFT p95,
+  // with its p50 where an adjustment is applied; the e2e p95 under an e2e
+  // SLO); the others are 0.
   bool latencies_partial = false;
   double load() const;  // concurrency or arrival rate
 };
