@@ -1030,6 +1030,73 @@ double LatencyQuantile(const LatencyLaw &law, double q) {
 
 namespace {
 
+// E[W] and E[W²] of the shared wait: a geometric number G >= 1 of
+// completions (P(G > g) = r^g) of κ Exp(phase_rate) phases each, or an
+// Erlang mixture. A sum of M phases at rate λ has E[W²] = E[M(M + 1)] / λ².
+std::pair<double, double> WaitMoments(const WaitLaw &law) {
+  if (law.geometric_ratio.has_value()) {
+    const double r = *law.geometric_ratio;
+    const double kappa = std::max(1, law.phases_per_completion);
+    const double lambda = law.phase_rate;
+    const double g1 = 1.0 / (1.0 - r);             // E[G]
+    const double g2 = (1.0 + r) / ((1 - r) * (1 - r));  // E[G²]
+    return {kappa * g1 / lambda, (kappa * kappa * g2 + kappa * g1) / (lambda * lambda)};
+  }
+  double m1 = 0, m2 = 0;
+  for (const WaitLaw::Erlang &e : law.erlangs) {
+    m1 += e.weight * e.phases / e.rate;
+    m2 += e.weight * e.phases * (e.phases + 1.0) / (e.rate * e.rate);
+  }
+  return {m1, m2};
+}
+
+}  // namespace
+
+double LatencyQuantileUpperBound(const LatencyLaw &law, double q) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // Each part's mean and variance: an atom is offset + Uniform(0, w) + (with
+  // probability π) Exp(ν); a wait branch is offset + W.
+  const double pi = law.prefill_wait_rate > 0 ? law.prefill_wait_probability : 0.0;
+  const double nu = law.prefill_wait_rate;
+  const double q_mean = pi > 0 ? pi / nu : 0.0;
+  const double q_var = pi > 0 ? 2 * pi / (nu * nu) - q_mean * q_mean : 0.0;
+  const auto [w1, w2] = law.waits.empty() ? std::pair<double, double>{0, 0} : WaitMoments(law.wait);
+  const double w_var = std::max(0.0, w2 - w1 * w1);
+  double total = 0, mean = 0;
+  for (const LatencyLaw::Atom &a : law.atoms) {
+    total += a.weight;
+    mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + q_mean);
+  }
+  for (const LatencyLaw::WaitBranch &b : law.waits) {
+    total += b.weight;
+    mean += b.weight * (b.offset_seconds + w1);
+  }
+  if (!(total > 0)) return kInf;
+  mean /= total;
+  // Σ p_i (Var_i + (m_i − mean)²): no cancellation of large second moments.
+  double var = 0;
+  for (const LatencyLaw::Atom &a : law.atoms) {
+    const double m = a.offset_seconds + 0.5 * a.uniform_width_seconds + q_mean;
+    const double w = a.uniform_width_seconds;
+    var += a.weight * (w * w / 12.0 + q_var + (m - mean) * (m - mean));
+  }
+  for (const LatencyLaw::WaitBranch &b : law.waits) {
+    const double m = b.offset_seconds + w1;
+    var += b.weight * (w_var + (m - mean) * (m - mean));
+  }
+  var /= total;
+  // The search's target on the unnormalised CDF, as a share of the weight.
+  const double target = std::min(q, total) * (1 - 1e-12) / total;
+  if (!(target < 1) || !std::isfinite(mean) || !std::isfinite(var)) return kInf;
+  const double k = std::sqrt(target / (1 - target));
+  const double bound = mean + k * std::sqrt(std::max(0.0, var));
+  // The answer is a lattice point at most 1 + tolerance above the quantile;
+  // a search left wide by its iteration cap is allowed four tolerances.
+  return bound * (1 + 4 * kQuantileRelativeTolerance) * (1 + 1e-9);
+}
+
+namespace {
+
 // The smallest lattice point t_k = e^(k·ln(1 + tol)) above `below` (where
 // CDF < target) with CDF(t_k) >= target; `above` is known to reach it.
 double SnapToLattice(const CdfEvaluator &cdf, double target, double below, double above) {
@@ -1190,7 +1257,16 @@ struct Figures {
   bool ttft_p50 = true;
   bool ttft_p95 = true;
   bool e2e_p95 = true;
+  // Where the check asks only "below this?" of a p95 (no adjustment): a
+  // moment bound under it settles the check without the search, and the
+  // p95 stays 0 (not computed).
+  std::optional<double> ttft_p95_below;
+  std::optional<double> e2e_p95_below;
 };
+
+bool ProvenBelow(const LatencyLaw &law, const std::optional<double> &limit) {
+  return limit.has_value() && LatencyQuantileUpperBound(law, 0.95) < *limit;
+}
 
 LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *previous,
                              const Figures &figures) {
@@ -1201,6 +1277,7 @@ LatencyPercentiles Summarise(const LatencyLaw &law, const LatencyPercentiles *pr
     return previous != nullptr ? Guess(previous->*field, pm, p.mean_seconds) : 0.0;
   };
   if (!figures.all && !figures.ttft_p50 && !figures.ttft_p95) return p;
+  if (!figures.all && !figures.ttft_p50 && ProvenBelow(law, figures.ttft_p95_below)) return p;
   // Quantiles are monotone in q: each search starts at the previous one.
   const CdfEvaluator cdf(law);
   if (!figures.all) {
@@ -1226,6 +1303,7 @@ EndToEndPercentiles SummariseEndToEnd(const LatencyLaw &law, const EndToEndPerce
   p.mean_seconds = LatencyMean(law);
   const double pm = previous != nullptr ? previous->mean_seconds : 0.0;
   if (!figures.all && !figures.e2e_p95) return p;
+  if (!figures.all && ProvenBelow(law, figures.e2e_p95_below)) return p;
   const CdfEvaluator cdf(law);
   if (figures.all) {
     p.p50_seconds = QuantileFrom(
@@ -1859,6 +1937,10 @@ Figures FiguresBeforeSafePoint(const std::optional<LatencyCutoff> &cutoff) {
   f.ttft_p95 = cutoff->slo->ttft_p95_seconds.has_value();
   f.ttft_p50 = f.ttft_p95 && cutoff->adjust != nullptr;
   f.e2e_p95 = cutoff->slo->e2e_p95_seconds.has_value();
+  if (cutoff->adjust == nullptr) {
+    f.ttft_p95_below = cutoff->slo->ttft_p95_seconds;
+    f.e2e_p95_below = cutoff->slo->e2e_p95_seconds;
+  }
   return f;
 }
 

@@ -501,6 +501,12 @@ double LatencyCdf(const LatencyLaw& law, double t);
 // not depend on where the search started.
 double LatencyQuantile(const LatencyLaw& law, double q);
 double LatencyMean(const LatencyLaw& law);
+// An upper bound of LatencyQuantile(law, q) from the law's first two moments
+// (Cantelli: P(X >= mean + k·sd) <= 1 / (1 + k²)), widened by the quantile
+// lattice's rounding; +infinity where none holds (q at or above the law's
+// total weight). It lets a check that only asks "below the SLO?" skip the
+// quantile search.
+double LatencyQuantileUpperBound(const LatencyLaw& law, double q);
 
 }  // namespace capplan::model
 
