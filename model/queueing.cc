@@ -446,15 +446,30 @@ double WaitCdf(const WaitLaw &law, double t) {
 
 namespace {
 
-double WaitMean(const WaitLaw &law) {
+// E[W] and E[W²] of the shared wait: a geometric number G >= 1 of
+// completions (P(G > g) = r^g) of κ Exp(phase_rate) phases each, or an
+// Erlang mixture. A sum of M phases at rate λ has E[W²] = E[M(M + 1)] / λ².
+std::pair<double, double> WaitMoments(const WaitLaw &law) {
   if (law.geometric_ratio.has_value()) {
-    return law.phases_per_completion / (law.phase_rate * (1.0 - *law.geometric_ratio));
+    const double r = *law.geometric_ratio;
+    const double kappa = std::max(1, law.phases_per_completion);
+    const double lambda = law.phase_rate;
+    const double g1 = 1.0 / (1.0 - r);                  // E[G]
+    const double g2 = (1.0 + r) / ((1 - r) * (1 - r));  // E[G²]
+    return {law.phases_per_completion / (lambda * (1.0 - r)),
+            (kappa * kappa * g2 + kappa * g1) / (lambda * lambda)};
   }
-  double mean = 0;
+  double m1 = 0, m2 = 0;
   for (const WaitLaw::Erlang &e : law.erlangs) {
-    mean += e.weight * e.phases / e.rate;
+    m1 += e.weight * e.phases / e.rate;
+    m2 += e.weight * e.phases * (e.phases + 1.0) / (e.rate * e.rate);
   }
-  return mean;
+  return {m1, m2};
+}
+
+// An atom's mean: offset + Uniform(0, width) + the prefill wait's mean.
+double AtomMean(const LatencyLaw::Atom &a, double queue_mean) {
+  return a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean;
 }
 
 }  // namespace
@@ -1007,12 +1022,9 @@ double LatencyMean(const LatencyLaw &law) {
   double mean = 0;
   const double queue_mean =
       law.prefill_wait_rate > 0 ? law.prefill_wait_probability / law.prefill_wait_rate : 0.0;
-  for (const LatencyLaw::Atom &a : law.atoms) {
-    mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + queue_mean);
-  }
-  for (const LatencyLaw::WaitBranch &b : law.waits) {
-    mean += b.weight * (b.offset_seconds + WaitMean(law.wait));
-  }
+  for (const LatencyLaw::Atom &a : law.atoms) mean += a.weight * AtomMean(a, queue_mean);
+  const double wait_mean = law.waits.empty() ? 0.0 : WaitMoments(law.wait).first;
+  for (const LatencyLaw::WaitBranch &b : law.waits) mean += b.weight * (b.offset_seconds + wait_mean);
   return mean;
 }
 
@@ -1028,30 +1040,6 @@ double LatencyQuantile(const LatencyLaw &law, double q) {
   return QuantileFrom(CdfEvaluator(law), q, 0.0);
 }
 
-namespace {
-
-// E[W] and E[W²] of the shared wait: a geometric number G >= 1 of
-// completions (P(G > g) = r^g) of κ Exp(phase_rate) phases each, or an
-// Erlang mixture. A sum of M phases at rate λ has E[W²] = E[M(M + 1)] / λ².
-std::pair<double, double> WaitMoments(const WaitLaw &law) {
-  if (law.geometric_ratio.has_value()) {
-    const double r = *law.geometric_ratio;
-    const double kappa = std::max(1, law.phases_per_completion);
-    const double lambda = law.phase_rate;
-    const double g1 = 1.0 / (1.0 - r);             // E[G]
-    const double g2 = (1.0 + r) / ((1 - r) * (1 - r));  // E[G²]
-    return {kappa * g1 / lambda, (kappa * kappa * g2 + kappa * g1) / (lambda * lambda)};
-  }
-  double m1 = 0, m2 = 0;
-  for (const WaitLaw::Erlang &e : law.erlangs) {
-    m1 += e.weight * e.phases / e.rate;
-    m2 += e.weight * e.phases * (e.phases + 1.0) / (e.rate * e.rate);
-  }
-  return {m1, m2};
-}
-
-}  // namespace
-
 double LatencyQuantileUpperBound(const LatencyLaw &law, double q) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // Each part's mean and variance: an atom is offset + Uniform(0, w) + (with
@@ -1065,7 +1053,7 @@ double LatencyQuantileUpperBound(const LatencyLaw &law, double q) {
   double total = 0, mean = 0;
   for (const LatencyLaw::Atom &a : law.atoms) {
     total += a.weight;
-    mean += a.weight * (a.offset_seconds + 0.5 * a.uniform_width_seconds + q_mean);
+    mean += a.weight * AtomMean(a, q_mean);
   }
   for (const LatencyLaw::WaitBranch &b : law.waits) {
     total += b.weight;
@@ -1076,7 +1064,7 @@ double LatencyQuantileUpperBound(const LatencyLaw &law, double q) {
   // Σ p_i (Var_i + (m_i − mean)²): no cancellation of large second moments.
   double var = 0;
   for (const LatencyLaw::Atom &a : law.atoms) {
-    const double m = a.offset_seconds + 0.5 * a.uniform_width_seconds + q_mean;
+    const double m = AtomMean(a, q_mean);
     const double w = a.uniform_width_seconds;
     var += a.weight * (w * w / 12.0 + q_var + (m - mean) * (m - mean));
   }
