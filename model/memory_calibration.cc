@@ -391,6 +391,12 @@ PresetColumns ColumnsOf(const std::string& id, const EngineBehaviour& e) {
                                                              : "(profiled)";
       c.base = "vllm base " + base_group;
       c.rank = "vllm per extra rank";
+      // One flat amount per GPU once there is more than one, on every link:
+      // the per-rank term is then not the preset's (it stays 0).
+      if (e.non_torch_flat_on_every_link) {
+        c.rank.clear();
+        c.fast_link = "vllm multi-gpu set-up";
+      }
       c.unified = "vllm unified memory";
       // Each base group counts another slice of the runtime (the whole
       // device up to 0.3.0, the fall since init to 0.6.3, the growth over a

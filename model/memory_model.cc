@@ -658,10 +658,13 @@ bool DriverRankBinds(const EngineBehaviour& e, const ParallelismSpec& p) {
   return e.kv_pool_min_over_ranks && p.tp * p.pp > 1;
 }
 
-// The distributed set-up costs one flat amount (the preset's rule, on a fast
-// link, with more than one GPU) instead of an amount per extra rank.
+// The distributed set-up costs one flat amount (the preset's rule: on a fast
+// link, or on every link; with more than one GPU) instead of an amount per
+// extra rank.
 bool FlatMultiGpuTerm(const EngineBehaviour& e, const HardwareSpec& h, const ParallelismSpec& p) {
-  return e.non_torch_flat_on_fast_link && h.fast_intra_node_link && p.tp * p.pp > 1;
+  const bool rule =
+      e.non_torch_flat_on_every_link || (e.non_torch_flat_on_fast_link && h.fast_intra_node_link);
+  return rule && p.tp * p.pp > 1;
 }
 
 }  // namespace

@@ -262,6 +262,8 @@ struct EngineBehaviour {
   // Multi-GPU on a fast link: one flat amount instead of the per-rank term
   // (EnginePreset.non_torch_flat_on_fast_link).
   bool non_torch_flat_on_fast_link = false;
+  // The flat amount on every link (EnginePreset.non_torch_flat_on_every_link).
+  bool non_torch_flat_on_every_link = false;
   double fast_link_multi_gpu_non_torch_bytes = 0.0;
   double cuda_graph_bytes_per_capture_layer = 0.0;
   bool cuda_graph_in_kv_budget = false;

@@ -296,7 +296,10 @@ struct EngineLogCatalogParts {
   // after the raw lines, and kept by a baseline beside its pointer to them.
   std::vector<std::string> remarks;
 };
-EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& facts);
+// stated_block_size: the KV block size the ingest was given (--block-size),
+// used for a pool the log gives in blocks only when the log states no size.
+EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& facts,
+                                         std::optional<uint32_t> stated_block_size = std::nullopt);
 
 }  // namespace capplan::service
 

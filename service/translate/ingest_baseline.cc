@@ -140,7 +140,10 @@ void MergeWeightFormat(const IngestSpec& spec, const IngestedFile& file,
 }
 
 void AddLogFacts(const IngestSpec& spec, const IngestedFile& file, v1::Baseline* b) {
-  EngineLogCatalogParts parts = EngineLogToCatalog(*file.engine_log);
+  const uint32_t given_block_size = b->deployment().engine().block_size();
+  EngineLogCatalogParts parts = EngineLogToCatalog(
+      *file.engine_log,
+      given_block_size > 0 ? std::optional<uint32_t>(given_block_size) : std::nullopt);
   // The log's lines are kept once, in other_findings; each figure points there.
   std::string from =
       absl::StrCat("from the start-up log ", file.file_name, " (its lines are in other_findings)");

@@ -277,7 +277,8 @@ std::optional<uint32_t> BlockSizeFromConcurrency(uint64_t blocks, uint64_t token
 
 // The pool in tokens from GPU blocks when no line states the tokens; the
 // note says how (or why not).
-void PoolFromBlocks(const EngineLogFacts& f, v1::KvPool& kv, std::vector<std::string>& notes) {
+void PoolFromBlocks(const EngineLogFacts& f, std::optional<uint32_t> stated_block_size,
+                    v1::KvPool& kv, std::vector<std::string>& notes) {
   if (f.kv_pool_tokens || !f.gpu_blocks) return;
   const uint64_t blocks = *f.gpu_blocks;
   if (f.block_size) {
@@ -289,6 +290,14 @@ void PoolFromBlocks(const EngineLogFacts& f, v1::KvPool& kv, std::vector<std::st
   std::optional<uint32_t> size;
   if (f.engine == "vllm" && f.max_concurrency && f.max_concurrency_at_tokens) {
     size = BlockSizeFromConcurrency(blocks, *f.max_concurrency_at_tokens, *f.max_concurrency);
+  }
+  if (!size && stated_block_size && *stated_block_size > 0) {
+    kv.set_tokens(blocks * *stated_block_size);
+    notes.push_back(absl::StrCat("pool tokens = ", blocks, " GPU blocks × block size ",
+                                 *stated_block_size,
+                                 "; the log states no block size: it is the one the ingest was "
+                                 "given (--block-size)"));
+    return;
   }
   if (!size) {
     notes.push_back(absl::StrCat(blocks,
@@ -355,7 +364,8 @@ void WeightFormatOf(const EngineLogFacts& f, EngineLogCatalogParts& parts) {
 
 }  // namespace
 
-EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f) {
+EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f,
+                                         std::optional<uint32_t> stated_block_size) {
   EngineLogCatalogParts parts;
   for (const EngineLogLine& l : f.matched_lines) {
     parts.raw_lines.push_back(absl::StrCat("line ", l.line_number, ": ", l.text));
@@ -366,7 +376,7 @@ EngineLogCatalogParts EngineLogToCatalog(const EngineLogFacts& f) {
     kv.emplace();
     kv->set_name("engine start-up log");
     if (f.kv_pool_tokens) kv->set_tokens(*f.kv_pool_tokens);
-    PoolFromBlocks(f, *kv, notes);
+    PoolFromBlocks(f, stated_block_size, *kv, notes);
     if (f.max_concurrency) kv->set_max_concurrent_sequences(*f.max_concurrency);
     if (f.max_concurrency_at_tokens) kv->set_at_sequence_tokens(*f.max_concurrency_at_tokens);
   }

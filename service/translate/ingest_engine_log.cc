@@ -28,6 +28,7 @@
 //   Maximum concurrency for 16,384 tokens per request: 28.37x
 //                          → max_concurrency, at 16384 tokens = max_model_len
 //   # GPU blocks: N | GPU blocks: N, # CPU blocks: M | # cuda blocks: N |
+//   # CUDA blocks: N (0.7.x: the platform's device name, upper case) |
 //   num_gpu_blocks is: N                           → gpu_blocks
 //   Graph capturing finished in T secs, took X GiB → cuda_graph_bytes
 //   … maximum number of tokens that can be stored in KV cache (N)  (V0 refusal)
@@ -630,7 +631,8 @@ absl::Status LogReader::ReadVllmCapacity(const Record& r) {
     }
   }
   for (absl::string_view anchor :
-       {"# GPU blocks:", "# cuda blocks:", "# TPU blocks:", "# HPU blocks:", "# XPU blocks:",
+       {"# GPU blocks:", "# cuda blocks:", "# CUDA blocks:", "# TPU blocks:", "# HPU blocks:",
+        "# XPU blocks:",
         "GPU blocks:", "num_gpu_blocks is:"}) {
     CAPPLAN_ASSIGN_OR_RETURN(n, Whole(r, anchor));
     if (!n) continue;

@@ -524,6 +524,7 @@ absl::StatusOr<model::EngineBehaviour> ToEngineBehaviour(const v1::EnginePreset&
   e.non_torch_base_bytes = p.non_torch_base_bytes();
   e.non_torch_per_extra_rank_bytes = p.non_torch_per_extra_rank_bytes();
   e.non_torch_flat_on_fast_link = p.non_torch_flat_on_fast_link();
+  e.non_torch_flat_on_every_link = p.non_torch_flat_on_every_link();
   e.fast_link_multi_gpu_non_torch_bytes = p.fast_link_multi_gpu_non_torch_bytes();
   e.cuda_graph_bytes_per_capture_layer = p.cuda_graph_bytes_per_capture_layer();
   e.unified_memory_non_torch_bytes = p.unified_memory_non_torch_bytes();

@@ -106,12 +106,18 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // 2.3 GiB pool under a modelled overhead 1 GiB above the log's, the
 // PCIe TP4 pattern again) the shared vLLM terms move and the H200 x 8 Kimi
 // log leaves the 3% band (+2.4% -> +3.6%): 41 and 32 of 53, the floors 0.77
-// and 0.60.
+// and 0.60. vLLM's distributed set-up then taken as one flat amount per GPU
+// on every link (non_torch_flat_on_every_link: NCCL's rings connect each rank
+// to two peers at any TP) instead of an amount per extra rank: the PCIe TP4
+// logs come in (L40S x 4 -5.8% -> +0.1%, 3090 x 4 VL -31% -> -9.8%), the
+// A5000 x 4 V0 0.3.1 log goes over (-6.7% -> +9.7%): 42 and 34 of 53. Log 54
+// (Qwen2.5-32B on 2 x L40S, vLLM 0.7.1, +1.3%): 43 and 35 of 54, the floors
+// 0.79 and 0.64.
 constexpr double kKvWideTolerance = 0.05;
-constexpr double kKvWideShare = 0.77;
+constexpr double kKvWideShare = 0.79;
 constexpr double kKvWideTarget = 0.85;
 constexpr double kKvNarrowTolerance = 0.03;
-constexpr double kKvNarrowShare = 0.60;
+constexpr double kKvNarrowShare = 0.64;
 constexpr double kKvNarrowTarget = 0.70;
 constexpr double kWeightsTolerance = 0.02;
 // data/engines against a fresh fit: relative, with floors for terms fitted

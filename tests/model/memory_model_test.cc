@@ -313,6 +313,40 @@ TEST(PlanMemory, FreeMemoryRulesLowerThePoolByWhatOthersHold) {
   EXPECT_NEAR(pool_tp2(false) - pool_tp2(true), 0.9 * others, 8192.0);
 }
 
+// vLLM's distributed set-up: one flat amount per GPU once there are two, on
+// PCIe as on NVLink, whatever the TP (EnginePreset.non_torch_flat_on_every_link:
+// NCCL's rings connect each rank to two peers at any group size).
+TEST(PlanMemory, VllmMultiGpuLossIsFlatOnEveryLink) {
+  EngineBehaviour e;
+  e.engine = EngineKind::kVllm;
+  e.non_torch_base_bytes = 1e8;
+  e.non_torch_per_extra_rank_bytes = 2e7;
+  e.non_torch_flat_on_every_link = true;
+  e.fast_link_multi_gpu_non_torch_bytes = 3e8;
+  auto non_torch = [&](int64_t tp, bool fast, bool every_link) {
+    EngineBehaviour engine = e;
+    engine.non_torch_flat_on_every_link = every_link;
+    MemoryPlanInput in = Input(Dense(), engine);
+    in.parallelism.tp = tp;
+    in.hardware.fast_intra_node_link = fast;
+    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? plan->per_gpu.non_torch_bytes : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(non_torch(2, false, true), 1e8 + 3e8);  // PCIe, TP2
+  EXPECT_DOUBLE_EQ(non_torch(4, false, true), 1e8 + 3e8);  // PCIe, TP4: the same
+  EXPECT_DOUBLE_EQ(non_torch(8, true, true), 1e8 + 3e8);   // NVLink, TP8
+  EXPECT_DOUBLE_EQ(non_torch(1, false, true), 1e8);        // one GPU: no set-up
+  EXPECT_DOUBLE_EQ(non_torch(4, false, false), 1e8 + 3 * 2e7);  // without the rule
+  // The fit's terms follow the rule: the flat column, no per-rank count.
+  MemoryPlanInput in = Input(Dense(), e);
+  in.parallelism.tp = 4;
+  absl::StatusOr<OverheadTerms> t = ComputeOverheadTerms(in);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->extra_ranks, 0.0);
+  EXPECT_EQ(t->fast_link_multi_gpu, 1.0);
+}
+
 // SGLang's distributed set-up: one flat amount on a fast link, an amount per
 // extra rank over PCIe, nothing on one GPU (EnginePreset.non_torch_flat_on_fast_link).
 TEST(PlanMemory, SglangMultiGpuLossIsFlatOnAFastLinkAndPerRankOverPcie) {

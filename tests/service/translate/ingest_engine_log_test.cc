@@ -369,6 +369,25 @@ const EngineLogLine* LineAt(const EngineLogFacts& f, int line) {
   return nullptr;
 }
 
+// vLLM 0.7.1 names the device in upper case ("# CUDA blocks: 3947, # CPU
+// blocks: 2048"); the log states no block size and its concurrency line is
+// cut, so the blocks stay blocks.
+TEST(IngestEngineLog, UpperCaseDeviceNameBeforeBlocks) {
+  const EngineLogFacts f = Facts("staged_vllm-l40s_x2-qwen25_32b-tp2-v071.log");
+  EXPECT_EQ(f.gpu_blocks, 3947u);
+  EXPECT_EQ(f.engine_generation, "V0");
+  EXPECT_FALSE(f.block_size.has_value());
+  const EngineLogCatalogParts p = EngineLogToCatalog(f);
+  ASSERT_TRUE(p.kv_pool.has_value());
+  EXPECT_FALSE(p.kv_pool->has_tokens());
+  EXPECT_THAT(p.kv_pool->note(), HasSubstr("3947 GPU blocks; the block size is not stated"));
+  // A block size the ingest is given fills the tokens in, and says so.
+  const EngineLogCatalogParts q = EngineLogToCatalog(f, 16);
+  ASSERT_TRUE(q.kv_pool.has_value());
+  EXPECT_EQ(q.kv_pool->tokens(), 3947u * 16u);
+  EXPECT_THAT(q.kv_pool->note(), HasSubstr("it is the one the ingest was given (--block-size)"));
+}
+
 // ------------------------------------------------ records without a prefix
 
 TEST(IngestEngineLog, UnprefixedLineThatStatesAFactIsARecordOfItsOwn) {

@@ -288,12 +288,18 @@ TEST(ToHardwareSpec, FastIntraNodeLinkFromTheLinkKind) {
 }
 
 TEST(ToEngineBehaviour, FlatMultiGpuTermIsRead) {
-  int sglang = 0;
+  int sglang = 0, vllm = 0;
   for (const v1::EnginePreset& p : BundledPresets()) {
     const absl::StatusOr<model::EngineBehaviour> e = ToEngineBehaviour(p);
     ASSERT_TRUE(e.ok()) << e.status();
     EXPECT_EQ(e->non_torch_flat_on_fast_link, p.non_torch_flat_on_fast_link()) << p.id();
+    EXPECT_EQ(e->non_torch_flat_on_every_link, p.non_torch_flat_on_every_link()) << p.id();
     EXPECT_EQ(e->fast_link_multi_gpu_non_torch_bytes, p.fast_link_multi_gpu_non_torch_bytes());
+    if (p.engine() == v1::ENGINE_KIND_VLLM) {
+      ++vllm;
+      EXPECT_TRUE(e->non_torch_flat_on_every_link) << p.id();
+      EXPECT_EQ(e->non_torch_per_extra_rank_bytes, 0) << p.id();
+    }
     if (p.engine() == v1::ENGINE_KIND_SGLANG) {
       ++sglang;
       EXPECT_TRUE(e->non_torch_flat_on_fast_link) << p.id();
@@ -301,6 +307,7 @@ TEST(ToEngineBehaviour, FlatMultiGpuTermIsRead) {
     }
   }
   EXPECT_GE(sglang, 3);
+  EXPECT_GE(vllm, 9);
 }
 
 }  // namespace
