@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/perf_checks.h"
+#include "model/queueing.h"
 
 namespace capplan::model {
 
@@ -134,7 +135,10 @@ absl::StatusOr<std::vector<Observation>> PointObservations(const CalibrationCont
       if (p.think_time_seconds == 0 && *n > 1) {
         const double life_steps =
             f.prefill_steps + std::max(0.0, o - 1.0) / f.tokens_per_decode_step;
-        const double q = p.workload.synchronized ? 1.0 : 1.0 / std::max(1.0, life_steps);
+        // The mean position's q: a wave's share at 1, the rest apart.
+        const double wave =
+            SynchronizedWaveShare(p.workload, ctx.scheduler.waves_every_round, *n);
+        const double q = wave + (1.0 - wave) / std::max(1.0, life_steps);
         ob.features += (*n - 1) * q / 2 * f.prefill_marginal;
       }
       out.push_back(ob);

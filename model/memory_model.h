@@ -495,13 +495,14 @@ absl::StatusOr<double> PoolBytesForTokens(const MemoryPlanInput& input, int64_t 
 // (+ u on unified memory, + d on the driver rank of a multi-rank V0 / TRT
 // engine), SGLang's memory lost before loading is b + r · R, TensorRT-LLM's
 // profiling peak above the weights a · T + b + r · R, and its engines'
-// overhead a · T + c · S + b + r · R + d. The terms per unit coefficient of
-// one deployment:
+// overhead a · T + c · S + b + r · R + d; where the preset's flat rule holds
+// (SGLang on a fast link, vLLM on every link), r · R is one flat amount f
+// instead. The terms per unit coefficient of one deployment:
 struct OverheadTerms {
   double token_phase_bytes = 0.0;    // T: activation at activation_token_scale = 1
   double sampler_phase_bytes = 0.0;  // S: fp32 logits at sampler_logit_copies = 1
   double extra_ranks = 0.0;          // R: tp · pp − 1 (0 where the flat term replaces it)
-  double fast_link_multi_gpu = 0.0;  // 1: multi-GPU on a fast link, flat term
+  double fast_link_multi_gpu = 0.0;  // 1: multi-GPU under the preset's flat rule (f)
   double capture_layers = 0.0;       // CUDA-graph captures × layers on the GPU
   double unified = 0.0;              // 1 on a unified-memory device
   double rocm = 0.0;                 // 1 on a ROCm card

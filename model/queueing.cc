@@ -194,6 +194,7 @@ absl::StatusOr<LoadDependentServer> LoadDependentServer::Create(const Performanc
   s.workload_ = w;
   s.budget_ = budget;
   s.launched_ahead_ = m.scheduler.batches_launched_ahead;
+  s.waves_every_round_ = m.scheduler.waves_every_round;
   s.phases_by_n_.reserve(slots.slots);
   s.rate_by_n_.reserve(slots.slots);
   for (int n = 1; n <= slots.slots; ++n) {
@@ -1408,6 +1409,13 @@ double PrefillStageMeanWait(const LoadDependentServer &server, double arrival_ra
   return q.wait_rate > 0 ? q.wait_probability / q.wait_rate : 0.0;
 }
 
+double SynchronizedWaveShare(const Workload &w, bool waves_every_round, int users) {
+  if (!w.synchronized) return 0.0;
+  if (waves_every_round) return 1.0;
+  const double prompts = static_cast<double>(std::max<int64_t>(1, w.num_prompts));
+  return std::min(1.0, std::max(0, users) / prompts);
+}
+
 std::vector<double> CoArrivalPositions(int others, double q) {
   if (others < 1 || !(q > 0)) return {1.0};
   q = std::min(q, 1.0);
@@ -1576,6 +1584,10 @@ std::vector<std::pair<double, double>> PositionBins(const std::vector<double> &p
   return out;
 }
 
+double WaveShare(const LoadDependentServer &server, int n) {
+  return SynchronizedWaveShare(server.workload(), server.WavesEveryRound(), n);
+}
+
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
@@ -1588,15 +1600,23 @@ void AddCoArrivals(const LoadDependentServer &server, int n, int others, Latency
                    LatencyLaw *e2e) {
   if (others < 1) return;
   const RequestPhaseTimes &p = server.Phase(n);
-  // In waves every other user comes back at the same boundary.
-  const double q = server.workload().synchronized
-                       ? 1.0
-                       : std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
+  const double q = std::clamp(p.mean_step_seconds / p.life_seconds, 0.0, 1.0);
   const std::vector<double> occupancies = PrefillOccupancies(server, n);
   const double occupancy =
       std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();
-  if (!(q > 0) || !(occupancy > 0)) return;
-  const std::vector<double> pu = CoArrivalPositions(others, q);
+  const double wave_share = WaveShare(server, n);
+  if (!(occupancy > 0) || (!(q > 0) && !(wave_share > 0))) return;
+  // In a wave every other user comes back at the same boundary (q = 1):
+  // every round where the rounds stay waves, the first round's share of the
+  // prompts on one that serves decodes first (the users then come back on
+  // the steps their prefills completed, apart as other users are).
+  std::vector<double> pu = CoArrivalPositions(others, wave_share >= 1.0 ? 1.0 : q);
+  if (wave_share > 0 && wave_share < 1.0) {
+    const std::vector<double> wave = CoArrivalPositions(others, 1.0);
+    pu.resize(std::max(pu.size(), wave.size()), 0.0);
+    for (double &w : pu) w *= 1.0 - wave_share;
+    for (size_t u = 0; u < wave.size(); ++u) pu[u] += wave_share * wave[u];
+  }
   // The wait branches are few but each costs an Erlang-mixture evaluation:
   // the positions come to them in at most kCoArrivalWaitBins groups of equal
   // weight, each at its mean position (the spread, p95, is kept).

@@ -172,6 +172,8 @@ class LoadDependentServer {
   // the batches the scheduler launched ahead (SchedulerConfig): one decode
   // step of the others each; 0 for n <= 1 (an idle server runs it next).
   double LaunchedAheadSeconds(int n) const;
+  // Synchronized users come back in whole waves every round (SchedulerConfig).
+  bool WavesEveryRound() const { return waves_every_round_; }
   // κ of the Erlang inter-completion gap.
   int PhasesPerCompletion() const { return phases_; }
   // Request-length spread: equal-probability nodes of the log-normal length
@@ -194,6 +196,7 @@ class LoadDependentServer {
   double service_cv_ = 0;
   int phases_ = 1;
   int launched_ahead_ = 0;
+  bool waves_every_round_ = false;
   // Prefill time of input node j relative to the mean input, at n = 1 and S.
   std::vector<double> input_ratio_1_;
   std::vector<double> input_ratio_s_;
@@ -446,6 +449,13 @@ inline constexpr double kSaturatedPhaseSpreadShare = 0.5;
 // P(U = u) = Σ_{k >= u} P(K = k) / (k + 1), E[U] = others·q / 2. Returns
 // P(U = u) for u = 0, 1, ... (tail below 1e-15 dropped); {1} when others < 1.
 std::vector<double> CoArrivalPositions(int others, double q);
+
+// Share of a closed loop's requests that arrive in a wave of all `users`:
+// every one when they are synchronized on an engine whose rounds stay waves (each round
+// comes back whole), the first round's users ÷ num_prompts on an engine that
+// serves decodes first (afterwards they come back on the steps their prefills
+// completed, apart), none when they are not synchronized.
+double SynchronizedWaveShare(const Workload &w, bool waves_every_round, int users);
 
 // Law of the waiting time W for a slot, in one of two forms:
 //  * geometric (open loop): M completions with P(M = m) = (1 − r)·r^(m − 1),

@@ -263,6 +263,10 @@ absl::Status ValidateWorkload(const Workload& w) {
       CheckInRange("Workload.prefix_cache_hit_rate", w.prefix_cache_hit_rate, 0.0, 1.0));
   CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.input_tokens_cv", w.input_tokens_cv, 0.0, 4.0));
   CAPPLAN_RETURN_IF_ERROR(CheckInRange("Workload.output_tokens_cv", w.output_tokens_cv, 0.0, 4.0));
+  if (w.num_prompts < 1 || w.num_prompts > kMaxBenchmarkPrompts) {
+    return Invalid("Workload.num_prompts", w.num_prompts,
+                   absl::StrCat("must be in [1, ", kMaxBenchmarkPrompts, "]"));
+  }
   return absl::OkStatus();
 }
 

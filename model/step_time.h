@@ -151,6 +151,11 @@ absl::StatusOr<double> StepTimeSeconds(const StepTimeInputs& inputs, const StepT
 // server. Used by the queueing model (as seconds) and by calibration (as
 // feature vectors, to fit on).
 
+// The benchmark tools' default number of prompts (vllm bench serve and
+// sglang.bench_serving --num-prompts 1000), and the most a workload states.
+inline constexpr int64_t kDefaultBenchmarkPrompts = 1000;
+inline constexpr int64_t kMaxBenchmarkPrompts = 100'000'000;
+
 // Mean request shape. Lengths in tokens; cv = coefficient of variation of the
 // length (0 = every request the same), used by the queueing model and the
 // simulator.
@@ -165,6 +170,9 @@ struct Workload {
   // together, in waves, so each wave's prefills queue behind each other.
   // False: the users' phases are spread (varied lengths, or real traffic).
   bool synchronized = false;
+  // A synchronized benchmark's prompts in all (--num-prompts); with n users
+  // the first n of them start as one wave.
+  int64_t num_prompts = kDefaultBenchmarkPrompts;
 };
 absl::Status ValidateWorkload(const Workload& w);
 
@@ -179,6 +187,9 @@ struct SchedulerConfig {
   // scheduler: 1): a request arriving at a busy server waits for them too,
   // one decode step each, before its prefill (queueing.h AddAtoms).
   int batches_launched_ahead = 0;
+  // Synchronized users come back in whole waves every round
+  // (EnginePreset.waves_every_round: SGLang's prefill-first scheduler).
+  bool waves_every_round = false;
 };
 
 // A complete step-time model: what the service hands to the queueing model.

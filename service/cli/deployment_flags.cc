@@ -1,5 +1,6 @@
 #include "service/cli/deployment_flags.h"
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,7 +51,8 @@ const std::vector<std::string>& DeploymentValuedFlags() {
 
 const std::vector<std::string>& WorkloadShapeFlags() {
   static const auto* const kFlags =
-      new std::vector<std::string>{"prefix-cache-hit-rate", "input-tokens-cv", "output-tokens-cv"};
+      new std::vector<std::string>{"prefix-cache-hit-rate", "input-tokens-cv", "output-tokens-cv",
+                                   "num-prompts"};
   return *kFlags;
 }
 
@@ -218,6 +220,17 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
           "--output-tokens too");
     }
     workload()->set_synchronized(true);
+  }
+  // The server checks the bound (workload.num_prompts); here the field's width.
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::optional<int64_t> prompts,
+      args.GetInt("num-prompts", 1, std::numeric_limits<uint32_t>::max()));
+  if (prompts.has_value()) {
+    if (!args.Has("synchronized")) {
+      return absl::InvalidArgumentError(
+          "--num-prompts is a synchronized benchmark's prompt count: add --synchronized");
+    }
+    workload()->set_num_prompts(static_cast<uint32_t>(*prompts));
   }
   return absl::OkStatus();
 }

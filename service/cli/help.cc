@@ -159,6 +159,9 @@ const std::vector<FlagHelp>& FlagTable() {
        "spread of output lengths: coefficient of variation"},
       {"synchronized", "", "-", "off",
        "fixed-length requests whose users start together (benchmark waves)"},
+      {"num-prompts", "N", "requests", "1000",
+       "with --synchronized: the benchmark's prompts in all (--num-prompts); an engine that "
+       "serves decodes first queues only the first wave's share of them as a wave"},
       {"ttft-p95", "S", "s", "none", "SLO: time to first token, 95th percentile"},
       {"tpot", "S", "s", "none", "SLO: time per output token after the first"},
       {"e2e-p95", "S", "s", "none", "SLO: end-to-end request time, 95th percentile"},

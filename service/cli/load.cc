@@ -1,5 +1,6 @@
 #include "service/cli/load.h"
 
+#include <limits>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -84,6 +85,17 @@ absl::Status ApplyWorkloadShapeFlags(const CliArgs& args, v1::PredictLoadRequest
           "--output-tokens too");
     }
     request.mutable_workload()->set_synchronized(true);
+  }
+  // The server checks the bound (workload.num_prompts); here the field's width.
+  CAPPLAN_ASSIGN_OR_RETURN(
+      std::optional<int64_t> prompts,
+      args.GetInt("num-prompts", 1, std::numeric_limits<uint32_t>::max()));
+  if (prompts.has_value()) {
+    if (!args.Has("synchronized")) {
+      return absl::InvalidArgumentError(
+          "--num-prompts is a synchronized benchmark's prompt count: add --synchronized");
+    }
+    request.mutable_workload()->set_num_prompts(static_cast<uint32_t>(*prompts));
   }
   return absl::OkStatus();
 }

@@ -82,6 +82,7 @@ std::vector<v1::Sweep> AsCalibration(const std::vector<const SourcedPoint*>& row
     s.mutable_workload()->set_output_tokens(m.workload.output_tokens);
     s.mutable_workload()->set_synchronized(m.workload.synchronized);
     v1::SweepRow* row = s.add_rows();
+    if (m.workload.synchronized) row->set_requests(static_cast<uint32_t>(m.workload.num_prompts));
     if (m.concurrency.has_value()) row->set_concurrency(*m.concurrency);
     if (m.arrival_rate_rps.has_value()) row->set_arrival_rate_rps(*m.arrival_rate_rps);
     if (m.output_tokens_per_second.has_value()) {
@@ -108,6 +109,10 @@ absl::StatusOr<v1::LoadCurve> PredictRow(const Catalog& held_out, const v1::Base
   request.mutable_workload()->set_input_tokens(row.point.workload.input_tokens);
   request.mutable_workload()->set_output_tokens(row.point.workload.output_tokens);
   request.mutable_workload()->set_synchronized(row.point.workload.synchronized);
+  if (row.point.workload.synchronized) {
+    request.mutable_workload()->set_num_prompts(
+        static_cast<uint32_t>(row.point.workload.num_prompts));
+  }
   if (row.point.concurrency.has_value()) {
     request.mutable_closed_loop()->add_concurrencies(*row.point.concurrency);
   } else {

@@ -163,6 +163,7 @@ void SetSlotLimits(const PreparedDeployment& d, DeploymentPerformance* perf,
   if (d.resolved.preset.preset != nullptr) {
     perf->scheduler.batches_launched_ahead =
         static_cast<int>(d.resolved.preset.preset->batches_launched_ahead());
+    perf->scheduler.waves_every_round = d.resolved.preset.preset->waves_every_round();
   }
   if (m.max_num_seqs > 0) perf->limits.max_running_requests = static_cast<int>(m.max_num_seqs);
   if (m.state_slots > 0 && m.state_bytes_per_request > 0) {
@@ -369,6 +370,17 @@ absl::Status ValidateLoadQuery(const LoadQuery& q) {
         std::make_tuple("output_tokens_cv", w.has_output_tokens_cv(), w.output_tokens_cv())}) {
     if (has && (!std::isfinite(value) || value < 0 || value > 4)) {
       return Invalid(absl::StrCat(p, ".workload.", name), value, "must be in [0, 4]");
+    }
+  }
+  if (w.has_num_prompts()) {
+    if (!w.synchronized()) {
+      return Invalid(p + ".workload.num_prompts", w.num_prompts(),
+                     "describes a synchronized benchmark: set workload.synchronized too");
+    }
+    if (w.num_prompts() < 1 || w.num_prompts() > model::kMaxBenchmarkPrompts) {
+      return absl::InvalidArgumentError(absl::StrCat(p, ".workload.num_prompts = ", w.num_prompts(),
+                                                     "; must be in [1, ",
+                                                     model::kMaxBenchmarkPrompts, "]"));
     }
   }
   if (w.has_prefix_cache_hit_rate() &&

@@ -460,7 +460,12 @@ absl::StatusOr<uint64_t> WholeNumber(absl::string_view flag, absl::string_view t
           !absl::ascii_isdigit(number.front())) {
         return bad();
       }
-      value = static_cast<uint64_t>(x * std::pow(1000.0, p + 1));
+      const double scaled = x * std::pow(1000.0, p + 1);
+      // Past what 64 bits hold (the cast would be undefined): above any bound.
+      if (!(scaled < 0x1p64)) {
+        return Invalid(absl::StrFormat("%s = %s; must be at most %d", flag, text, max_value));
+      }
+      value = static_cast<uint64_t>(scaled);
     } else if (size_t q = binary.find(suffix); q != std::string::npos) {
       uint64_t x = 0;
       if (!absl::SimpleAtoi(number, &x) || !absl::ascii_isdigit(number.front()) ||

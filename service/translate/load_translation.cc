@@ -55,6 +55,10 @@ std::optional<SourcedPoint> RowPoint(const v1::SweepRow& row, const v1::Sweep& s
                    p.concurrency.has_value() ? absl::StrCat("c=", *p.concurrency)
                                              : absl::StrCat("rate=", *p.arrival_rate_rps));
   p.workload = ToModelWorkload(workload);
+  // A synchronized run's prompts: the requests it sent (completed and failed).
+  if (p.workload.synchronized && row.has_requests() && row.requests() > 0) {
+    p.workload.num_prompts = static_cast<int64_t>(row.requests()) + row.failed_requests();
+  }
   // The run's own stated lengths first: runs of one sweep differ a little
   // (random lengths drawn per run, a dataset sampled per run).
   if (row.has_mean_input_tokens()) p.workload.input_tokens = row.mean_input_tokens();
@@ -126,6 +130,7 @@ model::Workload ToModelWorkload(const v1::WorkloadSpec& w) {
   out.input_tokens_cv = w.has_input_tokens_cv() ? w.input_tokens_cv() : 0.0;
   out.output_tokens_cv = w.has_output_tokens_cv() ? w.output_tokens_cv() : 0.0;
   out.synchronized = w.synchronized();
+  if (w.has_num_prompts()) out.num_prompts = w.num_prompts();
   out.prefix_cache_hit_rate = w.has_prefix_cache_hit_rate() ? w.prefix_cache_hit_rate() : 0.0;
   return out;
 }

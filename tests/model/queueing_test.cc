@@ -86,6 +86,54 @@ TEST(LaunchedAhead, AddsOneDecodeStepToTtftAndToAClosedLoopsCycle) {
   EXPECT_FALSE(LoadDependentServer::Create(overlap, w, slots).ok());
 }
 
+// A synchronized closed loop (a fixed-length benchmark): on a waves-every-round
+// engine every round comes back as a wave; on one that serves decodes first
+// only the first round's users ÷ num_prompts of the requests do, so the
+// TTFT law lies between the wave's and the apart users' and falls towards the
+// latter as the benchmark sends more prompts per user.
+TEST(SynchronizedClosedLoop, OnlyTheFirstWaveQueuesOnAnEngineThatServesDecodesFirst) {
+  Workload w = MakeWorkload(1024, 256);
+  w.synchronized = true;
+  EXPECT_EQ(SynchronizedWaveShare(w, true, 16), 1.0);
+  w.num_prompts = 160;
+  EXPECT_DOUBLE_EQ(SynchronizedWaveShare(w, false, 16), 0.1);
+  w.num_prompts = 8;
+  EXPECT_EQ(SynchronizedWaveShare(w, false, 16), 1.0);  // fewer prompts than users: one wave
+  Workload apart = MakeWorkload(1024, 256);
+  EXPECT_EQ(SynchronizedWaveShare(apart, true, 16), 0.0);
+
+  const Slots slots{32, SlotBound::kRunningRequestLimit};
+  auto ttft = [&](bool waves_every_round, bool synchronized, int64_t prompts) {
+    PerformanceModel m = Model(MoeInputs());
+    m.scheduler.waves_every_round = waves_every_round;
+    Workload wl = MakeWorkload(1024, 256);
+    wl.synchronized = synchronized;
+    wl.num_prompts = prompts;
+    absl::StatusOr<LoadDependentServer> s = LoadDependentServer::Create(m, wl, slots);
+    EXPECT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<std::vector<LoadPoint>> c = ClosedLoopCurve(*s, {16}, 0.0);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return *(*c)[0].ttft;
+  };
+  const LatencyPercentiles waves = ttft(true, true, 160);
+  const LatencyPercentiles one_round = ttft(false, true, 16);
+  const LatencyPercentiles ten_rounds = ttft(false, true, 160);
+  const LatencyPercentiles many_rounds = ttft(false, true, 100000);
+  const LatencyPercentiles not_synchronized = ttft(false, false, 160);
+  // One round of prompts is one wave, on either engine.
+  EXPECT_NEAR(one_round.p95_seconds, waves.p95_seconds, 1e-3 * waves.p95_seconds);
+  EXPECT_NEAR(one_round.mean_seconds, waves.mean_seconds, 1e-3 * waves.mean_seconds);
+  // More rounds: the mean falls towards the apart users'.
+  EXPECT_LT(ten_rounds.mean_seconds, 0.5 * waves.mean_seconds);
+  EXPECT_GT(ten_rounds.mean_seconds, not_synchronized.mean_seconds);
+  EXPECT_LT(many_rounds.mean_seconds, ten_rounds.mean_seconds);
+  EXPECT_NEAR(many_rounds.mean_seconds, not_synchronized.mean_seconds,
+              0.02 * not_synchronized.mean_seconds);
+  // A tenth of the requests in the first wave: the p95 lies in the wave.
+  EXPECT_GT(ten_rounds.p95_seconds, not_synchronized.p95_seconds);
+  EXPECT_LT(ten_rounds.p50_seconds, 0.5 * waves.p50_seconds);
+}
+
 // ------------------------------------------------------------------ slots
 
 struct SlotCase {

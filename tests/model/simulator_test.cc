@@ -306,23 +306,30 @@ namespace {
 // scenarios and throughput within 3%; measured (36 scenarios): throughput
 // within 3% on 34/36; TTFT p95 within 10% on 17/24 of the KV-rule scenarios
 // (the misses are open loops with many preemptions, whose recompute delays
-// the analytical model does not carry) and on 1/12 of the synchronized ones.
-// Synchronized waves: the analytical model keeps every wave together (each
-// arrival queues behind the whole wave's prefills, as in the benchmarks'
-// first round and in engines that prefill a wave in one batch); the
-// simulator's chunked FCFS prefill spreads a wave's first tokens, so the
-// users come back apart and only the first wave queues. The model is
-// therefore an upper bound of the simulator there; which one the engines
-// follow after the first round is left open (recorded on the issue). What
-// the test holds: throughput everywhere, TTFT under the KV rules at the
-// measured level, and the bound for waves.
+// the analytical model does not carry). Synchronized waves, as a benchmark
+// runs them (ten prompts per user, measured from the first wave on): the
+// simulator serves decodes first with chunked FCFS prefill, as vLLM V1 does,
+// so the users come back on the steps their prefills completed and only the
+// first wave queues (docs/research/closed_loop_waves_by_engine.md); the
+// analytical model holds that wave's share of the prompts (users ÷
+// num_prompts) at wave positions and the rest apart. TTFT p95 within 10% on
+// 6/12 (1/12 when every round was taken as a wave); the misses (-26% to
+// +46%) are the rounds after the first, where the simulator's users keep the
+// groups the first wave's prefill steps formed (a budget's worth of prompts,
+// less the decodes) while the model takes them apart; a group size of the
+// budget ÷ input was tried and over-predicted the short prompts (6/12 with
+// other misses). What the test holds: throughput everywhere, TTFT at the
+// measured levels.
 TEST(SimulatorAgreement, SynchronizedWavesAndEngineKvRules) {
   const int first_seed = EnvInt("CAPPLAN_ENGINE_ORACLE_FIRST_SEED", 9000);
   const int scenarios = EnvInt("CAPPLAN_ENGINE_ORACLE_SCENARIOS", 36);
-  int rps_agree = 0, runs = 0, kv_runs = 0, kv_ttft_agree = 0, waves = 0, waves_bounded = 0;
+  int rps_agree = 0, runs = 0, kv_runs = 0, kv_ttft_agree = 0, waves = 0, waves_agree = 0;
   for (int i = 0; i < scenarios; ++i) {
     Scenario sc = testing::EngineScenario(first_seed + i);
     const bool wave = sc.workload.synchronized;
+    // A benchmark's run: ten prompts per user (InferenceMAX's sweeps), all
+    // measured from the first wave on.
+    if (wave) sc.workload.num_prompts = 10 * static_cast<int64_t>(*sc.concurrency);
     absl::StatusOr<Slots> slots = ComputeSlots(sc.limits, sc.workload);
     ASSERT_TRUE(slots.ok()) << slots.status();
     absl::StatusOr<LoadDependentServer> server =
@@ -345,8 +352,8 @@ TEST(SimulatorAgreement, SynchronizedWavesAndEngineKvRules) {
     sim.concurrency = sc.concurrency;
     sim.think_time_seconds = sc.think_time_seconds;
     sim.arrival_rate_rps = sc.arrival_rate_rps;
-    sim.measured_requests = 6000;
-    sim.warmup_requests = 500;
+    sim.measured_requests = wave ? static_cast<int>(sc.workload.num_prompts) : 6000;
+    sim.warmup_requests = wave ? 0 : 500;
     sim.seed = 177 + i;
     absl::StatusOr<SimulationResult> r = Simulate(sim);
     ASSERT_TRUE(r.ok()) << r.status();
@@ -356,7 +363,7 @@ TEST(SimulatorAgreement, SynchronizedWavesAndEngineKvRules) {
     ++runs;
     if (wave) {
       ++waves;
-      waves_bounded += e_ttft >= -0.10;
+      waves_agree += std::abs(e_ttft) <= 0.10;
     } else {
       ++kv_runs;
       kv_ttft_agree += std::abs(e_ttft) <= 0.10;
@@ -372,11 +379,11 @@ TEST(SimulatorAgreement, SynchronizedWavesAndEngineKvRules) {
   }
   std::printf(
       "throughput within 3%%: %d / %d; KV-rule TTFT p95 within 10%%: %d / %d; waves "
-      "bounded from above: %d / %d\n",
-      rps_agree, runs, kv_ttft_agree, kv_runs, waves_bounded, waves);
+      "TTFT p95 within 10%%: %d / %d\n",
+      rps_agree, runs, kv_ttft_agree, kv_runs, waves_agree, waves);
   EXPECT_GE(rps_agree, static_cast<int>(std::ceil(0.9 * runs)));
   EXPECT_GE(kv_ttft_agree, static_cast<int>(std::ceil(0.7 * kv_runs)));
-  EXPECT_EQ(waves_bounded, waves);
+  EXPECT_GE(waves_agree, static_cast<int>(std::ceil(0.5 * waves)));
 }
 
 // Closed loops without think time, short answers, many users: requests that

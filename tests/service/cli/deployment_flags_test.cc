@@ -26,6 +26,8 @@ CliArgs Args(const std::vector<std::string>& argv) {
   for (const char* f : {"input-tokens", "output-tokens", "ttft-p95", "tpot", "e2e-p95"}) {
     valued.insert(f);
   }
+  valued.insert(WorkloadShapeFlags().begin(), WorkloadShapeFlags().end());
+  switches.insert("synchronized");
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, switches, valued);
   EXPECT_TRUE(args.ok()) << args.status();
   return args.ok() ? *std::move(args) : *CliArgs::Parse({}, {}, {});
@@ -301,6 +303,28 @@ TEST(ApplyWorkloadFlags, BothOrNeither) {
   EXPECT_THAT(ApplyWorkloadFlags(Args({"--input-tokens", "x", "--output-tokens", "1"}), get),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        Eq("--input-tokens = x; must be a finite number")));
+}
+
+// --num-prompts counts a synchronized benchmark's prompts: alone it is refused.
+TEST(ApplyWorkloadFlags, NumPromptsGoesWithSynchronized) {
+  v1::WorkloadSpec workload;
+  auto get = [&]() { return &workload; };
+  EXPECT_THAT(
+      ApplyWorkloadFlags(
+          Args({"--input-tokens", "1000", "--output-tokens", "200", "--num-prompts", "640"}), get),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               Eq("--num-prompts is a synchronized benchmark's prompt count: add --synchronized")));
+  EXPECT_THAT(ApplyWorkloadFlags(Args({"--input-tokens", "1000", "--output-tokens", "200",
+                                       "--synchronized", "--num-prompts", "640"}),
+                                 get),
+              IsOk());
+  EXPECT_TRUE(workload.synchronized());
+  EXPECT_EQ(workload.num_prompts(), 640u);
+  EXPECT_THAT(ApplyWorkloadFlags(Args({"--input-tokens", "1000", "--output-tokens", "200",
+                                       "--synchronized", "--num-prompts", "0"}),
+                                 get),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("--num-prompts = 0")));
 }
 
 TEST(ApplySloFlags, EachOnlyWhenGiven) {
