@@ -221,18 +221,22 @@ absl::Status ApplyWorkloadFlags(const CliArgs& args,
     }
     workload()->set_synchronized(true);
   }
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<uint32_t> prompts, NumPromptsFlag(args));
+  if (prompts.has_value()) workload()->set_num_prompts(*prompts);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<uint32_t>> NumPromptsFlag(const CliArgs& args) {
   // The server checks the bound (workload.num_prompts); here the field's width.
   CAPPLAN_ASSIGN_OR_RETURN(
       std::optional<int64_t> prompts,
       args.GetInt("num-prompts", 1, std::numeric_limits<uint32_t>::max()));
-  if (prompts.has_value()) {
-    if (!args.Has("synchronized")) {
-      return absl::InvalidArgumentError(
-          "--num-prompts is a synchronized benchmark's prompt count: add --synchronized");
-    }
-    workload()->set_num_prompts(static_cast<uint32_t>(*prompts));
+  if (!prompts.has_value()) return std::optional<uint32_t>();
+  if (!args.Has("synchronized")) {
+    return absl::InvalidArgumentError(
+        "--num-prompts is a synchronized benchmark's prompt count: add --synchronized");
   }
-  return absl::OkStatus();
+  return std::optional<uint32_t>(static_cast<uint32_t>(*prompts));
 }
 
 absl::Status ApplySloFlags(const CliArgs& args, const std::function<v1::Slo*()>& slo) {

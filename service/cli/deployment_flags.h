@@ -35,6 +35,10 @@ absl::Status ApplyHardwareFlags(const CliArgs& args, v1::Deployment* d);
 // --input-tokens and --output-tokens, which go together; `workload` is asked
 // for the message only when they are given (so an absent workload stays
 // absent).
+// --num-prompts: a synchronized benchmark's prompts (refused without
+// --synchronized); nullopt when not given.
+absl::StatusOr<std::optional<uint32_t>> NumPromptsFlag(const CliArgs& args);
+
 absl::Status ApplyWorkloadFlags(const CliArgs& args,
                                 const std::function<v1::WorkloadSpec*()>& workload);
 

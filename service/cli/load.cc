@@ -1,6 +1,5 @@
 #include "service/cli/load.h"
 
-#include <limits>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -86,16 +85,13 @@ absl::Status ApplyWorkloadShapeFlags(const CliArgs& args, v1::PredictLoadRequest
     }
     request.mutable_workload()->set_synchronized(true);
   }
-  // The server checks the bound (workload.num_prompts); here the field's width.
-  CAPPLAN_ASSIGN_OR_RETURN(
-      std::optional<int64_t> prompts,
-      args.GetInt("num-prompts", 1, std::numeric_limits<uint32_t>::max()));
+  CAPPLAN_ASSIGN_OR_RETURN(std::optional<uint32_t> prompts, NumPromptsFlag(args));
   if (prompts.has_value()) {
-    if (!args.Has("synchronized")) {
+    if (!request.has_workload()) {
       return absl::InvalidArgumentError(
-          "--num-prompts is a synchronized benchmark's prompt count: add --synchronized");
+          "--num-prompts counts a workload's prompts: add --input-tokens and --output-tokens");
     }
-    request.mutable_workload()->set_num_prompts(static_cast<uint32_t>(*prompts));
+    request.mutable_workload()->set_num_prompts(*prompts);
   }
   return absl::OkStatus();
 }
