@@ -1416,6 +1416,20 @@ double SynchronizedWaveShare(const Workload &w, bool waves_every_round, int user
   return std::min(1.0, std::max(0, users) / prompts);
 }
 
+// In a wave every other user comes back at the same boundary (q = 1); the
+// rest of the arrivals come back apart (q).
+std::vector<double> CoArrivalPositionsWithWaves(int others, double q, double wave_share) {
+  if (!(wave_share > 0)) return CoArrivalPositions(others, q);
+  std::vector<double> pu = CoArrivalPositions(others, 1.0);
+  if (wave_share >= 1.0) return pu;
+  const std::vector<double> apart = CoArrivalPositions(others, q);
+  pu.resize(std::max(pu.size(), apart.size()), 0.0);
+  for (size_t u = 0; u < pu.size(); ++u) {
+    pu[u] = wave_share * pu[u] + (1.0 - wave_share) * (u < apart.size() ? apart[u] : 0.0);
+  }
+  return pu;
+}
+
 std::vector<double> CoArrivalPositions(int others, double q) {
   if (others < 1 || !(q > 0)) return {1.0};
   q = std::min(q, 1.0);
@@ -1584,10 +1598,6 @@ std::vector<std::pair<double, double>> PositionBins(const std::vector<double> &p
   return out;
 }
 
-double WaveShare(const LoadDependentServer &server, int n) {
-  return SynchronizedWaveShare(server.workload(), server.WavesEveryRound(), n);
-}
-
 // Closed loop without think time: every atom is split by the number U of
 // co-arrivals admitted ahead of the user (CoArrivalPositions), each adding
 // one mean prefill occupancy at population n to TTFT and end-to-end time.
@@ -1604,19 +1614,10 @@ void AddCoArrivals(const LoadDependentServer &server, int n, int others, Latency
   const std::vector<double> occupancies = PrefillOccupancies(server, n);
   const double occupancy =
       std::accumulate(occupancies.begin(), occupancies.end(), 0.0) / occupancies.size();
-  const double wave_share = WaveShare(server, n);
+  const double wave_share =
+      SynchronizedWaveShare(server.workload(), server.WavesEveryRound(), n);
   if (!(occupancy > 0) || (!(q > 0) && !(wave_share > 0))) return;
-  // In a wave every other user comes back at the same boundary (q = 1):
-  // every round where the rounds stay waves, the first round's share of the
-  // prompts on one that serves decodes first (the users then come back on
-  // the steps their prefills completed, apart as other users are).
-  std::vector<double> pu = CoArrivalPositions(others, wave_share >= 1.0 ? 1.0 : q);
-  if (wave_share > 0 && wave_share < 1.0) {
-    const std::vector<double> wave = CoArrivalPositions(others, 1.0);
-    pu.resize(std::max(pu.size(), wave.size()), 0.0);
-    for (double &w : pu) w *= 1.0 - wave_share;
-    for (size_t u = 0; u < wave.size(); ++u) pu[u] += wave_share * wave[u];
-  }
+  const std::vector<double> pu = CoArrivalPositionsWithWaves(others, q, wave_share);
   // The wait branches are few but each costs an Erlang-mixture evaluation:
   // the positions come to them in at most kCoArrivalWaitBins groups of equal
   // weight, each at its mean position (the spread, p95, is kept).

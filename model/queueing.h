@@ -457,6 +457,10 @@ std::vector<double> CoArrivalPositions(int others, double q);
 // completed, apart), none when they are not synchronized.
 double SynchronizedWaveShare(const Workload &w, bool waves_every_round, int users);
 
+// The position law of CoArrivalPositions for arrivals of which `wave_share`
+// come in a wave (every other user co-arrives, q = 1) and the rest apart (q).
+std::vector<double> CoArrivalPositionsWithWaves(int others, double q, double wave_share);
+
 // Law of the waiting time W for a slot, in one of two forms:
 //  * geometric (open loop): M completions with P(M = m) = (1 − r)·r^(m − 1),
 //    each an Erlang(κ) gap of phase rate κ·θ, so W | M ~ Erlang(M·κ, κ·θ);

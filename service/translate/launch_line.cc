@@ -446,6 +446,9 @@ absl::StatusOr<uint64_t> WholeNumber(absl::string_view flag, absl::string_view t
                                      uint64_t min_value, uint64_t max_value, bool human_readable) {
   std::string rule = absl::StrFormat("must be a whole number ≥ %d", min_value);
   auto bad = [&] { return Invalid(absl::StrFormat("%s = %s; %s", flag, text, rule)); };
+  auto too_large = [&] {
+    return Invalid(absl::StrFormat("%s = %s; must be at most %d", flag, text, max_value));
+  };
   absl::string_view t = absl::StripAsciiWhitespace(text);
   uint64_t value = 0;
   if (human_readable && t.size() >= 2 && absl::ascii_isalpha(t.back())) {
@@ -462,9 +465,7 @@ absl::StatusOr<uint64_t> WholeNumber(absl::string_view flag, absl::string_view t
       }
       const double scaled = x * std::pow(1000.0, p + 1);
       // Past what 64 bits hold (the cast would be undefined): above any bound.
-      if (!(scaled < 0x1p64)) {
-        return Invalid(absl::StrFormat("%s = %s; must be at most %d", flag, text, max_value));
-      }
+      if (!(scaled < 0x1p64)) return too_large();
       value = static_cast<uint64_t>(scaled);
     } else if (size_t q = binary.find(suffix); q != std::string::npos) {
       uint64_t x = 0;
@@ -482,9 +483,7 @@ absl::StatusOr<uint64_t> WholeNumber(absl::string_view flag, absl::string_view t
     value = static_cast<uint64_t>(signed_value);
   }
   if (value < min_value) return bad();
-  if (value > max_value) {
-    return Invalid(absl::StrFormat("%s = %s; must be at most %d", flag, text, max_value));
-  }
+  if (value > max_value) return too_large();
   return value;
 }
 

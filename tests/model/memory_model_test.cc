@@ -313,6 +313,19 @@ TEST(PlanMemory, FreeMemoryRulesLowerThePoolByWhatOthersHold) {
   EXPECT_NEAR(pool_tp2(false) - pool_tp2(true), 0.9 * others, 8192.0);
 }
 
+// Non-torch bytes per GPU of a dense model planned at `tp` GPUs, over a fast
+// link or not (-1 when the plan fails, which the test reports).
+double NonTorchBytes(const EngineBehaviour& engine, int64_t tp, bool fast,
+                     std::optional<double> memory_fraction = std::nullopt) {
+  MemoryPlanInput in = Input(Dense(), engine);
+  if (memory_fraction.has_value()) in.settings.memory_fraction = *memory_fraction;
+  in.parallelism.tp = tp;
+  in.hardware.fast_intra_node_link = fast;
+  const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return plan.ok() ? plan->per_gpu.non_torch_bytes : -1.0;
+}
+
 // vLLM's distributed set-up: one flat amount per GPU once there are two, on
 // PCIe as on NVLink, whatever the TP (EnginePreset.non_torch_flat_on_every_link:
 // NCCL's rings connect each rank to two peers at any group size).
@@ -326,12 +339,7 @@ TEST(PlanMemory, VllmMultiGpuLossIsFlatOnEveryLink) {
   auto non_torch = [&](int64_t tp, bool fast, bool every_link) {
     EngineBehaviour engine = e;
     engine.non_torch_flat_on_every_link = every_link;
-    MemoryPlanInput in = Input(Dense(), engine);
-    in.parallelism.tp = tp;
-    in.hardware.fast_intra_node_link = fast;
-    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
-    EXPECT_TRUE(plan.ok()) << plan.status();
-    return plan.ok() ? plan->per_gpu.non_torch_bytes : -1.0;
+    return NonTorchBytes(engine, tp, fast);
   };
   EXPECT_DOUBLE_EQ(non_torch(2, false, true), 1e8 + 3e8);  // PCIe, TP2
   EXPECT_DOUBLE_EQ(non_torch(4, false, true), 1e8 + 3e8);  // PCIe, TP4: the same
@@ -361,13 +369,7 @@ TEST(PlanMemory, SglangMultiGpuLossIsFlatOnAFastLinkAndPerRankOverPcie) {
   auto non_torch = [&](int64_t tp, bool fast, bool flat_rule) {
     EngineBehaviour engine = e;
     engine.non_torch_flat_on_fast_link = flat_rule;
-    MemoryPlanInput in = Input(Dense(), engine);
-    in.settings.memory_fraction = 0.8;
-    in.parallelism.tp = tp;
-    in.hardware.fast_intra_node_link = fast;
-    const absl::StatusOr<MemoryPlan> plan = PlanMemory(in);
-    EXPECT_TRUE(plan.ok()) << plan.status();
-    return plan.ok() ? plan->per_gpu.non_torch_bytes : -1.0;
+    return NonTorchBytes(engine, tp, fast, 0.8);
   };
   EXPECT_DOUBLE_EQ(non_torch(4, true, true), 1e8 + 5e8);  // flat, whatever the TP
   EXPECT_DOUBLE_EQ(non_torch(2, true, true), 1e8 + 5e8);
