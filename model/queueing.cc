@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/perf_checks.h"
+#include "model/scratch.h"
 
 namespace capplan::model {
 
@@ -31,6 +32,8 @@ constexpr double kQuantileRelativeTolerance = 1e-3;
 constexpr int kMaxAtomStates = 256;
 // exp(−kExpSaturation) is below double precision relative to 1.
 constexpr double kExpSaturation = 40.0;
+// The open loop's stationary products are rescaled by 2^±this (StationaryLaw).
+constexpr int kStationaryShiftBits = 512;
 // Mixture atoms lighter than this are dropped (their total is < 1e-10).
 constexpr double kNegligibleWeight = 1e-15;
 // Below this geometric ratio the closed form cancels badly; sum instead.
@@ -495,9 +498,11 @@ namespace {
 // kMinRadixSortKeys use a comparison sort (a pass costs its 256 buckets).
 constexpr size_t kMinRadixSortKeys = 128;
 constexpr size_t kMaxInsertionSortKeys = 32;
-std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
+// `order` is filled (its capacity reused; the radix passes borrow scratch).
+void SortedOrder(const std::vector<double> &keys, std::vector<uint32_t> *out) {
   const size_t n = keys.size();
-  std::vector<uint32_t> order(n);
+  std::vector<uint32_t> &order = *out;
+  order.resize(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
   if (n < kMaxInsertionSortKeys) {  // insertion sort: stable, no allocation
     for (size_t i = 1; i < n; ++i) {
@@ -506,24 +511,28 @@ std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
       for (; j > 0 && keys[order[j - 1]] > keys[v]; --j) order[j] = order[j - 1];
       order[j] = v;
     }
-    return order;
+    return;
   }
-  if (std::is_sorted(keys.begin(), keys.end())) return order;
+  if (std::is_sorted(keys.begin(), keys.end())) return;
   if (n < kMinRadixSortKeys) {  // eight radix passes cost more than a comparison sort here
     std::vector<std::pair<double, uint32_t>> pairs(n);
     for (size_t i = 0; i < n; ++i) pairs[i] = {keys[i], static_cast<uint32_t>(i)};
     std::sort(pairs.begin(), pairs.end());
     for (size_t i = 0; i < n; ++i) order[i] = pairs[i].second;
-    return order;
+    return;
   }
-  std::vector<uint64_t> bits(n);
+  ScratchVector<uint64_t> bits_scratch;
+  std::vector<uint64_t> &bits = *bits_scratch;
+  bits.resize(n);
   for (size_t i = 0; i < n; ++i) {
     uint64_t u;
     std::memcpy(&u, &keys[i], sizeof u);
     // Negative doubles order backwards: flip them all; positive ones above.
     bits[i] = (u >> 63) != 0 ? ~u : u | (uint64_t{1} << 63);
   }
-  std::vector<uint32_t> next(n);
+  ScratchVector<uint32_t> next_scratch;
+  std::vector<uint32_t> &next = *next_scratch;
+  next.resize(n);
   for (int shift = 0; shift < 64; shift += 8) {
     std::array<uint32_t, 257> count{};
     for (size_t i = 0; i < n; ++i) ++count[((bits[i] >> shift) & 0xff) + 1];
@@ -532,18 +541,20 @@ std::vector<uint32_t> SortedOrder(const std::vector<double> &keys) {
     for (uint32_t i : order) next[count[(bits[i] >> shift) & 0xff]++] = i;
     order.swap(next);
   }
-  return order;
 }
 
 class AtomPrefixSums {
  public:
   AtomPrefixSums(const std::vector<LatencyLaw::Atom> &atoms, double pq, double nu)
       : pq_(nu > 0 ? pq : 0), nu_(nu) {
+    for (std::vector<double> *v : Arrays()) *v = TakeScratch<double>();
     const size_t n = atoms.size();
     auto end_of = [&atoms](size_t i) {
       return atoms[i].offset_seconds + atoms[i].uniform_width_seconds;
     };
-    std::vector<double> off_keys(n);
+    ScratchVector<double> off_keys_scratch;
+    std::vector<double> &off_keys = *off_keys_scratch;
+    off_keys.resize(n);
     bool one_width = true;
     bool any_slope = false;
     for (size_t i = 0; i < n; ++i) {
@@ -551,15 +562,17 @@ class AtomPrefixSums {
       one_width = one_width && atoms[i].uniform_width_seconds == atoms[0].uniform_width_seconds;
       any_slope = any_slope || atoms[i].uniform_width_seconds > 0;
     }
-    const std::vector<uint32_t> by_off = SortedOrder(off_keys);
+    ScratchVector<uint32_t> by_off_scratch;
+    const std::vector<uint32_t> &by_off = *by_off_scratch;
+    SortedOrder(off_keys, &*by_off_scratch);
     // Atoms of one width end in the order they start (o + w is monotone in o).
-    std::vector<uint32_t> by_end_storage;
+    ScratchVector<uint32_t> by_end_scratch;
     if (!one_width) {
-      std::vector<double> end_keys(n);
-      for (size_t i = 0; i < n; ++i) end_keys[i] = end_of(i);
-      by_end_storage = SortedOrder(end_keys);
+      // The offsets' keys are not needed any more: they become the ends'.
+      for (size_t i = 0; i < n; ++i) off_keys[i] = end_of(i);
+      SortedOrder(off_keys, &*by_end_scratch);
     }
-    const std::vector<uint32_t> &by_end = one_width ? by_off : by_end_storage;
+    const std::vector<uint32_t> &by_end = one_width ? by_off : *by_end_scratch;
     auto slope = [&atoms](size_t i) {
       const double w = atoms[i].uniform_width_seconds;
       return w > 0 ? atoms[i].weight / w : 0.0;
@@ -591,7 +604,11 @@ class AtomPrefixSums {
     double last_end = 0;
     // (1 − e^(−νw))/(νw) and e^(−νw) per atom, in the order the atoms come
     // (each population's few widths in turn: the last two seen are kept).
-    std::vector<double> full_factor(pq_ > 0 ? n : 0, 1.0), width_decay(pq_ > 0 ? n : 0, 1.0);
+    ScratchVector<double> full_factor_scratch, width_decay_scratch;
+    std::vector<double> &full_factor = *full_factor_scratch;
+    std::vector<double> &width_decay = *width_decay_scratch;
+    full_factor.assign(pq_ > 0 ? n : 0, 1.0);
+    width_decay.assign(pq_ > 0 ? n : 0, 1.0);
     if (pq_ > 0) {
       std::array<double, 2> seen = {std::nan(""), std::nan("")};
       std::array<double, 2> seen_factor = {1, 1}, seen_decay = {1, 1};
@@ -632,6 +649,12 @@ class AtomPrefixSums {
     usable_ = std::isfinite(scale) && scale < kMaxCancellingScale;
   }
 
+  ~AtomPrefixSums() {
+    for (std::vector<double> *v : Arrays()) GiveBackScratch(std::move(*v));
+  }
+  AtomPrefixSums(const AtomPrefixSums &) = delete;
+  AtomPrefixSums &operator=(const AtomPrefixSums &) = delete;
+
   bool Usable() const { return usable_; }
 
   double operator()(double t) const {
@@ -664,6 +687,10 @@ class AtomPrefixSums {
   std::vector<double> a_off_, b_off_;          // prefix Σa, Σa·o by offset
   std::vector<double> a_end_, b_end_, w_end_;  // prefix Σa, Σa·o, Σp by end
   std::vector<double> e_off_, c_end_, f_end_;  // scaled exponential sums
+  // The arrays above, borrowed from the thread's scratch pool.
+  std::array<std::vector<double> *, 10> Arrays() {
+    return {&off_, &end_, &a_off_, &b_off_, &a_end_, &b_end_, &w_end_, &e_off_, &c_end_, &f_end_};
+  }
 };
 
 // LatencyCdf prepared for many evaluations of one law (a quantile search):
@@ -1325,6 +1352,29 @@ absl::Status CheckIncreasing(absl::Span<const double> loads, absl::string_view f
   return absl::OkStatus();
 }
 
+// A load point's TTFT and end-to-end laws, their arrays borrowed from the
+// thread's scratch pool (scratch.h) and given back when the point is done.
+struct ScratchLaws {
+  LatencyLaw ttft;
+  LatencyLaw e2e;
+  ScratchLaws() {
+    for (LatencyLaw *law : {&ttft, &e2e}) {
+      law->atoms = TakeScratch<LatencyLaw::Atom>();
+      law->waits = TakeScratch<LatencyLaw::WaitBranch>();
+      law->wait.erlangs = TakeScratch<WaitLaw::Erlang>();
+    }
+  }
+  ~ScratchLaws() {
+    for (LatencyLaw *law : {&ttft, &e2e}) {
+      GiveBackScratch(std::move(law->atoms));
+      GiveBackScratch(std::move(law->waits));
+      GiveBackScratch(std::move(law->wait.erlangs));
+    }
+  }
+  ScratchLaws(const ScratchLaws &) = delete;
+  ScratchLaws &operator=(const ScratchLaws &) = delete;
+};
+
 // Atoms for arrivals admitted at once into population n (n − 1 others in
 // service): one per length node, each split by the iteration the arrival
 // lands in — a prefill-carrying one (time share f = min(1, rate × prefill
@@ -1355,7 +1405,7 @@ void AddAtoms(const LoadDependentServer &server, int n, double weight, double ra
 // Atoms for arrivals finding k = 0..size−1 others in service with weights
 // w[k]. Above kMaxAtomStates populations, consecutive ones are pooled (phase
 // times vary smoothly with n), which bounds the work per CDF evaluation.
-void AddBinnedAtoms(const LoadDependentServer &server, const std::vector<double> &w,
+void AddBinnedAtoms(const LoadDependentServer &server, absl::Span<const double> w,
                     double rate_rps, bool residual, LatencyLaw *ttft, LatencyLaw *e2e) {
   const int size = static_cast<int>(w.size());
   const int bin = std::max(1, (size + kMaxAtomStates - 1) / kMaxAtomStates);
@@ -1514,27 +1564,28 @@ namespace {
 // form in log space: p(j | n) ∝ Z^(n−j)/(n−j)! · Π_{i<=j} 1/μ(i). Stable
 // where the textbook recursion's p(0 | n) = 1 − Σ p(j | n) is not.
 // log_factorial[k] = log k! for k <= n.
-std::vector<double> ClosedMarginals(const std::vector<double> &log_mu_prefix,
-                                    const std::vector<double> &log_factorial, double z, int n) {
-  std::vector<double> p(n + 1, 0.0);
+// `out` is filled (its capacity reused).
+void ClosedMarginals(const std::vector<double> &log_mu_prefix,
+                     const std::vector<double> &log_factorial, double z, int n,
+                     std::vector<double> *out) {
+  std::vector<double> &p = *out;
+  p.assign(n + 1, 0.0);
   if (z <= 0) {
     p[n] = 1.0;
-    return p;
+    return;
   }
   const double log_z = std::log(z);
-  std::vector<double> lp(n + 1);
   double mx = -std::numeric_limits<double>::infinity();
   for (int j = 0; j <= n; ++j) {
-    lp[j] = (n - j) * log_z - log_factorial[n - j] - log_mu_prefix[j];
-    mx = std::max(mx, lp[j]);
+    p[j] = (n - j) * log_z - log_factorial[n - j] - log_mu_prefix[j];  // log p(j | n) + c
+    mx = std::max(mx, p[j]);
   }
   double total = 0;
   for (int j = 0; j <= n; ++j) {
-    p[j] = std::exp(lp[j] - mx);
+    p[j] = std::exp(p[j] - mx);
     total += p[j];
   }
   for (double &v : p) v /= total;
-  return p;
 }
 
 // The time to m completions at rate μ(S) as an Erlang law whose squared cv is
@@ -1562,7 +1613,7 @@ WaitLaw::Erlang CompletionWait(int m, int s, double cv_r, double mu_s, double we
 // among its co-arrivals (weights pu[u]), u prefill occupancies later.
 template <typename Part>
 void SplitByPositions(const std::vector<double> &pu, double occupancy, std::vector<Part> *parts) {
-  std::vector<Part> split;
+  std::vector<Part> split = TakeScratch<Part>();
   split.reserve(parts->size() * pu.size());
   for (const Part &part : *parts) {
     for (size_t u = 0; u < pu.size(); ++u) {
@@ -1574,7 +1625,8 @@ void SplitByPositions(const std::vector<double> &pu, double occupancy, std::vect
       split.push_back(moved);
     }
   }
-  *parts = std::move(split);
+  parts->swap(split);
+  GiveBackScratch(std::move(split));
 }
 
 // The position law pu in at most `bins` consecutive groups of about equal
@@ -1680,11 +1732,12 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double cv_r = server.ServiceTimeCv();
-  LatencyLaw ttft;
-  LatencyLaw e2e;
+  ScratchLaws laws;
+  LatencyLaw &ttft = laws.ttft;
+  LatencyLaw &e2e = laws.e2e;
   ttft.budget = e2e.budget = server.budget();
   double wait_w = 0;
-  AddBinnedAtoms(server, std::vector<double>(arrival.begin(), arrival.begin() + std::min(n, s)), x,
+  AddBinnedAtoms(server, absl::MakeConstSpan(arrival.data(), std::min(n, s)), x,
                  z > 0, &ttft, &e2e);
   for (int j = s; j < n; ++j) {
     const double w = arrival[j];
@@ -1717,8 +1770,11 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
                           const std::vector<double> &log_factorial, double z, int n, bool latencies,
                           const LoadPoint *previous, const Figures &figures) {
   const int s = server.slots();
-  const std::vector<double> arrival = ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1);
-  const std::vector<double> cur = ClosedMarginals(log_mu_prefix, log_factorial, z, n);
+  ScratchVector<double> arrival_scratch, cur_scratch;
+  ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
+  ClosedMarginals(log_mu_prefix, log_factorial, z, n, &*cur_scratch);
+  const std::vector<double> &arrival = *arrival_scratch;
+  const std::vector<double> &cur = *cur_scratch;
   double r = 0;
   // A request taken in with j others in service first waits for the batches
   // launched ahead (LaunchedAheadSeconds): outside the station, a delay of
@@ -1738,7 +1794,8 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   pt.utilization = x / server.SaturationRate();
   double in_service = 0;
   double queue = 0;
-  std::vector<std::pair<int, double>> tpot_w;
+  ScratchVector<std::pair<int, double>> tpot_scratch;
+  std::vector<std::pair<int, double>> &tpot_w = *tpot_scratch;
   for (int j = 1; j <= n; ++j) {
     if (cur[j] == 0) continue;
     in_service += std::min(j, s) * cur[j];
@@ -1791,17 +1848,6 @@ struct OpenLoopStationary {
   double pi_s = 0;         // π_S
 };
 
-// std::frexp for a positive normal double by its bits (a call otherwise).
-inline double SplitExponent(double x, int *e) {
-  uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  const int biased = static_cast<int>((u >> 52) & 0x7ff);
-  if (biased == 0 || biased == 0x7ff || x <= 0) return std::frexp(x, e);
-  *e = biased - 1022;
-  u = (u & ~(uint64_t{0x7ff} << 52)) | (uint64_t{1022} << 52);
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
 
 // n / μ(n) for n = 1..S (index n − 1): a request's time in service with n in
 // service, computed once per curve.
@@ -1813,23 +1859,46 @@ std::vector<double> ServiceTimes(const LoadDependentServer &server) {
 
 OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<double> &service_times,
                                  double lambda, int s, double rho) {
-  // π_n ∝ Π_{i<=n} λ / μ_λ(i), kept as mantissa · 2^exponent so that long
-  // products neither overflow nor underflow (no logarithm per population).
-  std::vector<double> mant(s + 1, 1.0);
-  std::vector<int> expo(s + 1, 0);
+  // π_n ∝ Π_{i<=n} λ / μ_λ(i), kept as value · 2^(kStationaryShiftBits ·
+  // shift): the running product is rescaled by an exact power of two only
+  // when it leaves [2^−k, 2^k], so long products neither overflow nor
+  // underflow, with no logarithm or exponent split per population.
+  ScratchVector<double> mant_scratch;
+  ScratchVector<int> shift_scratch;
+  std::vector<double> &mant = *mant_scratch;
+  std::vector<int> &shift = *shift_scratch;
+  mant.resize(s + 1);
+  shift.resize(s + 1);
+  const double up = std::ldexp(1.0, kStationaryShiftBits);
+  const double down = std::ldexp(1.0, -kStationaryShiftBits);
+  mant[0] = 1.0;
+  shift[0] = 0;
   // λ / μ_λ(n) = λ · (n/μ(n) + W_p) / n (HoldingRate), without a division
   // chain per population.
   const double wait = rate.prefill_wait_seconds;
+  double value = 1.0;
+  int k = 0;
   for (int n = 1; n <= s; ++n) {
-    int e = 0;
-    const double ratio = lambda * (service_times[n - 1] + wait) / n;
-    mant[n] = SplitExponent(mant[n - 1] * ratio, &e);
-    expo[n] = expo[n - 1] + e;
+    value *= lambda * (service_times[n - 1] + wait) / n;
+    while (value > up && value < std::numeric_limits<double>::infinity()) {
+      value *= down;
+      ++k;
+    }
+    while (value > 0 && value < down) {
+      value *= up;
+      --k;
+    }
+    mant[n] = value;
+    shift[n] = k;
   }
-  // The tail Σ_{n >= S} = π_S / (1 − ρ); the largest exponent sets the scale.
-  int top = expo[s];
-  for (int n = 0; n < s; ++n) top = std::max(top, expo[n]);
-  auto scaled = [&](int n) { return std::ldexp(mant[n], expo[n] - top); };
+  // The tail Σ_{n >= S} = π_S / (1 − ρ); the largest shift sets the scale,
+  // a value two shifts below it is under 2^−k of the largest (0 here).
+  int top = shift[s];
+  for (int n = 0; n < s; ++n) top = std::max(top, shift[n]);
+  auto scaled = [&](int n) {
+    const int d = shift[n] - top;
+    return d == 0 ? mant[n] : d == -1 ? mant[n] * down : 0.0;
+  };
   const double tail = scaled(s) / (1 - rho);
   double total = tail;
   OpenLoopStationary out;
@@ -1855,8 +1924,9 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
   const int kappa = server.PhasesPerCompletion();
   const double cv = server.ServiceTimeCv();
   const double cv2 = std::min(1.0, cv * cv);
-  LatencyLaw ttft;
-  LatencyLaw e2e;
+  ScratchLaws laws;
+  LatencyLaw &ttft = laws.ttft;
+  LatencyLaw &e2e = laws.e2e;
   ttft.budget = e2e.budget = server.budget();
   AddBinnedAtoms(server, law.pi, lambda, true, &ttft, &e2e);
   // M/G/S correction of the M/M/S wait (Cosmetatos 1976 for M/D/S,
@@ -1904,7 +1974,9 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<dou
   pt.requests_per_second = lambda;
   pt.output_tokens_per_second = lambda * server.workload().output_tokens;
   double in_service = s * law.p_wait;
-  std::vector<std::pair<int, double>> tpot_w;
+  ScratchVector<std::pair<int, double>> tpot_scratch;
+  std::vector<std::pair<int, double>> &tpot_w = *tpot_scratch;
+  tpot_w.reserve(s);
   for (int n = 0; n < s; ++n) {
     in_service += n * law.pi[n];
     if (n >= 1) tpot_w.emplace_back(n, law.pi[n]);
