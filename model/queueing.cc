@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "model/perf_checks.h"
 #include "model/scratch.h"
@@ -1762,6 +1763,28 @@ void SetClosedLoopLatencies(const LoadDependentServer &server, const std::vector
   pt.latencies_partial = !figures.all;
 }
 
+// The throughput figures of ClosedLoopPoint at Z = 0 without its latency
+// laws: p(j − 1 | n − 1) and p(j | n) are 1 at j = n and 0 elsewhere, so
+// each of its sums is its one term (the same figures, in O(1)).
+LoadPoint ClosedLoopPointWithoutThinkTime(const LoadDependentServer &server, int n) {
+  const int s = server.slots();
+  const double r = n / server.CompletionRate(n);
+  const double ahead = server.LaunchedAheadSeconds(std::min(n, s));
+  const double x = n / (0.0 + ahead + r);
+  LoadPoint pt;
+  pt.concurrency = n;
+  pt.requests_per_second = x;
+  pt.output_tokens_per_second = x * server.workload().output_tokens;
+  pt.utilization = x / server.SaturationRate();
+  pt.mean_batch_size = std::min(n, s);
+  pt.mean_queue_length = std::max(0, n - s);
+  const std::vector<std::pair<int, double>> tpot_w = {{std::min(n, s), 1.0}};
+  pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+  pt.slot_wait_probability = n - 1 >= s ? 1.0 : 0.0;
+  pt.latencies_skipped = true;
+  return pt;
+}
+
 // One MVA step: by the arrival theorem an arriving user sees p(· | n − 1),
 // so R(n) = Σ_j j/μ(j) · p(j − 1 | n − 1) and X(n) = n / (Z + R(n)); the
 // occupancy comes from p(· | n).
@@ -1771,10 +1794,16 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
                           const LoadPoint *previous, const Figures &figures) {
   const int s = server.slots();
   ScratchVector<double> arrival_scratch, cur_scratch;
-  ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
-  ClosedMarginals(log_mu_prefix, log_factorial, z, n, &*cur_scratch);
   const std::vector<double> &arrival = *arrival_scratch;
   const std::vector<double> &cur = *cur_scratch;
+  // Without think time every user is at the station: p(· | n) is all at n,
+  // and the sums below have one term each; the marginals are drawn only for
+  // the latency laws.
+  if (z <= 0 && !latencies) {
+    return ClosedLoopPointWithoutThinkTime(server, n);
+  }
+  ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
+  ClosedMarginals(log_mu_prefix, log_factorial, z, n, &*cur_scratch);
   double r = 0;
   // A request taken in with j others in service first waits for the batches
   // launched ahead (LaunchedAheadSeconds): outside the station, a delay of
@@ -1840,25 +1869,51 @@ LoadPoint SaturatedOpenLoopPoint(const LoadDependentServer &server, double lambd
 }
 
 // Stationary law of the birth–death chain with rates λ and μ_λ(min(n, S)),
-// ρ = λ / μ_λ(S) < 1: π_n for n < S from the product of ratios (log space,
-// shifted to avoid overflow), the tail n >= S geometric in ρ.
+// ρ = λ / μ_λ(S) < 1: π_n for n < S from the product of ratios (rescaled to
+// avoid overflow), the tail n >= S geometric in ρ; with the point's mean
+// number in service and token-weighted TPOT over it.
 struct OpenLoopStationary {
-  std::vector<double> pi;  // π_n, n = 0..S − 1
+  std::vector<double> pi;  // π_n, n = 0..S − 1 (only when asked for)
   double p_wait = 0;       // P(n >= S)
   double pi_s = 0;         // π_S
+  double in_service = 0;   // Σ min(n, S) π_n
+  double tpot_seconds = 0;
 };
 
+// What a curve's stationary laws read per population n = 1..S (index
+// n − 1), computed once per curve: 1/μ(n) and 1/n for the ratios
+// λ / μ_λ(n) = λ · (1/μ(n) + W_p/n), and the decode-token weights of the
+// token-weighted TPOT (TokenWeightedTpot): the mean decode batch b_n (0
+// where it is not positive) and b_n · TPOT_n.
+struct OpenLoopTables {
+  std::vector<double> inverse_rate;
+  std::vector<double> inverse_n;
+  std::vector<double> decode_tokens;
+  std::vector<double> decode_time;
+  double idle_tpot_seconds = 0;  // TPOT with one in service: the fallback
+};
 
-// n / μ(n) for n = 1..S (index n − 1): a request's time in service with n in
-// service, computed once per curve.
-std::vector<double> ServiceTimes(const LoadDependentServer &server) {
-  std::vector<double> t(server.slots());
-  for (int n = 1; n <= server.slots(); ++n) t[n - 1] = n / server.CompletionRate(n);
+OpenLoopTables TablesOf(const LoadDependentServer &server) {
+  OpenLoopTables t;
+  const int s = server.slots();
+  t.inverse_rate.resize(s);
+  t.inverse_n.resize(s);
+  t.decode_tokens.resize(s);
+  t.decode_time.resize(s);
+  for (int n = 1; n <= s; ++n) {
+    t.inverse_rate[n - 1] = 1 / server.CompletionRate(n);
+    t.inverse_n[n - 1] = 1.0 / n;
+    const RequestPhaseTimes &p = server.Phase(n);
+    const double b = p.mean_decode_batch > 0 ? p.mean_decode_batch : 0.0;
+    t.decode_tokens[n - 1] = b;
+    t.decode_time[n - 1] = b > 0 ? b * p.tpot_seconds : 0.0;
+  }
+  t.idle_tpot_seconds = server.Phase(1).tpot_seconds;
   return t;
 }
 
-OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<double> &service_times,
-                                 double lambda, int s, double rho) {
+OpenLoopStationary StationaryLaw(const HoldingRate &rate, const OpenLoopTables &tables,
+                                 double lambda, int s, double rho, bool keep_pi) {
   // π_n ∝ Π_{i<=n} λ / μ_λ(i), kept as value · 2^(kStationaryShiftBits ·
   // shift): the running product is rescaled by an exact power of two only
   // when it leaves [2^−k, 2^k], so long products neither overflow nor
@@ -1873,13 +1928,12 @@ OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<doub
   const double down = std::ldexp(1.0, -kStationaryShiftBits);
   mant[0] = 1.0;
   shift[0] = 0;
-  // λ / μ_λ(n) = λ · (n/μ(n) + W_p) / n (HoldingRate), without a division
-  // chain per population.
   const double wait = rate.prefill_wait_seconds;
   double value = 1.0;
   int k = 0;
+  int top = 0;
   for (int n = 1; n <= s; ++n) {
-    value *= lambda * (service_times[n - 1] + wait) / n;
+    value *= lambda * (tables.inverse_rate[n - 1] + wait * tables.inverse_n[n - 1]);
     while (value > up && value < std::numeric_limits<double>::infinity()) {
       value *= down;
       ++k;
@@ -1890,26 +1944,35 @@ OpenLoopStationary StationaryLaw(const HoldingRate &rate, const std::vector<doub
     }
     mant[n] = value;
     shift[n] = k;
+    top = std::max(top, k);
   }
   // The tail Σ_{n >= S} = π_S / (1 − ρ); the largest shift sets the scale,
   // a value two shifts below it is under 2^−k of the largest (0 here).
-  int top = shift[s];
-  for (int n = 0; n < s; ++n) top = std::max(top, shift[n]);
   auto scaled = [&](int n) {
     const int d = shift[n] - top;
     return d == 0 ? mant[n] : d == -1 ? mant[n] * down : 0.0;
   };
+  OpenLoopStationary out;
+  if (keep_pi) out.pi.resize(s);
   const double tail = scaled(s) / (1 - rho);
   double total = tail;
-  OpenLoopStationary out;
-  out.pi.resize(s);
+  double in_service = 0, tokens = 0, time = 0;
   for (int n = 0; n < s; ++n) {
-    out.pi[n] = scaled(n);
-    total += out.pi[n];
+    const double v = scaled(n);
+    if (keep_pi) out.pi[n] = v;
+    total += v;
+    if (n == 0) continue;
+    in_service += n * v;
+    tokens += v * tables.decode_tokens[n - 1];
+    time += v * tables.decode_time[n - 1];
   }
   for (double &p : out.pi) p /= total;
   out.p_wait = tail / total;
   out.pi_s = out.p_wait * (1 - rho);
+  out.in_service = s * out.p_wait + in_service / total;
+  tokens = tokens / total + out.p_wait * tables.decode_tokens[s - 1];
+  time = time / total + out.p_wait * tables.decode_time[s - 1];
+  out.tpot_seconds = tokens > 0 ? time / tokens : tables.idle_tpot_seconds;
   return out;
 }
 
@@ -1954,7 +2017,7 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<double> &service_times,
+LoadPoint OpenLoopPoint(const LoadDependentServer &server, const OpenLoopTables &tables,
                         double lambda, bool latencies, const LoadPoint *previous,
                         const Figures &figures) {
   const int s = server.slots();
@@ -1967,25 +2030,17 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, const std::vector<dou
                                    std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
   const double rho2 = lambda / rate(s);
   if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
-  const OpenLoopStationary law = StationaryLaw(rate, service_times, lambda, s, rho2);
+  const OpenLoopStationary law = StationaryLaw(rate, tables, lambda, s, rho2, latencies);
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
   pt.utilization = rho2;
   pt.requests_per_second = lambda;
   pt.output_tokens_per_second = lambda * server.workload().output_tokens;
-  double in_service = s * law.p_wait;
-  ScratchVector<std::pair<int, double>> tpot_scratch;
-  std::vector<std::pair<int, double>> &tpot_w = *tpot_scratch;
-  tpot_w.reserve(s);
-  for (int n = 0; n < s; ++n) {
-    in_service += n * law.pi[n];
-    if (n >= 1) tpot_w.emplace_back(n, law.pi[n]);
-  }
-  tpot_w.emplace_back(s, law.p_wait);
+  const double in_service = law.in_service;
   pt.mean_batch_size = in_service;
   pt.mean_queue_length = law.pi_s * rho2 / ((1 - rho2) * (1 - rho2));
   pt.slot_wait_probability = law.p_wait;
-  pt.tpot_seconds = TokenWeightedTpot(server, tpot_w);
+  pt.tpot_seconds = law.tpot_seconds;
   if (latencies) {
     SetOpenLoopLatencies(server, law, lambda, rho2, rate(s), in_service, previous, figures, pt);
   } else {
@@ -2038,10 +2093,105 @@ absl::Status CheckCutoff(const std::optional<LatencyCutoff> &cutoff) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer &server,
-                                                       absl::Span<const int> concurrencies,
-                                                       double think_time_seconds,
-                                                       std::optional<LatencyCutoff> cutoff) {
+namespace {
+
+// A curve's points and, when a bisection found it, its safe point.
+struct Swept {
+  std::vector<LoadPoint> points;
+  std::optional<SafeOperatingPoint> safe;
+};
+
+// Point i of a curve: with latency laws or not, the figures asked for, a
+// previous point whose quantiles guess the searches (optional).
+using PointAt =
+    absl::FunctionRef<LoadPoint(int i, bool latencies, const LoadPoint *previous, const Figures &)>;
+
+// Every point in order; with a cutoff, latencies up to the first point that
+// fails, then the safe point again with all its figures.
+absl::StatusOr<Swept> WalkCurve(int count, PointAt point, const std::optional<LatencyCutoff> &cutoff,
+                                Budget *budget) {
+  Swept out;
+  out.points.reserve(count);
+  const Figures figures = FiguresBeforeSafePoint(cutoff);
+  bool latencies = true;
+  int safe = -1;  // the last point that passes
+  for (int i = 0; i < count; ++i) {
+    const LoadPoint *previous = out.points.empty() ? nullptr : &out.points.back();
+    out.points.push_back(point(i, latencies, previous, figures));
+    latencies = LatenciesNeededAfter(out.points.back(), cutoff);
+    if (latencies) safe = i;
+    if (Stopped(budget)) return budget->status();
+  }
+  if (!figures.all && safe >= 0) {  // the safe point with all its figures
+    out.points[safe] = point(safe, true, safe > 0 ? &out.points[safe - 1] : nullptr, Figures{});
+    if (Stopped(budget)) return budget->status();
+  }
+  return out;
+}
+
+// The point as the cutoff judges it (adjusted where an adjustment is given).
+std::optional<BindingLimit> CutoffFailure(const LoadPoint &p, const LatencyCutoff &cutoff) {
+  if (cutoff.adjust == nullptr) return PointFailure(p, *cutoff.slo, *cutoff.safety);
+  LoadPoint adjusted = p;
+  cutoff.adjust->Apply(&adjusted);
+  return PointFailure(adjusted, *cutoff.slo, *cutoff.safety);
+}
+
+// The safe point by bisection over the points' order: throughput figures at
+// every point, latency laws only at the probes (about log2(count) of them)
+// and at the safe point. The first failing point is the walk's when the
+// check is monotone in load (each of its figures grows with load: TTFT and
+// e2e p95, TPOT, the slot-wait share, instability); points no probe
+// reached keep no latencies (latencies_skipped).
+absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff &cutoff,
+                                  Budget *budget) {
+  Swept out;
+  out.points.reserve(count);
+  const Figures figures = FiguresBeforeSafePoint(cutoff);
+  int hi = count;  // the first failing point (count: none)
+  for (int i = 0; i < count; ++i) {
+    out.points.push_back(point(i, false, nullptr, figures));
+    // An unstable point fails without its latencies; so do the ones after.
+    if (!out.points.back().stable && hi == count) hi = i;
+    if (Stopped(budget)) return budget->status();
+  }
+  int lo = -1;  // the last passing point (−1: none)
+  const LoadPoint *guess = nullptr;
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    out.points[mid] = point(mid, true, guess, figures);
+    if (Stopped(budget)) return budget->status();
+    if (CutoffFailure(out.points[mid], cutoff).has_value()) {
+      hi = mid;
+    } else {
+      lo = mid;
+      guess = &out.points[mid];
+    }
+  }
+  SafeOperatingPoint safe;
+  if (lo >= 0) {
+    out.points[lo] = point(lo, true, guess, Figures{});
+    if (Stopped(budget)) return budget->status();
+    safe.index = lo;
+  }
+  if (hi < count) safe.binding = *CutoffFailure(out.points[hi], cutoff);
+  for (int i = 0; i < count; ++i) {
+    LoadPoint &p = out.points[i];
+    if (!p.ttft.has_value() && p.stable) p.latencies_skipped = true;
+  }
+  out.safe = safe;
+  return out;
+}
+
+absl::StatusOr<Swept> SweepCurve(int count, PointAt point, const std::optional<LatencyCutoff> &cutoff,
+                                 bool bisect, Budget *budget) {
+  if (bisect && cutoff.has_value()) return BisectCurve(count, point, *cutoff, budget);
+  return WalkCurve(count, point, cutoff, budget);
+}
+
+absl::StatusOr<Swept> SweepClosedLoop(const LoadDependentServer &server,
+                                      absl::Span<const int> concurrencies, double think_time_seconds,
+                                      const std::optional<LatencyCutoff> &cutoff, bool bisect) {
   CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
   CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
@@ -2049,54 +2199,42 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
   if (think_time_seconds > 0) {
     for (size_t k = 1; k < log_factorial.size(); ++k) log_factorial[k] = std::lgamma(k + 1.0);
   }
-  std::vector<LoadPoint> out;
-  out.reserve(concurrencies.size());
-  const Figures figures = FiguresBeforeSafePoint(cutoff);
-  bool latencies = true;
-  int safe = -1;  // the last point that passes
-  for (int n : concurrencies) {
-    const LoadPoint *previous = out.empty() ? nullptr : &out.back();
-    LoadPoint pt = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds, n,
-                                   latencies, previous, figures);
-    out.push_back(std::move(pt));
-    latencies = LatenciesNeededAfter(out.back(), cutoff);
-    if (latencies) safe = static_cast<int>(out.size()) - 1;
-    if (Stopped(server.budget())) return server.budget()->status();
-  }
-  if (!figures.all && safe >= 0) {  // the safe point with all its figures
-    out[safe] = ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
-                                concurrencies[safe], true, safe > 0 ? &out[safe - 1] : nullptr,
-                                Figures{});
-    if (Stopped(server.budget())) return server.budget()->status();
-  }
-  return out;
+  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
+    return ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
+                           concurrencies[i], latencies, previous, figures);
+  };
+  return SweepCurve(static_cast<int>(concurrencies.size()), point, cutoff, bisect,
+                    server.budget());
+}
+
+absl::StatusOr<Swept> SweepOpenLoop(const LoadDependentServer &server,
+                                    absl::Span<const double> rates_rps,
+                                    const std::optional<LatencyCutoff> &cutoff, bool bisect) {
+  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
+  const OpenLoopTables tables = TablesOf(server);
+  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
+    return OpenLoopPoint(server, tables, rates_rps[i], latencies, previous, figures);
+  };
+  return SweepCurve(static_cast<int>(rates_rps.size()), point, cutoff, bisect, server.budget());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer &server,
+                                                       absl::Span<const int> concurrencies,
+                                                       double think_time_seconds,
+                                                       std::optional<LatencyCutoff> cutoff) {
+  CAPPLAN_ASSIGN_OR_RETURN(Swept s, SweepClosedLoop(server, concurrencies, think_time_seconds,
+                                                    cutoff, /*bisect=*/false));
+  return std::move(s.points);
 }
 
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &server,
                                                      absl::Span<const double> rates_rps,
                                                      std::optional<LatencyCutoff> cutoff) {
-  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
-  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
-  std::vector<LoadPoint> out;
-  out.reserve(rates_rps.size());
-  const std::vector<double> service_times = ServiceTimes(server);
-  const Figures figures = FiguresBeforeSafePoint(cutoff);
-  bool latencies = true;
-  int safe = -1;  // the last point that passes
-  for (double lambda : rates_rps) {
-    const LoadPoint *previous = out.empty() ? nullptr : &out.back();
-    LoadPoint pt = OpenLoopPoint(server, service_times, lambda, latencies, previous, figures);
-    out.push_back(std::move(pt));
-    latencies = LatenciesNeededAfter(out.back(), cutoff);
-    if (latencies) safe = static_cast<int>(out.size()) - 1;
-    if (Stopped(server.budget())) return server.budget()->status();
-  }
-  if (!figures.all && safe >= 0) {  // the safe point with all its figures
-    out[safe] = OpenLoopPoint(server, service_times, rates_rps[safe], true,
-                              safe > 0 ? &out[safe - 1] : nullptr, Figures{});
-    if (Stopped(server.budget())) return server.budget()->status();
-  }
-  return out;
+  CAPPLAN_ASSIGN_OR_RETURN(Swept s, SweepOpenLoop(server, rates_rps, cutoff, /*bisect=*/false));
+  return std::move(s.points);
 }
 
 // ----------------------------------------------------------------- analysis
@@ -2194,7 +2332,8 @@ absl::StatusOr<SafeOperatingPoint> FindSafeOperatingPoint(const std::vector<Load
   return out;
 }
 
-absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r,
+                                           std::optional<LoadDependentServer> *server_cache) {
   const bool closed = !r.concurrencies.empty();
   if (closed == !r.arrival_rates_rps.empty()) {
     return absl::InvalidArgumentError(
@@ -2204,20 +2343,33 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   CAPPLAN_RETURN_IF_ERROR(ValidateSlo(r.slo));
   absl::StatusOr<Slots> slots = ComputeSlots(r.limits, r.workload);
   if (!slots.ok()) return slots.status();
-  absl::StatusOr<LoadDependentServer> server =
-      LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
-  if (!server.ok()) return server.status();
+  std::optional<LoadDependentServer> own;
+  std::optional<LoadDependentServer> &server = server_cache != nullptr ? *server_cache : own;
+  if (server.has_value() &&
+      (server->slots() != slots->slots || server->budget() != r.budget)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PredictLoadCurve.server: built for ", server->slots(),
+        " slots or another budget; this request has ", slots->slots,
+        " (give the same model, workload, limits and budget)"));
+  }
+  if (!server.has_value()) {
+    absl::StatusOr<LoadDependentServer> created =
+        LoadDependentServer::Create(r.model, r.workload, *slots, r.budget);
+    if (!created.ok()) return created.status();
+    server = *std::move(created);
+  }
   std::optional<LatencyCutoff> cutoff;
   if (r.latencies_until_unsafe) cutoff = LatencyCutoff{&r.slo, &r.safety, r.adjust};
-  absl::StatusOr<std::vector<LoadPoint>> points =
-      closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds, cutoff)
-             : OpenLoopCurve(*server, r.arrival_rates_rps, cutoff);
-  if (!points.ok()) return points.status();
+  const bool bisect = r.latencies_until_unsafe && r.bisect_safe_point;
+  absl::StatusOr<Swept> swept =
+      closed ? SweepClosedLoop(*server, r.concurrencies, r.think_time_seconds, cutoff, bisect)
+             : SweepOpenLoop(*server, r.arrival_rates_rps, cutoff, bisect);
+  if (!swept.ok()) return swept.status();
   LoadCurve out;
   out.closed_loop = closed;
   out.slots = *slots;
   out.saturation_rps = server->SaturationRate();
-  out.points = *std::move(points);
+  out.points = std::move(swept->points);
   // The knee on the model's own TTFT shape: an adjustment moves figures to
   // measured rows, it does not say where queueing sets in (a measured step
   // between two loads, such as a wave of prefills, is not a knee).
@@ -2228,6 +2380,10 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r) {
   }
   if (r.adjust != nullptr) {
     for (LoadPoint &p : out.points) r.adjust->Apply(&p);
+  }
+  if (swept->safe.has_value()) {  // the bisection's (its probes judged as adjusted)
+    out.safe = *swept->safe;
+    return out;
   }
   absl::StatusOr<SafeOperatingPoint> safe = FindSafeOperatingPoint(out.points, r.slo, r.safety);
   if (!safe.ok()) return safe.status();

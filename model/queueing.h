@@ -250,8 +250,9 @@ struct LoadPoint {
   std::optional<EndToEndPercentiles> e2e;
   std::optional<double> tpot_seconds;
   // The curve was asked to stop its latency figures at the first unsafe
-  // point (LatencyCutoff) and this point lies beyond it: ttft and e2e are
-  // absent although the point may be stable.
+  // point (LatencyCutoff) and this point lies beyond it, or a bisection for
+  // that point (LoadCurveRequest.bisect_safe_point) did not probe it: ttft
+  // and e2e are absent although the point may be stable.
   bool latencies_skipped = false;
   // The curve was asked for its safe point only (LatencyCutoff) and this
   // point lies before it or is the first to fail: of the latency figures
@@ -388,6 +389,14 @@ struct LoadCurveRequest {
   // Latency figures only up to the first unsafe point (LatencyCutoff); the
   // knee is then not sought.
   bool latencies_until_unsafe = false;
+  // With latencies_until_unsafe: find the first unsafe point by bisection
+  // over the axis instead of walking it, latency laws only at the probes
+  // (about log2 of the points) and the safe point; every other point keeps
+  // its throughput figures and no latencies (latencies_skipped). The same
+  // safe point as the walk's when the SLO check is monotone in load (TTFT
+  // and e2e p95, TPOT and the slot-wait share grow with load; an unstable
+  // point stays unstable at higher load).
+  bool bisect_safe_point = false;
   // Optional: applied to every point before the safe point and the cutoff
   // judge it; the knee is sought on the points as the model gives them.
   const PointAdjustment* adjust = nullptr;
@@ -402,7 +411,12 @@ struct LoadCurve {
   SafeOperatingPoint safe;
 };
 
-absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& request);
+// `server` (optional): the server of the request's model, workload and
+// slots, built on the first call that finds it empty and reused by the next
+// calls, which must give the same model, workload and limits (a caller that
+// draws several curves of one deployment builds the server once).
+absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest& request,
+                                           std::optional<LoadDependentServer>* server = nullptr);
 
 // ----------------------------------------------------- distribution helpers
 // Exposed for tests.

@@ -292,7 +292,8 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
                                         const std::string& axis_field, CurveFigures figures) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
   model::LoadCurveRequest req = CurveRequest(load, axis);
-  req.latencies_until_unsafe = figures == CurveFigures::kToSafePoint;
+  req.latencies_until_unsafe = figures != CurveFigures::kEveryPoint;
+  req.bisect_safe_point = figures == CurveFigures::kSafePointByBisection;
   const model::MeasuredCorrection correction =
       model::MeasuredCorrection::FromRows(load.residuals, axis.closed_loop.has_value(),
                                           req.think_time_seconds, load.workload.output_tokens);
@@ -311,7 +312,7 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
   }
   CAPPLAN_RETURN_IF_ERROR(AdmitCurve(load, axis, req, axis_field));
   req.budget = load.query.budget;
-  absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req);
+  absl::StatusOr<model::LoadCurve> curve = model::PredictLoadCurve(req, &load.server);
   // A stopped budget's status is the answer (its code and reason as they are).
   CAPPLAN_RETURN_IF_ERROR(model::BudgetStatus(load.query.budget));
   if (!curve.ok()) {

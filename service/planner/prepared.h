@@ -170,6 +170,9 @@ struct PreparedLoad {
   // query's workload and speculative setting against the fitted model: each
   // curve is corrected by them (model/measured_correction.h).
   std::vector<model::RowResidual> residuals;
+  // The load-dependent server of the workload and limits above, built by the
+  // first curve drawn (DrawCurve) and reused by the next: one per request.
+  mutable std::optional<model::LoadDependentServer> server;
 };
 
 // FAILED_PRECONDITION for a deployment that does not fit (it serves
@@ -191,8 +194,10 @@ inline constexpr double kSearchGridWorkFactor = 3;
 inline constexpr char kMeasuredCorrectionNote[] = "corrected by the residuals";
 // kToSafePoint: latency figures only up to the first point that fails the
 // query's SLO (model::LatencyCutoff), for callers that read the safe
-// operating point alone; no knee.
-enum class CurveFigures { kEveryPoint, kToSafePoint };
+// operating point alone; no knee. kSafePointByBisection: that point found by
+// bisection over the axis (model::LoadCurveRequest.bisect_safe_point), for
+// callers that read the safe point and the throughputs alone (Plan).
+enum class CurveFigures { kEveryPoint, kToSafePoint, kSafePointByBisection };
 absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
                                         const std::string& axis_field = "",
                                         CurveFigures figures = CurveFigures::kEveryPoint);

@@ -1,5 +1,6 @@
 #include "service/planner/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
+#include "service/planner/load.h"
 #include "tests/test_common/status_matchers.h"
 #include "tests/test_common/test_catalog.h"
 
@@ -47,6 +49,77 @@ TEST(Plan, PlansMemoryOnceAndFitsOnceForBothCurves) {
   EXPECT_GT(plan->sizing().replicas(), 0);
   EXPECT_EQ(counters.memory_plans, 1);
   EXPECT_EQ(counters.fits, 1);
+}
+
+// Plan finds its safe points by bisection over its grids
+// (model::LoadCurveRequest.bisect_safe_point), which holds when the SLO check
+// is monotone in load. On dense, MoE, MLA and MXFP4 deployments over NVLink,
+// xGMI and PCIe, two workloads and three SLOs, its safe points are the ones
+// PredictLoad finds walking the same axes with every point's figures.
+TEST(Plan, BisectedSafePointsAreTheWalkedCurvesOnAGrid) {
+  struct Case {
+    const char* model;
+    const char* gpu;
+    int gpus;
+  };
+  const Case cases[] = {
+      {"llama-3.1-8b-instruct", "nvidia-h100-sxm-80gb", 1},
+      {"llama-3.1-8b-instruct", "nvidia-l4-24gb", 1},
+      {"llama-3.1-70b-instruct", "nvidia-a100-sxm-80gb", 4},
+      {"qwen3-30b-a3b", "nvidia-h100-sxm-80gb", 1},
+      {"deepseek-v3", "amd-mi300x-192gb", 8},
+      {"gpt-oss-120b", "nvidia-h100-sxm-80gb", 2},
+      {"qwen3-8b", "nvidia-rtx-4090-24gb", 1},
+  };
+  const char* slos[] = {"ttft_p95_seconds: 1", "ttft_p95_seconds: 0.3 tpot_seconds: 0.04",
+                        "e2e_p95_seconds: 12"};
+  const std::pair<int, int> workloads[] = {{1000, 200}, {8000, 200}};
+  int compared = 0, bound_inside = 0;
+  for (const Case& c : cases) {
+    for (const auto& [in, out] : workloads) {
+      for (const char* slo : slos) {
+        const std::string deployment =
+            absl::StrCat("deployment { model_id: \"", c.model, "\" hardware_id: \"", c.gpu,
+                         "\" gpu_count: ", c.gpus, " engine { max_model_len: 16384 } } ");
+        const std::string rest = absl::StrCat("workload { input_tokens: ", in,
+                                              " output_tokens: ", out, " } slo { ", slo, " }");
+        SCOPED_TRACE(deployment + rest);
+        absl::StatusOr<v1::PlanResponse> plan = Plan(Bundled(), Request(deployment + rest));
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        v1::PredictLoadRequest walk;
+        ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(deployment + rest, &walk));
+        *walk.mutable_closed_loop() = ConcurrencyGridAxis(4096);
+        absl::StatusOr<v1::LoadCurve> closed = PredictLoad(Bundled(), walk);
+        ASSERT_TRUE(closed.ok()) << closed.status();
+        double peak = 0;
+        for (const v1::LoadCurvePoint& p : closed->points()) {
+          peak = std::max(peak, p.requests_per_second());
+        }
+        *walk.mutable_open_loop() = RateGridAxis(peak, 64);
+        absl::StatusOr<v1::LoadCurve> open = PredictLoad(Bundled(), walk);
+        ASSERT_TRUE(open.ok()) << open.status();
+        for (const auto& [bisected, walked] :
+             {std::pair{&plan->safe_closed_loop(), &closed->safe_operating_point()},
+              std::pair{&plan->safe_open_loop(), &open->safe_operating_point()}}) {
+          ++compared;
+          EXPECT_EQ(bisected->found(), walked->found());
+          EXPECT_EQ(bisected->binding(), walked->binding());
+          if (!walked->found()) continue;
+          if (walked->binding() != v1::LOAD_BINDING_LOAD_RANGE) ++bound_inside;
+          EXPECT_EQ(bisected->requests_per_second(), walked->point().requests_per_second());
+          EXPECT_EQ(bisected->ttft_p95_seconds(), walked->point().ttft_p95_seconds());
+          EXPECT_EQ(bisected->ttft_p99_seconds(), walked->point().ttft_p99_seconds());
+          EXPECT_EQ(bisected->tpot_seconds(), walked->point().tpot_seconds());
+          if (walked->point().has_concurrency()) {
+            EXPECT_EQ(bisected->concurrent_users(), walked->point().concurrency());
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 7 * 2 * 3 * 2);
+  // The grid is worth having: most safe points are bound inside the axes.
+  EXPECT_GE(bound_inside, compared / 2);
 }
 
 TEST(Plan, WithoutCalibrationPlansMemoryOnceAndFitsNothing) {
