@@ -1,16 +1,17 @@
 #include "model/load_grid.h"
 
 #include <algorithm>
-#include <set>
 
 namespace capplan::model {
 
 std::vector<int> ConcurrencyGrid(int top, std::optional<int> include) {
-  std::set<int> grid;
-  for (int c = 1; c <= std::min(top, 256); ++c) grid.insert(c);
-  for (double c = 256; c <= top; c *= 1.25) grid.insert(static_cast<int>(c));
-  if (include.has_value()) grid.insert(*include);
-  return std::vector<int>(grid.begin(), grid.end());
+  std::vector<int> grid;
+  for (int c = 1; c <= std::min(top, 256); ++c) grid.push_back(c);
+  for (double c = 256; c <= top; c *= 1.25) grid.push_back(static_cast<int>(c));
+  if (include.has_value()) grid.push_back(*include);
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
 }
 
 std::vector<double> RateGrid(double unit_rps, int sixty_fourths) {

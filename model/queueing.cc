@@ -2017,9 +2017,15 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
+// What a point of a curve is computed for: whether it is stable (with its
+// throughput where that comes free: an open loop's λ), its throughput,
+// batch, queue, TPOT and slot-wait figures, or those and its latency laws.
+enum class PointWork { kStability, kThroughput, kLatencies };
+
 LoadPoint OpenLoopPoint(const LoadDependentServer &server, const OpenLoopTables &tables,
-                        double lambda, bool latencies, const LoadPoint *previous,
+                        double lambda, PointWork work, const LoadPoint *previous,
                         const Figures &figures) {
+  const bool latencies = work == PointWork::kLatencies;
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -2030,6 +2036,16 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, const OpenLoopTables 
                                    std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
   const double rho2 = lambda / rate(s);
   if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
+  if (work == PointWork::kStability) {
+    LoadPoint pt;
+    pt.arrival_rate_rps = lambda;
+    pt.utilization = rho2;
+    pt.requests_per_second = lambda;
+    pt.output_tokens_per_second = lambda * server.workload().output_tokens;
+    pt.load_figures_skipped = true;
+    pt.latencies_skipped = true;
+    return pt;
+  }
   const OpenLoopStationary law = StationaryLaw(rate, tables, lambda, s, rho2, latencies);
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
@@ -2104,7 +2120,7 @@ struct Swept {
 // Point i of a curve: with latency laws or not, the figures asked for, a
 // previous point whose quantiles guess the searches (optional).
 using PointAt =
-    absl::FunctionRef<LoadPoint(int i, bool latencies, const LoadPoint *previous, const Figures &)>;
+    absl::FunctionRef<LoadPoint(int i, PointWork work, const LoadPoint *previous, const Figures &)>;
 
 // Every point in order; with a cutoff, latencies up to the first point that
 // fails, then the safe point again with all its figures.
@@ -2117,13 +2133,15 @@ absl::StatusOr<Swept> WalkCurve(int count, PointAt point, const std::optional<La
   int safe = -1;  // the last point that passes
   for (int i = 0; i < count; ++i) {
     const LoadPoint *previous = out.points.empty() ? nullptr : &out.points.back();
-    out.points.push_back(point(i, latencies, previous, figures));
+    out.points.push_back(point(i, latencies ? PointWork::kLatencies : PointWork::kThroughput,
+                               previous, figures));
     latencies = LatenciesNeededAfter(out.points.back(), cutoff);
     if (latencies) safe = i;
     if (Stopped(budget)) return budget->status();
   }
   if (!figures.all && safe >= 0) {  // the safe point with all its figures
-    out.points[safe] = point(safe, true, safe > 0 ? &out.points[safe - 1] : nullptr, Figures{});
+    out.points[safe] = point(safe, PointWork::kLatencies,
+                             safe > 0 ? &out.points[safe - 1] : nullptr, Figures{});
     if (Stopped(budget)) return budget->status();
   }
   return out;
@@ -2137,12 +2155,13 @@ std::optional<BindingLimit> CutoffFailure(const LoadPoint &p, const LatencyCutof
   return PointFailure(adjusted, *cutoff.slo, *cutoff.safety);
 }
 
-// The safe point by bisection over the points' order: throughput figures at
-// every point, latency laws only at the probes (about log2(count) of them)
-// and at the safe point. The first failing point is the walk's when the
-// check is monotone in load (each of its figures grows with load: TTFT and
-// e2e p95, TPOT, the slot-wait share, instability); points no probe
-// reached keep no latencies (latencies_skipped).
+// The safe point by bisection over the points' order: every point's
+// stability (and the least figures that come with it: a closed loop's
+// throughput, batch and TPOT, an open loop's λ), the rest only at the probes
+// (about log2(count) of them) and the safe point. The first failing point is
+// the walk's when the check is monotone in load (each of its figures grows
+// with load: TTFT and e2e p95, TPOT, the slot-wait share, instability);
+// points no probe reached keep no latencies (latencies_skipped).
 absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff &cutoff,
                                   Budget *budget) {
   Swept out;
@@ -2150,7 +2169,7 @@ absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff 
   const Figures figures = FiguresBeforeSafePoint(cutoff);
   int hi = count;  // the first failing point (count: none)
   for (int i = 0; i < count; ++i) {
-    out.points.push_back(point(i, false, nullptr, figures));
+    out.points.push_back(point(i, PointWork::kStability, nullptr, figures));
     // An unstable point fails without its latencies; so do the ones after.
     if (!out.points.back().stable && hi == count) hi = i;
     if (Stopped(budget)) return budget->status();
@@ -2159,7 +2178,7 @@ absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff 
   const LoadPoint *guess = nullptr;
   while (hi - lo > 1) {
     const int mid = lo + (hi - lo) / 2;
-    out.points[mid] = point(mid, true, guess, figures);
+    out.points[mid] = point(mid, PointWork::kLatencies, guess, figures);
     if (Stopped(budget)) return budget->status();
     if (CutoffFailure(out.points[mid], cutoff).has_value()) {
       hi = mid;
@@ -2170,7 +2189,7 @@ absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff 
   }
   SafeOperatingPoint safe;
   if (lo >= 0) {
-    out.points[lo] = point(lo, true, guess, Figures{});
+    out.points[lo] = point(lo, PointWork::kLatencies, guess, Figures{});
     if (Stopped(budget)) return budget->status();
     safe.index = lo;
   }
@@ -2199,9 +2218,10 @@ absl::StatusOr<Swept> SweepClosedLoop(const LoadDependentServer &server,
   if (think_time_seconds > 0) {
     for (size_t k = 1; k < log_factorial.size(); ++k) log_factorial[k] = std::lgamma(k + 1.0);
   }
-  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
+  // A closed loop is always stable: its throughput is the least it computes.
+  auto point = [&](int i, PointWork work, const LoadPoint *previous, const Figures &figures) {
     return ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
-                           concurrencies[i], latencies, previous, figures);
+                           concurrencies[i], work == PointWork::kLatencies, previous, figures);
   };
   return SweepCurve(static_cast<int>(concurrencies.size()), point, cutoff, bisect,
                     server.budget());
@@ -2213,8 +2233,8 @@ absl::StatusOr<Swept> SweepOpenLoop(const LoadDependentServer &server,
   CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
   CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
   const OpenLoopTables tables = TablesOf(server);
-  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
-    return OpenLoopPoint(server, tables, rates_rps[i], latencies, previous, figures);
+  auto point = [&](int i, PointWork work, const LoadPoint *previous, const Figures &figures) {
+    return OpenLoopPoint(server, tables, rates_rps[i], work, previous, figures);
   };
   return SweepCurve(static_cast<int>(rates_rps.size()), point, cutoff, bisect, server.budget());
 }

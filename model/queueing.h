@@ -260,6 +260,11 @@ struct LoadPoint {
   // with its p50 where an adjustment is applied; the e2e p95 under an e2e
   // SLO); the others are 0.
   bool latencies_partial = false;
+  // An open-loop point a bisection for the safe point did not probe
+  // (LoadCurveRequest.bisect_safe_point): only its load, stability,
+  // utilisation and throughput are computed; its batch, queue, TPOT and
+  // slot-wait figures are not (0 or absent).
+  bool load_figures_skipped = false;
   double load() const;  // concurrency or arrival rate
 };
 
@@ -392,7 +397,8 @@ struct LoadCurveRequest {
   // With latencies_until_unsafe: find the first unsafe point by bisection
   // over the axis instead of walking it, latency laws only at the probes
   // (about log2 of the points) and the safe point; every other point keeps
-  // its throughput figures and no latencies (latencies_skipped). The same
+  // no latencies (latencies_skipped) and its throughput figures (an open
+  // loop's only its throughput: load_figures_skipped). The same
   // safe point as the walk's when the SLO check is monotone in load (TTFT
   // and e2e p95, TPOT and the slot-wait share grow with load; an unstable
   // point stays unstable at higher load).

@@ -6,7 +6,9 @@
 
 #include "benchmark/benchmark.h"
 #include "service/catalog/catalog.h"
+#include "model/budget.h"
 #include "service/planner/plan.h"
+#include "service/planner/planner.h"
 #include "service/planner/search.h"
 
 namespace capplan::service {
@@ -98,6 +100,27 @@ void BM_PlanLoadgenLlama8bH100(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PlanLoadgenLlama8bH100)->Unit(benchmark::kMillisecond);
+
+// The same Plan under a call's budget as the server gives one (the default
+// work cap, a poll every 64 steps): what admission and polling add.
+void BM_PlanLoadgenLlama8bH100WithBudget(benchmark::State& state) {
+  v1::PlanRequest r;
+  r.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
+  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
+  r.mutable_workload()->set_input_tokens(1000);
+  r.mutable_workload()->set_output_tokens(200);
+  r.mutable_slo()->set_ttft_p95_seconds(1);
+  r.set_target_requests_per_second(20);
+  r.set_price_per_gpu_hour(2.5);
+  for (auto _ : state) {
+    model::Budget budget(PlannerLimits::kDefaultMaxWorkUnits, [] { return absl::OkStatus(); },
+                         64);
+    absl::StatusOr<v1::PlanResponse> p = Plan(Bundled(), r, nullptr, &budget);
+    if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
+    benchmark::DoNotOptimize(p);
+  }
+}
+BENCHMARK(BM_PlanLoadgenLlama8bH100WithBudget)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace capplan::service
