@@ -2017,15 +2017,9 @@ void SetOpenLoopLatencies(const LoadDependentServer &server, const OpenLoopStati
 
 // One arrival rate: saturated when λ >= μ(S) or, with the prefill-stage wait
 // counted in the holding time, λ >= μ_λ(S); else the stationary chain.
-// What a point of a curve is computed for: whether it is stable (with its
-// throughput where that comes free: an open loop's λ), its throughput,
-// batch, queue, TPOT and slot-wait figures, or those and its latency laws.
-enum class PointWork { kStability, kThroughput, kLatencies };
-
 LoadPoint OpenLoopPoint(const LoadDependentServer &server, const OpenLoopTables &tables,
-                        double lambda, PointWork work, const LoadPoint *previous,
+                        double lambda, bool latencies, const LoadPoint *previous,
                         const Figures &figures) {
-  const bool latencies = work == PointWork::kLatencies;
   const int s = server.slots();
   const double mu_s = server.SaturationRate();
   const double rho = lambda / mu_s;
@@ -2036,16 +2030,6 @@ LoadPoint OpenLoopPoint(const LoadDependentServer &server, const OpenLoopTables 
                                    std::clamp(static_cast<int>(std::lround(rho * s)), 1, s))};
   const double rho2 = lambda / rate(s);
   if (rho2 >= 1) return SaturatedOpenLoopPoint(server, lambda, rho2, rate(s));
-  if (work == PointWork::kStability) {
-    LoadPoint pt;
-    pt.arrival_rate_rps = lambda;
-    pt.utilization = rho2;
-    pt.requests_per_second = lambda;
-    pt.output_tokens_per_second = lambda * server.workload().output_tokens;
-    pt.load_figures_skipped = true;
-    pt.latencies_skipped = true;
-    return pt;
-  }
   const OpenLoopStationary law = StationaryLaw(rate, tables, lambda, s, rho2, latencies);
   LoadPoint pt;
   pt.arrival_rate_rps = lambda;
@@ -2111,132 +2095,33 @@ absl::Status CheckCutoff(const std::optional<LatencyCutoff> &cutoff) {
 
 namespace {
 
-// A curve's points and, when a bisection found it, its safe point.
-struct Swept {
-  std::vector<LoadPoint> points;
-  std::optional<SafeOperatingPoint> safe;
-};
-
-// Point i of a curve: with latency laws or not, the figures asked for, a
+// Point i of a curve: with its latency laws or not, the figures asked for, a
 // previous point whose quantiles guess the searches (optional).
 using PointAt =
-    absl::FunctionRef<LoadPoint(int i, PointWork work, const LoadPoint *previous, const Figures &)>;
+    absl::FunctionRef<LoadPoint(int i, bool latencies, const LoadPoint *previous, const Figures &)>;
 
 // Every point in order; with a cutoff, latencies up to the first point that
 // fails, then the safe point again with all its figures.
-absl::StatusOr<Swept> WalkCurve(int count, PointAt point, const std::optional<LatencyCutoff> &cutoff,
-                                Budget *budget) {
-  Swept out;
-  out.points.reserve(count);
+absl::StatusOr<std::vector<LoadPoint>> WalkCurve(int count, PointAt point,
+                                                 const std::optional<LatencyCutoff> &cutoff,
+                                                 Budget *budget) {
+  std::vector<LoadPoint> out;
+  out.reserve(count);
   const Figures figures = FiguresBeforeSafePoint(cutoff);
   bool latencies = true;
   int safe = -1;  // the last point that passes
   for (int i = 0; i < count; ++i) {
-    const LoadPoint *previous = out.points.empty() ? nullptr : &out.points.back();
-    out.points.push_back(point(i, latencies ? PointWork::kLatencies : PointWork::kThroughput,
-                               previous, figures));
-    latencies = LatenciesNeededAfter(out.points.back(), cutoff);
+    const LoadPoint *previous = out.empty() ? nullptr : &out.back();
+    out.push_back(point(i, latencies, previous, figures));
+    latencies = LatenciesNeededAfter(out.back(), cutoff);
     if (latencies) safe = i;
     if (Stopped(budget)) return budget->status();
   }
   if (!figures.all && safe >= 0) {  // the safe point with all its figures
-    out.points[safe] = point(safe, PointWork::kLatencies,
-                             safe > 0 ? &out.points[safe - 1] : nullptr, Figures{});
+    out[safe] = point(safe, true, safe > 0 ? &out[safe - 1] : nullptr, Figures{});
     if (Stopped(budget)) return budget->status();
   }
   return out;
-}
-
-// The point as the cutoff judges it (adjusted where an adjustment is given).
-std::optional<BindingLimit> CutoffFailure(const LoadPoint &p, const LatencyCutoff &cutoff) {
-  if (cutoff.adjust == nullptr) return PointFailure(p, *cutoff.slo, *cutoff.safety);
-  LoadPoint adjusted = p;
-  cutoff.adjust->Apply(&adjusted);
-  return PointFailure(adjusted, *cutoff.slo, *cutoff.safety);
-}
-
-// The safe point by bisection over the points' order: every point's
-// stability (and the least figures that come with it: a closed loop's
-// throughput, batch and TPOT, an open loop's λ), the rest only at the probes
-// (about log2(count) of them) and the safe point. The first failing point is
-// the walk's when the check is monotone in load (each of its figures grows
-// with load: TTFT and e2e p95, TPOT, the slot-wait share, instability);
-// points no probe reached keep no latencies (latencies_skipped).
-absl::StatusOr<Swept> BisectCurve(int count, PointAt point, const LatencyCutoff &cutoff,
-                                  Budget *budget) {
-  Swept out;
-  out.points.reserve(count);
-  const Figures figures = FiguresBeforeSafePoint(cutoff);
-  int hi = count;  // the first failing point (count: none)
-  for (int i = 0; i < count; ++i) {
-    out.points.push_back(point(i, PointWork::kStability, nullptr, figures));
-    // An unstable point fails without its latencies; so do the ones after.
-    if (!out.points.back().stable && hi == count) hi = i;
-    if (Stopped(budget)) return budget->status();
-  }
-  int lo = -1;  // the last passing point (−1: none)
-  const LoadPoint *guess = nullptr;
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    out.points[mid] = point(mid, PointWork::kLatencies, guess, figures);
-    if (Stopped(budget)) return budget->status();
-    if (CutoffFailure(out.points[mid], cutoff).has_value()) {
-      hi = mid;
-    } else {
-      lo = mid;
-      guess = &out.points[mid];
-    }
-  }
-  SafeOperatingPoint safe;
-  if (lo >= 0) {
-    out.points[lo] = point(lo, PointWork::kLatencies, guess, Figures{});
-    if (Stopped(budget)) return budget->status();
-    safe.index = lo;
-  }
-  if (hi < count) safe.binding = *CutoffFailure(out.points[hi], cutoff);
-  for (int i = 0; i < count; ++i) {
-    LoadPoint &p = out.points[i];
-    if (!p.ttft.has_value() && p.stable) p.latencies_skipped = true;
-  }
-  out.safe = safe;
-  return out;
-}
-
-absl::StatusOr<Swept> SweepCurve(int count, PointAt point, const std::optional<LatencyCutoff> &cutoff,
-                                 bool bisect, Budget *budget) {
-  if (bisect && cutoff.has_value()) return BisectCurve(count, point, *cutoff, budget);
-  return WalkCurve(count, point, cutoff, budget);
-}
-
-absl::StatusOr<Swept> SweepClosedLoop(const LoadDependentServer &server,
-                                      absl::Span<const int> concurrencies, double think_time_seconds,
-                                      const std::optional<LatencyCutoff> &cutoff, bool bisect) {
-  CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
-  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
-  const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
-  std::vector<double> log_factorial(concurrencies.back() + 1, 0.0);
-  if (think_time_seconds > 0) {
-    for (size_t k = 1; k < log_factorial.size(); ++k) log_factorial[k] = std::lgamma(k + 1.0);
-  }
-  // A closed loop is always stable: its throughput is the least it computes.
-  auto point = [&](int i, PointWork work, const LoadPoint *previous, const Figures &figures) {
-    return ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
-                           concurrencies[i], work == PointWork::kLatencies, previous, figures);
-  };
-  return SweepCurve(static_cast<int>(concurrencies.size()), point, cutoff, bisect,
-                    server.budget());
-}
-
-absl::StatusOr<Swept> SweepOpenLoop(const LoadDependentServer &server,
-                                    absl::Span<const double> rates_rps,
-                                    const std::optional<LatencyCutoff> &cutoff, bool bisect) {
-  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
-  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
-  const OpenLoopTables tables = TablesOf(server);
-  auto point = [&](int i, PointWork work, const LoadPoint *previous, const Figures &figures) {
-    return OpenLoopPoint(server, tables, rates_rps[i], work, previous, figures);
-  };
-  return SweepCurve(static_cast<int>(rates_rps.size()), point, cutoff, bisect, server.budget());
 }
 
 }  // namespace
@@ -2245,16 +2130,30 @@ absl::StatusOr<std::vector<LoadPoint>> ClosedLoopCurve(const LoadDependentServer
                                                        absl::Span<const int> concurrencies,
                                                        double think_time_seconds,
                                                        std::optional<LatencyCutoff> cutoff) {
-  CAPPLAN_ASSIGN_OR_RETURN(Swept s, SweepClosedLoop(server, concurrencies, think_time_seconds,
-                                                    cutoff, /*bisect=*/false));
-  return std::move(s.points);
+  CAPPLAN_RETURN_IF_ERROR(ValidateClosedLoop(concurrencies, think_time_seconds));
+  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
+  const std::vector<double> log_mu_prefix = LogCompletionRatePrefix(server, concurrencies.back());
+  std::vector<double> log_factorial(concurrencies.back() + 1, 0.0);
+  if (think_time_seconds > 0) {
+    for (size_t k = 1; k < log_factorial.size(); ++k) log_factorial[k] = std::lgamma(k + 1.0);
+  }
+  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
+    return ClosedLoopPoint(server, log_mu_prefix, log_factorial, think_time_seconds,
+                           concurrencies[i], latencies, previous, figures);
+  };
+  return WalkCurve(static_cast<int>(concurrencies.size()), point, cutoff, server.budget());
 }
 
 absl::StatusOr<std::vector<LoadPoint>> OpenLoopCurve(const LoadDependentServer &server,
                                                      absl::Span<const double> rates_rps,
                                                      std::optional<LatencyCutoff> cutoff) {
-  CAPPLAN_ASSIGN_OR_RETURN(Swept s, SweepOpenLoop(server, rates_rps, cutoff, /*bisect=*/false));
-  return std::move(s.points);
+  CAPPLAN_RETURN_IF_ERROR(CheckIncreasing(rates_rps, "OpenLoop.arrival_rate_rps"));
+  CAPPLAN_RETURN_IF_ERROR(CheckCutoff(cutoff));
+  const OpenLoopTables tables = TablesOf(server);
+  auto point = [&](int i, bool latencies, const LoadPoint *previous, const Figures &figures) {
+    return OpenLoopPoint(server, tables, rates_rps[i], latencies, previous, figures);
+  };
+  return WalkCurve(static_cast<int>(rates_rps.size()), point, cutoff, server.budget());
 }
 
 // ----------------------------------------------------------------- analysis
@@ -2380,16 +2279,15 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r,
   }
   std::optional<LatencyCutoff> cutoff;
   if (r.latencies_until_unsafe) cutoff = LatencyCutoff{&r.slo, &r.safety, r.adjust};
-  const bool bisect = r.latencies_until_unsafe && r.bisect_safe_point;
-  absl::StatusOr<Swept> swept =
-      closed ? SweepClosedLoop(*server, r.concurrencies, r.think_time_seconds, cutoff, bisect)
-             : SweepOpenLoop(*server, r.arrival_rates_rps, cutoff, bisect);
-  if (!swept.ok()) return swept.status();
+  absl::StatusOr<std::vector<LoadPoint>> points =
+      closed ? ClosedLoopCurve(*server, r.concurrencies, r.think_time_seconds, cutoff)
+             : OpenLoopCurve(*server, r.arrival_rates_rps, cutoff);
+  if (!points.ok()) return points.status();
   LoadCurve out;
   out.closed_loop = closed;
   out.slots = *slots;
   out.saturation_rps = server->SaturationRate();
-  out.points = std::move(swept->points);
+  out.points = *std::move(points);
   // The knee on the model's own TTFT shape: an adjustment moves figures to
   // measured rows, it does not say where queueing sets in (a measured step
   // between two loads, such as a wave of prefills, is not a knee).
@@ -2400,10 +2298,6 @@ absl::StatusOr<LoadCurve> PredictLoadCurve(const LoadCurveRequest &r,
   }
   if (r.adjust != nullptr) {
     for (LoadPoint &p : out.points) r.adjust->Apply(&p);
-  }
-  if (swept->safe.has_value()) {  // the bisection's (its probes judged as adjusted)
-    out.safe = *swept->safe;
-    return out;
   }
   absl::StatusOr<SafeOperatingPoint> safe = FindSafeOperatingPoint(out.points, r.slo, r.safety);
   if (!safe.ok()) return safe.status();

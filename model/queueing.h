@@ -250,9 +250,8 @@ struct LoadPoint {
   std::optional<EndToEndPercentiles> e2e;
   std::optional<double> tpot_seconds;
   // The curve was asked to stop its latency figures at the first unsafe
-  // point (LatencyCutoff) and this point lies beyond it, or a bisection for
-  // that point (LoadCurveRequest.bisect_safe_point) did not probe it: ttft
-  // and e2e are absent although the point may be stable.
+  // point (LatencyCutoff) and this point lies beyond it: ttft and e2e are
+  // absent although the point may be stable.
   bool latencies_skipped = false;
   // The curve was asked for its safe point only (LatencyCutoff) and this
   // point lies before it or is the first to fail: of the latency figures
@@ -260,11 +259,6 @@ struct LoadPoint {
   // with its p50 where an adjustment is applied; the e2e p95 under an e2e
   // SLO); the others are 0.
   bool latencies_partial = false;
-  // An open-loop point a bisection for the safe point did not probe
-  // (LoadCurveRequest.bisect_safe_point): only its load, stability,
-  // utilisation and throughput are computed; its batch, queue, TPOT and
-  // slot-wait figures are not (0 or absent).
-  bool load_figures_skipped = false;
   double load() const;  // concurrency or arrival rate
 };
 
@@ -394,15 +388,6 @@ struct LoadCurveRequest {
   // Latency figures only up to the first unsafe point (LatencyCutoff); the
   // knee is then not sought.
   bool latencies_until_unsafe = false;
-  // With latencies_until_unsafe: find the first unsafe point by bisection
-  // over the axis instead of walking it, latency laws only at the probes
-  // (about log2 of the points) and the safe point; every other point keeps
-  // no latencies (latencies_skipped) and its throughput figures (an open
-  // loop's only its throughput: load_figures_skipped). The same
-  // safe point as the walk's when the SLO check is monotone in load (TTFT
-  // and e2e p95, TPOT and the slot-wait share grow with load; an unstable
-  // point stays unstable at higher load).
-  bool bisect_safe_point = false;
   // Optional: applied to every point before the safe point and the cutoff
   // judge it; the knee is sought on the points as the model gives them.
   const PointAdjustment* adjust = nullptr;

@@ -292,8 +292,7 @@ absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis
                                         const std::string& axis_field, CurveFigures figures) {
   CAPPLAN_RETURN_IF_ERROR(ValidateLoadAxis(axis, load.query.path));
   model::LoadCurveRequest req = CurveRequest(load, axis);
-  req.latencies_until_unsafe = figures != CurveFigures::kEveryPoint;
-  req.bisect_safe_point = figures == CurveFigures::kSafePointByBisection;
+  req.latencies_until_unsafe = figures == CurveFigures::kToSafePoint;
   const model::MeasuredCorrection correction =
       model::MeasuredCorrection::FromRows(load.residuals, axis.closed_loop.has_value(),
                                           req.think_time_seconds, load.workload.output_tokens);

@@ -424,17 +424,16 @@ absl::StatusOr<v1::PlanResponse> Plan(const Catalog& catalog, const v1::PlanRequ
     return NotFitting(request, d.memory, period, std::move(response));
   CAPPLAN_ASSIGN_OR_RETURN(PreparedLoad load, PrepareLoad(catalog, d, query, counters));
   // Plan reports the safe points, the peak and the capacity, never a whole
-  // curve: latency figures only at the bisection's probes and the safe points.
-  CAPPLAN_ASSIGN_OR_RETURN(
-      v1::LoadCurve closed,
-      DrawCurve(load, UsersAxis(request), "", CurveFigures::kSafePointByBisection));
+  // curve: latency figures past the first unsafe point are not computed.
+  CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve closed,
+                           DrawCurve(load, UsersAxis(request), "", CurveFigures::kToSafePoint));
   *response.mutable_memory() = d.memory;
   *response.mutable_safe_closed_loop() = ToOperatingPoint(closed.safe_operating_point());
   CAPPLAN_ASSIGN_OR_RETURN(double peak_rps, PeakRequestRate(closed));
   LoadAxis rates;
   rates.open_loop = RateGridAxis(peak_rps, 64);  // 1/64 .. 1 of saturation
   CAPPLAN_ASSIGN_OR_RETURN(v1::LoadCurve open,
-                           DrawCurve(load, rates, "", CurveFigures::kSafePointByBisection));
+                           DrawCurve(load, rates, "", CurveFigures::kToSafePoint));
   *response.mutable_safe_open_loop() = ToOperatingPoint(open.safe_operating_point());
   for (const v1::MetricProvenance& m : open.provenance()) *response.add_provenance() = m;
   for (const std::string& note : open.notes()) response.add_notes(note);

@@ -194,10 +194,8 @@ inline constexpr double kSearchGridWorkFactor = 3;
 inline constexpr char kMeasuredCorrectionNote[] = "corrected by the residuals";
 // kToSafePoint: latency figures only up to the first point that fails the
 // query's SLO (model::LatencyCutoff), for callers that read the safe
-// operating point alone; no knee. kSafePointByBisection: that point found by
-// bisection over the axis (model::LoadCurveRequest.bisect_safe_point), for
-// callers that read the safe point and the throughputs alone (Plan).
-enum class CurveFigures { kEveryPoint, kToSafePoint, kSafePointByBisection };
+// operating point alone; no knee.
+enum class CurveFigures { kEveryPoint, kToSafePoint };
 absl::StatusOr<v1::LoadCurve> DrawCurve(const PreparedLoad& load, const LoadAxis& axis,
                                         const std::string& axis_field = "",
                                         CurveFigures figures = CurveFigures::kEveryPoint);

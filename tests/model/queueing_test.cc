@@ -864,6 +864,36 @@ TEST(PredictLoadCurve, AnAdjustmentMovesTheSafePointNotTheKnee) {
   EXPECT_EQ(cut->safe.binding, adjusted->safe.binding);
 }
 
+// One server for several curves of a deployment (Plan's closed and open
+// loops): the same curves as with a server each; a server built for other
+// slots is refused.
+TEST(PredictLoadCurve, AReusedServerGivesTheSameCurves) {
+  LoadCurveRequest r;
+  r.model = Model(DenseInputs());
+  r.workload = MakeWorkload(1000, 200, 0.5);
+  r.limits.max_running_requests = 32;
+  r.concurrencies = {1, 8, 32, 64};
+  std::optional<LoadDependentServer> server;
+  absl::StatusOr<LoadCurve> closed = PredictLoadCurve(r, &server);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  ASSERT_TRUE(server.has_value());
+  EXPECT_EQ(server->slots(), 32);
+  r.concurrencies.clear();
+  r.arrival_rates_rps = {0.5 * closed->saturation_rps, 0.9 * closed->saturation_rps};
+  absl::StatusOr<LoadCurve> reused = PredictLoadCurve(r, &server);
+  absl::StatusOr<LoadCurve> own = PredictLoadCurve(r);
+  ASSERT_TRUE(reused.ok() && own.ok()) << reused.status() << own.status();
+  ASSERT_EQ(reused->points.size(), own->points.size());
+  for (size_t i = 0; i < own->points.size(); ++i) {
+    ASSERT_TRUE(reused->points[i].ttft.has_value() && own->points[i].ttft.has_value()) << i;
+    EXPECT_EQ(reused->points[i].ttft->p95_seconds, own->points[i].ttft->p95_seconds) << i;
+    EXPECT_EQ(reused->points[i].mean_batch_size, own->points[i].mean_batch_size) << i;
+  }
+  r.limits.max_running_requests = 16;
+  EXPECT_THAT(PredictLoadCurve(r, &server).status().message(),
+              ::testing::HasSubstr("built for 32 slots"));
+}
+
 TEST(PredictLoadCurve, OpenLoopPastSaturationStillAnswers) {
   LoadCurveRequest r;
   r.model = Model(DenseInputs());
@@ -938,48 +968,6 @@ void ExpectCutoffKeepsTheSafePoint(LoadCurveRequest r, BindingLimit expected_bin
       EXPECT_FALSE(b.e2e.has_value()) << i;
     }
   }
-  // By bisection (Plan's curves): the same safe point, binding and safe-point
-  // figures, every point's throughput figures, latency laws at about
-  // log2(points) probes only.
-  r.bisect_safe_point = true;
-  absl::StatusOr<LoadCurve> bisected = PredictLoadCurve(r);
-  ASSERT_TRUE(bisected.ok()) << bisected.status();
-  EXPECT_EQ(bisected->safe.index, whole->safe.index);
-  EXPECT_EQ(bisected->safe.binding, whole->safe.binding);
-  ASSERT_EQ(bisected->points.size(), whole->points.size());
-  int probed = 0;
-  for (size_t i = 0; i < whole->points.size(); ++i) {
-    const LoadPoint& a = whole->points[i];
-    const LoadPoint& b = bisected->points[i];
-    EXPECT_EQ(b.stable, a.stable) << i;
-    EXPECT_EQ(b.requests_per_second, a.requests_per_second) << i;
-    EXPECT_EQ(b.utilization, a.utilization) << i;
-    if (b.ttft.has_value()) ++probed;
-    // An open loop's points no probe reached: their load and throughput only.
-    EXPECT_EQ(b.load_figures_skipped, !r.arrival_rates_rps.empty() && b.stable &&
-                                          !b.ttft.has_value())
-        << i;
-    if (b.load_figures_skipped) continue;
-    EXPECT_NEAR(b.mean_batch_size, a.mean_batch_size, 1e-12 * a.mean_batch_size) << i;
-    EXPECT_NEAR(b.slot_wait_probability, a.slot_wait_probability, 1e-12) << i;
-    ASSERT_EQ(b.tpot_seconds.has_value(), a.tpot_seconds.has_value()) << i;
-    if (a.tpot_seconds.has_value()) {
-      EXPECT_NEAR(*b.tpot_seconds, *a.tpot_seconds, 1e-12 * *a.tpot_seconds) << i;
-    }
-    if (!b.ttft.has_value() && b.stable) {
-      EXPECT_TRUE(b.latencies_skipped) << i;
-    }
-  }
-  const LoadPoint& safe = bisected->points[*whole->safe.index];
-  const LoadPoint& safe_whole = whole->points[*whole->safe.index];
-  ASSERT_TRUE(safe.ttft.has_value() && safe.e2e.has_value());
-  EXPECT_FALSE(safe.latencies_partial);
-  EXPECT_EQ(safe.ttft->p50_seconds, safe_whole.ttft->p50_seconds);
-  EXPECT_EQ(safe.ttft->p95_seconds, safe_whole.ttft->p95_seconds);
-  EXPECT_EQ(safe.ttft->p99_seconds, safe_whole.ttft->p99_seconds);
-  EXPECT_EQ(safe.e2e->p95_seconds, safe_whole.e2e->p95_seconds);
-  const int points = static_cast<int>(whole->points.size());
-  EXPECT_LE(probed, static_cast<int>(std::ceil(std::log2(points + 1.0))) + 1) << points;
 }
 
 TEST(LatencyCutoff, ClosedLoopBoundByTheSlotWaitKeepsTheWholeCurvesSafePoint) {

@@ -51,12 +51,12 @@ TEST(Plan, PlansMemoryOnceAndFitsOnceForBothCurves) {
   EXPECT_EQ(counters.fits, 1);
 }
 
-// Plan finds its safe points by bisection over its grids
-// (model::LoadCurveRequest.bisect_safe_point), which holds when the SLO check
-// is monotone in load. On dense, MoE, MLA and MXFP4 deployments over NVLink,
-// xGMI and PCIe, two workloads and three SLOs, its safe points are the ones
-// PredictLoad finds walking the same axes with every point's figures.
-TEST(Plan, BisectedSafePointsAreTheWalkedCurvesOnAGrid) {
+// Plan walks its grids with only the figures the SLO check reads before the
+// safe point, one server for both curves. On dense, MoE, MLA and MXFP4
+// deployments over NVLink, xGMI and PCIe, two workloads and three SLOs, its
+// safe points are the ones PredictLoad finds on the same axes with every
+// point's figures.
+TEST(Plan, SafePointsAreTheWholeCurvesOnAGrid) {
   struct Case {
     const char* model;
     const char* gpu;
@@ -98,20 +98,20 @@ TEST(Plan, BisectedSafePointsAreTheWalkedCurvesOnAGrid) {
         *walk.mutable_open_loop() = RateGridAxis(peak, 64);
         absl::StatusOr<v1::LoadCurve> open = PredictLoad(Bundled(), walk);
         ASSERT_TRUE(open.ok()) << open.status();
-        for (const auto& [bisected, walked] :
+        for (const auto& [planned, whole] :
              {std::pair{&plan->safe_closed_loop(), &closed->safe_operating_point()},
               std::pair{&plan->safe_open_loop(), &open->safe_operating_point()}}) {
           ++compared;
-          EXPECT_EQ(bisected->found(), walked->found());
-          EXPECT_EQ(bisected->binding(), walked->binding());
-          if (!walked->found()) continue;
-          if (walked->binding() != v1::LOAD_BINDING_LOAD_RANGE) ++bound_inside;
-          EXPECT_EQ(bisected->requests_per_second(), walked->point().requests_per_second());
-          EXPECT_EQ(bisected->ttft_p95_seconds(), walked->point().ttft_p95_seconds());
-          EXPECT_EQ(bisected->ttft_p99_seconds(), walked->point().ttft_p99_seconds());
-          EXPECT_EQ(bisected->tpot_seconds(), walked->point().tpot_seconds());
-          if (walked->point().has_concurrency()) {
-            EXPECT_EQ(bisected->concurrent_users(), walked->point().concurrency());
+          EXPECT_EQ(planned->found(), whole->found());
+          EXPECT_EQ(planned->binding(), whole->binding());
+          if (!whole->found()) continue;
+          if (whole->binding() != v1::LOAD_BINDING_LOAD_RANGE) ++bound_inside;
+          EXPECT_EQ(planned->requests_per_second(), whole->point().requests_per_second());
+          EXPECT_EQ(planned->ttft_p95_seconds(), whole->point().ttft_p95_seconds());
+          EXPECT_EQ(planned->ttft_p99_seconds(), whole->point().ttft_p99_seconds());
+          EXPECT_EQ(planned->tpot_seconds(), whole->point().tpot_seconds());
+          if (whole->point().has_concurrency()) {
+            EXPECT_EQ(planned->concurrent_users(), whole->point().concurrency());
           }
         }
       }
