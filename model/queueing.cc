@@ -1797,10 +1797,16 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
   const std::vector<double> &arrival = *arrival_scratch;
   const std::vector<double> &cur = *cur_scratch;
   // Without think time every user is at the station: p(· | n) is all at n,
-  // and the sums below have one term each; the marginals are drawn only for
+  // and the sums below have one term each; the arrival law is drawn only for
   // the latency laws.
-  if (z <= 0 && !latencies) {
-    return ClosedLoopPointWithoutThinkTime(server, n);
+  if (z <= 0) {
+    LoadPoint pt = ClosedLoopPointWithoutThinkTime(server, n);
+    if (!latencies) return pt;
+    ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
+    pt.latencies_skipped = false;
+    SetClosedLoopLatencies(server, arrival, n, pt.requests_per_second, z, pt.mean_batch_size,
+                           previous, figures, pt);
+    return pt;
   }
   ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
   ClosedMarginals(log_mu_prefix, log_factorial, z, n, &*cur_scratch);
