@@ -84,7 +84,7 @@ BENCHMARK(BM_PlanLlama70bH100Tp4)->Unit(benchmark::kMillisecond);
 
 // The Plan capplan-loadgen --method plan sends (one H100, an 8B model: a KV
 // pool of thousands of slots, a rate target).
-void BM_PlanLoadgenLlama8bH100(benchmark::State& state) {
+v1::PlanRequest LoadgenPlanRequest() {
   v1::PlanRequest r;
   r.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
   r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
@@ -93,6 +93,11 @@ void BM_PlanLoadgenLlama8bH100(benchmark::State& state) {
   r.mutable_slo()->set_ttft_p95_seconds(1);
   r.set_target_requests_per_second(20);
   r.set_price_per_gpu_hour(2.5);
+  return r;
+}
+
+void BM_PlanLoadgenLlama8bH100(benchmark::State& state) {
+  const v1::PlanRequest r = LoadgenPlanRequest();
   for (auto _ : state) {
     absl::StatusOr<v1::PlanResponse> p = Plan(Bundled(), r);
     if (!p.ok()) state.SkipWithError(std::string(p.status().message()).c_str());
@@ -104,14 +109,7 @@ BENCHMARK(BM_PlanLoadgenLlama8bH100)->Unit(benchmark::kMillisecond);
 // The same Plan under a call's budget as the server gives one (the default
 // work cap, a poll every 64 steps): what admission and polling add.
 void BM_PlanLoadgenLlama8bH100WithBudget(benchmark::State& state) {
-  v1::PlanRequest r;
-  r.mutable_deployment()->set_model_id("llama-3.1-8b-instruct");
-  r.mutable_deployment()->set_hardware_id("nvidia-h100-sxm-80gb");
-  r.mutable_workload()->set_input_tokens(1000);
-  r.mutable_workload()->set_output_tokens(200);
-  r.mutable_slo()->set_ttft_p95_seconds(1);
-  r.set_target_requests_per_second(20);
-  r.set_price_per_gpu_hour(2.5);
+  const v1::PlanRequest r = LoadgenPlanRequest();
   for (auto _ : state) {
     model::Budget budget(PlannerLimits::kDefaultMaxWorkUnits, [] { return absl::OkStatus(); },
                          64);
