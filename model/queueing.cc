@@ -1793,9 +1793,8 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
                           const std::vector<double> &log_factorial, double z, int n, bool latencies,
                           const LoadPoint *previous, const Figures &figures) {
   const int s = server.slots();
-  ScratchVector<double> arrival_scratch, cur_scratch;
+  ScratchVector<double> arrival_scratch;
   const std::vector<double> &arrival = *arrival_scratch;
-  const std::vector<double> &cur = *cur_scratch;
   // Without think time every user is at the station: p(· | n) is all at n,
   // and the sums below have one term each; the arrival law is drawn only for
   // the latency laws.
@@ -1808,6 +1807,8 @@ LoadPoint ClosedLoopPoint(const LoadDependentServer &server,
                            previous, figures, pt);
     return pt;
   }
+  ScratchVector<double> cur_scratch;
+  const std::vector<double> &cur = *cur_scratch;
   ClosedMarginals(log_mu_prefix, log_factorial, z, n - 1, &*arrival_scratch);
   ClosedMarginals(log_mu_prefix, log_factorial, z, n, &*cur_scratch);
   double r = 0;
